@@ -1,0 +1,346 @@
+"""Validated configuration: training settings plus one small dataclass per method.
+
+Values come from (lowest to highest priority) the dataclass defaults (taken from the papers, see
+``docs/METHODS.md``), a flat YAML recipe (``--config``) and ``--set key=value`` overrides. Unknown
+keys are an error with the nearest valid key suggested; ranges are checked in ``__post_init__``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from unlearnkit.errors import UserError
+
+RETAIN_LOSSES = ("nll", "kl", "none")
+
+
+def _check(cond: bool, name: str, value: Any, rule: str) -> None:
+    if not cond:
+        raise ValueError(f"{name}={value!r} is invalid: {rule}")
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation settings shared by every method (defaults: the ASU authors' TOFU recipe)."""
+
+    lr: float = 1e-5
+    epochs: float = 5.0
+    max_steps: int = -1  # > 0 overrides epochs
+    batch_size: int = 8
+    grad_accum: int = 4  # effective batch 32 as in the ASU/TOFU recipes
+    weight_decay: float = 0.01
+    warmup_epochs: float = 1.0  # the ASU authors warm up for one epoch
+    lr_scheduler: str = "linear"
+    max_grad_norm: float = 1.0
+    seed: int = 0
+    max_length: int = 512
+    save_every: int = 0  # optimiser steps between checkpoints; 0 = no checkpoints
+    save_total_limit: int = 2
+    reference: str = "auto"  # copy | adapter | cache | auto (cheapest exact one available)
+    precision: str = "auto"  # auto (bf16 on GPUs that support it) | fp32 | bf16 | fp16
+    gradient_checkpointing: bool = False
+    prompt_format: str = "auto"  # auto | chat | plain
+    lora_r: int = 0  # 0 = train all weights; > 0 trains LoRA adapters of this rank
+    lora_alpha: float = 16.0
+    lora_dropout: float = 0.0
+    lora_target: str = "all-linear"
+    lora_save: str = "merged"  # merged | adapter
+
+    def __post_init__(self) -> None:
+        _check(self.lr > 0, "lr", self.lr, "must be > 0")
+        _check(self.epochs > 0, "epochs", self.epochs, "must be > 0")
+        _check(self.batch_size >= 1, "batch_size", self.batch_size, "must be >= 1")
+        _check(self.grad_accum >= 1, "grad_accum", self.grad_accum, "must be >= 1")
+        _check(self.weight_decay >= 0, "weight_decay", self.weight_decay, "must be >= 0")
+        _check(self.warmup_epochs >= 0, "warmup_epochs", self.warmup_epochs, "must be >= 0")
+        _check(self.max_grad_norm >= 0, "max_grad_norm", self.max_grad_norm, "must be >= 0")
+        _check(self.max_length >= 8, "max_length", self.max_length, "must be >= 8")
+        _check(self.save_every >= 0, "save_every", self.save_every, "must be >= 0")
+        _check(self.save_total_limit >= 1, "save_total_limit", self.save_total_limit, "must be >= 1")
+        _check(
+            self.reference in ("auto", "copy", "adapter", "cache"),
+            "reference",
+            self.reference,
+            "use auto, copy, adapter or cache",
+        )
+        _check(
+            self.precision in ("auto", "fp32", "bf16", "fp16"),
+            "precision",
+            self.precision,
+            "use auto, fp32, bf16 or fp16",
+        )
+        _check(
+            self.prompt_format in ("auto", "chat", "plain"),
+            "prompt_format",
+            self.prompt_format,
+            "use auto, chat or plain",
+        )
+        _check(
+            self.lr_scheduler in ("linear", "cosine", "constant", "constant_with_warmup"),
+            "lr_scheduler",
+            self.lr_scheduler,
+            "use linear, cosine, constant or constant_with_warmup",
+        )
+        _check(self.lora_r >= 0, "lora_r", self.lora_r, "must be >= 0")
+        _check(self.lora_save in ("merged", "adapter"), "lora_save", self.lora_save, "use merged or adapter")
+        _check(0 <= self.lora_dropout < 1, "lora_dropout", self.lora_dropout, "must be in [0, 1)")
+
+
+@dataclass
+class MethodConfig:
+    """Fields every method has: how forget and retain terms are weighted and which retain loss runs.
+
+    ``L = forget_weight * L_forget + retain_weight * L_retain``.
+    """
+
+    forget_weight: float = 1.0
+    retain_weight: float = 1.0
+    retain_loss: str = "nll"  # nll (NLL_mean on retain answers) | kl (KL(p_ref || p_theta)) | none
+
+    def __post_init__(self) -> None:
+        _check(self.forget_weight >= 0, "forget_weight", self.forget_weight, "must be >= 0")
+        _check(self.retain_weight >= 0, "retain_weight", self.retain_weight, "must be >= 0")
+        _check(
+            self.retain_loss in RETAIN_LOSSES, "retain_loss", self.retain_loss, f"use one of {RETAIN_LOSSES}"
+        )
+
+
+@dataclass
+class GAConfig(MethodConfig):
+    """Gradient ascent alone (no retain term by default)."""
+
+    retain_loss: str = "none"
+
+
+@dataclass
+class GDConfig(MethodConfig):
+    """Gradient difference: GA on forget + NLL on retain."""
+
+
+@dataclass
+class NPOConfig(MethodConfig):
+    """NPO (arXiv 2404.05868); beta from the paper."""
+
+    beta: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta > 0, "beta", self.beta, "must be > 0")
+
+
+@dataclass
+class WGAConfig(MethodConfig):
+    """Weighted gradient ascent (arXiv 2502.19301); beta in the paper's range 1-5."""
+
+    beta: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta > 0, "beta", self.beta, "must be > 0")
+
+
+@dataclass
+class IDKConfig(MethodConfig):
+    """IDK fine-tuning: NLL of a refusal to each forget question, plus the retain term."""
+
+
+@dataclass
+class ASUConfig(MethodConfig):
+    """Attention Smoothing Unlearning (arXiv 2603.01285). ``forget_weight`` is the paper's lambda.
+
+    Defaults from the authors' Llama-2-7B TOFU recipe: tau 2.3, lambda 0.1 (stable for tau in [2, 2.8]).
+    ``layers``: comma-separated decoder-layer indices to smooth (empty = all layers).
+    ``idk``: ASU+IDK (first answer token excluded from the KL, plus the IDK loss).
+    ``raw_text``: KL over every token of the passage (MUSE-style data without questions).
+    """
+
+    forget_weight: float = 0.1
+    tau: float = 2.3
+    layers: str = ""
+    idk: bool = False
+    raw_text: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.tau > 0, "tau", self.tau, "must be > 0 (tau > 1 smooths attention)")
+        self.layer_list()
+
+    def layer_list(self) -> list[int] | None:
+        if not str(self.layers).strip():
+            return None
+        try:
+            layers = [int(x) for x in str(self.layers).replace(";", ",").split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(
+                f"layers={self.layers!r} is invalid: use comma-separated layer indices, e.g. 6,7,8"
+            ) from None
+        _check(all(x >= 0 for x in layers), "layers", self.layers, "indices must be >= 0")
+        return layers
+
+
+@dataclass
+class TokenSelectionConfig:
+    """TokenUnlearn selection (arXiv 2605.00364): hard top-r or soft softmax(phi / tau_w) weights."""
+
+    selection: str = "hard"  # hard | soft
+    r: float = 0.2  # hard: fraction of answer tokens kept (at least one per sequence)
+    alpha: float = 0.7  # phi = alpha * Delta + (1 - alpha) * H (paper's best: entropy weight 0.3)
+    tau_w: float = 1.0  # soft: temperature of the softmax over phi
+    mask_token: str = "something"  # what replaces nouns / proper nouns / numbers in the masked prompt
+    tagger: str = "auto"  # auto | spacy | heuristic
+
+    def _check_selection(self) -> None:
+        _check(self.selection in ("hard", "soft"), "selection", self.selection, "use hard or soft")
+        _check(0 < self.r <= 1, "r", self.r, "must be in (0, 1]")
+        _check(0 <= self.alpha <= 1, "alpha", self.alpha, "must be in [0, 1]")
+        _check(self.tau_w > 0, "tau_w", self.tau_w, "must be > 0")
+        _check(
+            self.tagger in ("auto", "spacy", "heuristic"),
+            "tagger",
+            self.tagger,
+            "use auto, spacy or heuristic",
+        )
+
+
+def token_variant(base: type) -> type:
+    """The T-/S- config of a base method: its fields plus TokenSelectionConfig's, retain KL by default."""
+
+    def post_init(self) -> None:
+        base.__post_init__(self)
+        TokenSelectionConfig._check_selection(self)
+
+    fields = [(f.name, f.type, field(default=f.default)) for f in dataclasses.fields(TokenSelectionConfig)]
+    cls = dataclasses.make_dataclass(
+        f"Token{base.__name__}",
+        fields + [("retain_loss", str, field(default="kl"))],
+        bases=(base,),
+        namespace={"__post_init__": post_init, "_check_selection": TokenSelectionConfig._check_selection},
+    )
+    cls.__doc__ = f"TokenUnlearn variant of {base.__name__}: {base.__doc__}"
+    return cls
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and validation shared by the CLI, recipes and the recipe tests.
+
+ALIASES = {
+    "lambda": "forget_weight",
+    "alpha_retain": "retain_weight",
+    "lora.r": "lora_r",
+    "lora.alpha": "lora_alpha",
+    "lora.dropout": "lora_dropout",
+    "lora.target": "lora_target",
+    "lora.save": "lora_save",
+}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _coerce(key: str, raw: Any, typ: Any) -> Any:
+    if isinstance(typ, types.UnionType) or typing.get_origin(typ) is typing.Union:
+        typ = next(t for t in typing.get_args(typ) if t is not type(None))
+    if typ is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise UserError(f"--set {key}={raw}: expected true or false")
+    if typ in (int, float):
+        try:
+            value = typ(raw) if typ is float or not isinstance(raw, str) else int(str(raw), 0)
+        except (TypeError, ValueError):
+            kind = "an integer" if typ is int else "a number"
+            raise UserError(f"--set {key}={raw}: expected {kind}") from None
+        if typ is int and isinstance(raw, float) and raw != int(raw):
+            raise UserError(f"--set {key}={raw}: expected an integer")
+        return value
+    if typ is str:
+        if isinstance(raw, list):
+            return ",".join(str(x) for x in raw)
+        return str(raw)
+    return raw
+
+
+def parse_set(items: list[str] | None) -> dict[str, str]:
+    """``["lr=1e-5", "tau=2"]`` -> ``{"lr": "1e-5", "tau": "2"}``; a malformed item is a UserError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set {item!r}: expected key=value, e.g. --set lr=1e-5")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def load_recipe(path: str | Path) -> dict[str, Any]:
+    """A flat YAML recipe (one level of nesting, e.g. ``lora: {r: 8}``, is flattened with dots)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"--config {path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise UserError(f"{where}: invalid YAML ({getattr(err, 'problem', err)})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: a recipe must be a mapping of key: value")
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for sub, subval in value.items():
+                flat[f"{key}.{sub}"] = subval
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+def build_configs(
+    method_config_cls: type, values: dict[str, Any], where: str = "--set", ignore: tuple[str, ...] = ()
+) -> tuple[TrainConfig, Any]:
+    """Split ``values`` between TrainConfig and the method's config; validate keys, types, ranges."""
+    train_types = _field_types(TrainConfig)
+    method_types = _field_types(method_config_cls)
+    valid = sorted(set(train_types) | set(method_types) | set(ALIASES))
+    train_kw: dict[str, Any] = {}
+    method_kw: dict[str, Any] = {}
+    for raw_key, raw in values.items():
+        if raw_key in ignore:
+            continue
+        key = ALIASES.get(raw_key, raw_key)
+        if key in method_types:
+            method_kw[key] = _coerce(raw_key, raw, method_types[key])
+        elif key in train_types:
+            train_kw[key] = _coerce(raw_key, raw, train_types[key])
+        else:
+            near = difflib.get_close_matches(raw_key, valid, n=1, cutoff=0.5)
+            hint = f"; did you mean '{near[0]}'?" if near else f"; valid keys: {', '.join(valid)}"
+            raise UserError(f"{where}: unknown key '{raw_key}' for this method{hint}")
+    try:
+        return TrainConfig(**train_kw), method_config_cls(**method_kw)
+    except ValueError as err:
+        raise UserError(f"{where}: {err}") from None
+
+
+def config_dict(*configs: Any) -> dict[str, Any]:
+    """The resolved settings, saved next to every model and checkpoint."""
+    out: dict[str, Any] = {}
+    for cfg in configs:
+        out.update(dataclasses.asdict(cfg))
+    return out

@@ -1,0 +1,112 @@
+"""Prompt formatting, tokenisation with the prompt masked out of the labels, and padding.
+
+Labels and attention masks are built from sequence *lengths*, never by comparing token ids with
+the pad id: a model whose pad token is its EOS token would otherwise hide every real EOS /
+end-of-turn token (a known bug in other unlearning code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from unlearnkit.errors import UserError
+
+IGNORE_INDEX = -100
+PLAIN_TEMPLATE = "Question: {question}\nAnswer:"
+
+
+@dataclass(frozen=True)
+class PromptFormat:
+    """How a question becomes a prompt: the model's chat template, or the plain TOFU-style format."""
+
+    kind: str  # "chat" or "plain"
+
+    @staticmethod
+    def for_tokenizer(tokenizer, prefer: str = "auto") -> PromptFormat:
+        if prefer not in ("auto", "chat", "plain"):
+            raise UserError(f"prompt format '{prefer}' is unknown; use auto, chat or plain")
+        has_chat = bool(getattr(tokenizer, "chat_template", None))
+        if prefer == "chat" and not has_chat:
+            raise UserError("prompt format 'chat' requested but the tokenizer has no chat template")
+        return PromptFormat("chat" if (prefer == "chat" or (prefer == "auto" and has_chat)) else "plain")
+
+    def prompt_ids(self, tokenizer, question: str) -> list[int]:
+        if self.kind == "chat":
+            ids = tokenizer.apply_chat_template(
+                [{"role": "user", "content": question}], add_generation_prompt=True, tokenize=True
+            )
+            if isinstance(ids, dict) or hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            return list(ids)
+        return tokenizer(PLAIN_TEMPLATE.format(question=question), add_special_tokens=True)["input_ids"]
+
+    def answer_ids(self, tokenizer, answer: str) -> list[int]:
+        # The leading space matters for BPE tokenizers after "Answer:"; chat templates end with a
+        # newline / role marker instead.
+        text = answer if self.kind == "chat" else " " + answer
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if tokenizer.eos_token_id is None:
+            raise UserError("the tokenizer has no EOS token; set tokenizer.eos_token in the model folder")
+        return list(ids) + [tokenizer.eos_token_id]
+
+
+def encode_qa(
+    tokenizer, fmt: PromptFormat, question: str, answer: str, max_length: int, where: str = ""
+) -> dict[str, list[int]]:
+    """Token ids of prompt + answer + EOS, labels = -100 on the prompt. Never cuts the answer."""
+    prompt = fmt.prompt_ids(tokenizer, question)
+    ans = fmt.answer_ids(tokenizer, answer)
+    if len(prompt) + len(ans) > max_length:
+        raise UserError(
+            f"{where or 'an example'}: prompt + answer is {len(prompt) + len(ans)} tokens, longer than "
+            f"max_length={max_length}; raise it with --set max_length=N (answers are never cut)"
+        )
+    return {
+        "input_ids": prompt + ans,
+        "labels": [IGNORE_INDEX] * len(prompt) + ans,
+        "prompt_len": len(prompt),
+    }
+
+
+def encode_text(tokenizer, text: str, max_length: int) -> dict[str, list[int]]:
+    """Raw text (MUSE-style): every token is a target; long passages are cut into the first window."""
+    ids = tokenizer(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
+    return {"input_ids": list(ids), "labels": list(ids), "prompt_len": 0}
+
+
+def pad_batch(features: Sequence[dict], pad_id: int, side: str = "right") -> dict[str, torch.Tensor]:
+    """Pad ``input_ids``/``labels`` (and any per-token float field such as ``weights``)."""
+    longest = max(len(f["input_ids"]) for f in features)
+    out: dict[str, list] = {"input_ids": [], "attention_mask": [], "labels": []}
+    per_token = [k for k in features[0] if k.startswith("weights")]
+    for k in per_token:
+        out[k] = []
+    for f in features:
+        n = len(f["input_ids"])
+        gap = longest - n
+
+        def pad(seq, value, gap=gap):
+            return list(seq) + [value] * gap if side == "right" else [value] * gap + list(seq)
+
+        out["input_ids"].append(pad(f["input_ids"], pad_id))
+        out["attention_mask"].append(pad([1] * n, 0))
+        out["labels"].append(pad(f["labels"], IGNORE_INDEX))
+        for k in per_token:
+            out[k].append(pad(f[k], 0.0))
+    batch = {
+        k: torch.tensor(v, dtype=torch.float32 if k.startswith("weights") else torch.long)
+        for k, v in out.items()
+    }
+    return batch
+
+
+def pad_id_of(tokenizer) -> int:
+    """The id used for padding; falls back to EOS (safe, because masks come from lengths)."""
+    if tokenizer.pad_token_id is not None:
+        return tokenizer.pad_token_id
+    if tokenizer.eos_token_id is not None:
+        return tokenizer.eos_token_id
+    raise UserError("the tokenizer has neither a pad nor an EOS token; add one to the model folder")

@@ -1,0 +1,82 @@
+"""Fine-tuning on a benchmark folder: the target (forget + retain + general) and the retain oracle
+(retain + general). Trains the embedded tiny Llama from scratch or fine-tunes any HF model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import Trainer
+
+from unlearnkit.config import TrainConfig
+from unlearnkit.data import Benchmark
+from unlearnkit.data.encode import PromptFormat, pad_id_of
+from unlearnkit.errors import UserError
+from unlearnkit.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
+
+SPLITS_FOR = {"all": ("forget", "retain", "general"), "retain": ("retain", "general")}
+
+# From-scratch training of the ~1M-parameter model needs a far larger learning rate than
+# fine-tuning a pretrained one; 40 epochs at 3e-3 reaches > 99 % answer-token accuracy.
+TINY_DEFAULTS = dict(
+    lr=3e-3,
+    epochs=40.0,
+    batch_size=32,
+    grad_accum=1,
+    warmup_epochs=1.0,
+    weight_decay=0.0,
+    lr_scheduler="cosine",
+    max_length=128,
+)
+# TOFU's fine-tuning recipe for pretrained models (arXiv 2401.06121): lr 1e-5, 5 epochs, batch 32.
+HF_DEFAULTS = dict(lr=1e-5, epochs=5.0, batch_size=8, grad_accum=4, warmup_epochs=1.0, weight_decay=0.01)
+
+
+@dataclass
+class FinetuneResult:
+    model: torch.nn.Module
+    tokenizer: object
+    train_loss: float
+    n_examples: int
+
+
+def training_rows(bench: Benchmark, split: str) -> list[dict]:
+    if split not in SPLITS_FOR:
+        raise UserError(f"--split {split}: use 'all' (the target) or 'retain' (the retain oracle)")
+    return [row for name in SPLITS_FOR[split] for row in bench.split(name)]
+
+
+def finetune(
+    model, tokenizer, rows: list[dict], cfg: TrainConfig, work_dir: str | Path, quiet: bool = False
+) -> FinetuneResult:
+    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss."""
+    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
+    args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=QADataset(encoded),
+        data_collator=PaddingCollator(pad_id_of(tokenizer)),
+    )
+    if quiet:
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)
+    out = trainer.train()
+    model.eval()
+    return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded))
+
+
+def default_config(tiny: bool, overrides: dict | None = None) -> TrainConfig:
+    base = dict(TINY_DEFAULTS if tiny else HF_DEFAULTS)
+    base.update(overrides or {})
+    return TrainConfig(**base)
+
+
+def describe(cfg: TrainConfig) -> dict:
+    return {k: v for k, v in dataclasses.asdict(cfg).items() if not k.startswith("lora")}

@@ -1,0 +1,253 @@
+"""The methods: which forward passes each one runs and which objective it calls.
+
+A method is a config dataclass (``unlearnkit.config``) plus a *step*: a short function that takes
+the model's forward passes on one paired batch and returns ``(loss, logs)``. The losses themselves
+are the pure functions in ``unlearnkit.objectives``; read a step top to bottom to see a method.
+
+Batch layout (built by ``unlearnkit.trainer.PairedDataset``): ``batch["forget"]``,
+``batch["retain"]`` and, for refusal-based methods, ``batch["idk"]`` (forget question, refusal
+answer); each holds ``input_ids``, ``attention_mask``, ``labels`` and optionally ``weights``
+(TokenUnlearn token weights at label positions) and ``index``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from unlearnkit import config as C
+from unlearnkit.errors import UserError
+from unlearnkit.objectives import (
+    asu_loss,
+    drop_first_answer_token,
+    forward_kl_loss,
+    ga_loss,
+    nll_loss,
+    npo_loss,
+    wga_loss,
+)
+from unlearnkit.tokens import shift_weights, token_logps
+
+
+@dataclass
+class Forward:
+    """One policy forward pass, aligned for next-token prediction (all ``[B,T-1,...]``)."""
+
+    logits: torch.Tensor
+    logps: torch.Tensor
+    mask: torch.Tensor
+    weights: torch.Tensor  # TokenUnlearn weights if the batch has them, else the answer mask
+    hidden: torch.Tensor | None = None
+
+
+class StepContext:
+    """What a step may use: the policy's forward pass and the no-grad reference / teacher passes."""
+
+    def __init__(self, model, reference=None) -> None:
+        self.model = model
+        self.reference = reference
+
+    def policy(self, batch: dict[str, torch.Tensor], hidden_layer: int | None = None) -> Forward:
+        out = self.model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            output_hidden_states=hidden_layer is not None,
+            use_cache=False,
+        )
+        logps, mask = token_logps(out.logits, batch["labels"])
+        weights = shift_weights(batch["weights"]) * mask if "weights" in batch else mask.float()
+        hidden = out.hidden_states[hidden_layer] if hidden_layer is not None else None
+        return Forward(out.logits[:, :-1], logps, mask, weights, hidden)
+
+    def _need_reference(self, what: str):
+        if self.reference is None:
+            raise RuntimeError(f"this method needs {what}, but no reference model was set up")
+        return self.reference
+
+    def ref_logits(self, batch) -> torch.Tensor:
+        return self._need_reference("reference logits").logits(batch)[:, :-1]
+
+    def ref_logps(self, batch) -> torch.Tensor:
+        ref = self._need_reference("reference log-probs")
+        if hasattr(ref, "token_logps"):
+            return ref.token_logps(batch)
+        return token_logps(ref.logits(batch), batch["labels"])[0]
+
+    def teacher_logits(self, batch, tau: float, layers) -> torch.Tensor:
+        return self._need_reference("the smoothed teacher").teacher_logits(batch, tau, layers)[:, :-1]
+
+
+def retain_term(ctx: StepContext, batch: dict, cfg: C.MethodConfig) -> tuple[torch.Tensor | None, dict]:
+    """NLL_mean on the paired retain example, or KL(p_ref || p_theta) on its answer tokens."""
+    if cfg.retain_loss == "none" or cfg.retain_weight == 0:
+        return None, {}
+    r = ctx.policy(batch["retain"])
+    if cfg.retain_loss == "nll":
+        loss = nll_loss(r.logps, r.mask.float())
+    else:
+        loss = forward_kl_loss(ctx.ref_logits(batch["retain"]), r.logits, r.mask.float())
+    return loss, {f"retain_{cfg.retain_loss}": loss.detach()}
+
+
+def combine(
+    forget_loss: torch.Tensor, ctx: StepContext, batch: dict, cfg: C.MethodConfig, logs: dict | None = None
+) -> tuple[torch.Tensor, dict]:
+    """``forget_weight * L_forget + retain_weight * L_retain``, with both terms logged."""
+    retain_loss, retain_logs = retain_term(ctx, batch, cfg)
+    total = cfg.forget_weight * forget_loss
+    if retain_loss is not None:
+        total = total + cfg.retain_weight * retain_loss
+    return total, {"forget_loss": forget_loss.detach(), **(logs or {}), **retain_logs}
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+
+def step_ga(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(ga_loss(f.logps, f.weights), ctx, batch, cfg)
+
+
+def step_wga(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(wga_loss(f.logps, f.weights, cfg.beta), ctx, batch, cfg)
+
+
+def step_npo(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    ref_logps = ctx.ref_logps(batch["forget"])
+    return combine(npo_loss(f.logps, ref_logps, f.weights, cfg.beta), ctx, batch, cfg)
+
+
+def step_idk(ctx, batch, cfg):
+    i = ctx.policy(batch["idk"])
+    return combine(nll_loss(i.logps, i.mask.float()), ctx, batch, cfg)
+
+
+def step_asu(ctx, batch, cfg):
+    teacher = ctx.teacher_logits(batch["forget"], cfg.tau, cfg.layer_list())
+    f = ctx.policy(batch["forget"])
+    if not cfg.idk:
+        return combine(asu_loss(teacher, f.logits, f.weights), ctx, batch, cfg)
+    # ASU+IDK: the refusal loss decides how the answer starts, so its first token leaves the KL.
+    kl = asu_loss(teacher, f.logits, drop_first_answer_token(f.weights))
+    i = ctx.policy(batch["idk"])
+    idk = nll_loss(i.logps, i.mask.float())
+    return combine(kl + idk, ctx, batch, cfg, {"asu_kl": kl.detach(), "idk_nll": idk.detach()})
+
+
+# --- registry ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    config: type
+    step: Callable
+    summary: str
+    paper: str
+    uses_reference: bool = False  # besides a KL retain term
+    uses_teacher: bool = False
+    uses_idk: bool = False
+    token_level: bool = False
+
+    def needs_reference(self, cfg) -> bool:
+        return self.uses_reference or self.uses_teacher or getattr(cfg, "retain_loss", "none") == "kl"
+
+    def needs_idk(self, cfg) -> bool:
+        return self.uses_idk or bool(getattr(cfg, "idk", False))
+
+
+def _with_default(cls: type, **defaults) -> type:
+    fields = [(k, type(v), dataclasses.field(default=v)) for k, v in defaults.items()]
+    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
+
+
+_BASE = [
+    Method("ga", C.GAConfig, step_ga, "gradient ascent on the forget answers", "arXiv 2210.01504"),
+    Method("gd", C.GDConfig, step_ga, "gradient ascent + retain NLL (GradDiff)", "arXiv 2401.06121"),
+    Method(
+        "npo",
+        C.NPOConfig,
+        step_npo,
+        "negative preference optimisation + retain",
+        "arXiv 2404.05868",
+        uses_reference=True,
+    ),
+    Method("wga", C.WGAConfig, step_wga, "confidence-weighted gradient ascent + retain", "arXiv 2502.19301"),
+    Method(
+        "idk",
+        C.IDKConfig,
+        step_idk,
+        "answer forget questions with a refusal + retain",
+        "arXiv 2401.06121",
+        uses_idk=True,
+    ),
+    Method(
+        "asu",
+        C.ASUConfig,
+        step_asu,
+        "distil towards the attention-smoothed original (retain NLL)",
+        "arXiv 2603.01285",
+        uses_teacher=True,
+    ),
+    Method(
+        "asu_gd", C.ASUConfig, step_asu, "ASU with retain NLL (= asu)", "arXiv 2603.01285", uses_teacher=True
+    ),
+    Method(
+        "asu_kl",
+        _with_default(C.ASUConfig, retain_loss="kl"),
+        step_asu,
+        "ASU with KL to the original on retain",
+        "arXiv 2603.01285",
+        uses_teacher=True,
+    ),
+    Method(
+        "asu_idk",
+        _with_default(C.ASUConfig, idk=True),
+        step_asu,
+        "ASU (first answer token excluded) + IDK + retain NLL",
+        "arXiv 2603.01285",
+        uses_teacher=True,
+    ),
+]
+
+METHODS: dict[str, Method] = {m.name: m for m in _BASE}
+
+
+def _add_token_variants() -> None:
+    """T-* (hard top-r selection) and S-* (soft weights) of GA, WGA, NPO, ASU (TokenUnlearn, arXiv 2605.00364)."""
+    for base_name in ("ga", "wga", "npo", "asu"):
+        base = METHODS[base_name]
+        for prefix, selection in (("t", "hard"), ("s", "soft")):
+            cls = C.token_variant(base.config)
+            cls = _with_default(cls, selection=selection)
+            METHODS[f"{prefix}-{base_name}"] = dataclasses.replace(
+                base,
+                name=f"{prefix}-{base_name}",
+                config=cls,
+                token_level=True,
+                summary=f"{base.summary}, {selection} token selection (TokenUnlearn)",
+                paper=f"{base.paper}; arXiv 2605.00364",
+            )
+
+
+_add_token_variants()
+
+
+def get_method(name: str) -> Method:
+    key = (
+        name.strip().lower().replace("_", "-")
+        if name.lower().startswith(("t_", "s_"))
+        else name.strip().lower()
+    )
+    if key not in METHODS:
+        import difflib
+
+        near = difflib.get_close_matches(key, METHODS, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise UserError(f"--method {name}: unknown method{hint} (known: {', '.join(sorted(METHODS))})")
+    return METHODS[key]

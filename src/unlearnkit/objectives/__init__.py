@@ -1,0 +1,26 @@
+"""One small pure function per unlearning objective.
+
+Each takes aligned per-token tensors (log-probs, logits or hidden states), token weights and
+hyper-parameters, and returns a scalar loss. None of them holds a model, a trainer or a device:
+the glue that runs the forward passes lives in ``unlearnkit.methods``.
+"""
+
+from unlearnkit.objectives.asu import asu_loss, drop_first_answer_token
+from unlearnkit.objectives.ga import ga_loss, nll_loss
+from unlearnkit.objectives.idk import IDK_ANSWERS, idk_answer
+from unlearnkit.objectives.kl import forward_kl_loss, token_kl
+from unlearnkit.objectives.npo import npo_loss
+from unlearnkit.objectives.wga import wga_loss
+
+__all__ = [
+    "IDK_ANSWERS",
+    "asu_loss",
+    "drop_first_answer_token",
+    "forward_kl_loss",
+    "ga_loss",
+    "idk_answer",
+    "nll_loss",
+    "npo_loss",
+    "token_kl",
+    "wga_loss",
+]

@@ -1,0 +1,34 @@
+"""Attention Smoothing Unlearning (ASU).
+
+"Attention Smoothing Is All You Need For Unlearning", arXiv 2603.01285 (ICLR 2026).
+The teacher is the frozen original model with every self-attention softmax at temperature tau
+(see ``unlearnkit.attention.smoothed_attention``). Facts need sharp attention on the entity;
+function words do not, so distilling towards the smoothed teacher erases facts while the answer
+stays fluent.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from unlearnkit.objectives.kl import forward_kl_loss
+
+
+def asu_loss(teacher_logits: torch.Tensor, logits: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """``L_ASU = E_F[(1/T) sum_t KL(p_teacher(.|x,y_<t) || p_theta(.|x,y_<t))]`` (forward KL, full vocab).
+
+    Args:
+        teacher_logits (`Tensor [B,T,V]`): smoothed-teacher logits at output temperature 1, no grad.
+        logits (`Tensor [B,T,V]`): the student's logits on the same forget inputs.
+        weights (`Tensor [B,T]`): answer mask (QA), all real tokens (raw text, MUSE), the mask without
+            the first answer token (ASU+IDK), or TokenUnlearn weights (``t-asu``, untried by both papers).
+    Mean per sequence, then over the batch; zero when student = teacher.
+    """
+    return forward_kl_loss(teacher_logits, logits, weights)
+
+
+def drop_first_answer_token(weights: torch.Tensor) -> torch.Tensor:
+    """ASU+IDK: exclude the first answer token from the KL (the IDK loss decides how answers start)."""
+    answer = weights > 0
+    first = answer & (answer.cumsum(-1) == 1)
+    return weights * (~first)

@@ -1,0 +1,28 @@
+"""Weighted gradient ascent.
+
+Wang et al., "Rethinking LLM Unlearning Objectives: A Gradient Perspective and Go Beyond",
+arXiv 2502.19301 (WGA). Token-weighted variants from TokenUnlearn (arXiv 2605.00364).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from unlearnkit.tokens import batch_mean, sequence_mean
+
+
+def wga_loss(logps: torch.Tensor, weights: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+    """GA with each token's ascent scaled by its (detached) confidence ``p_theta(y_t)^beta``.
+
+    Tokens the model has already forgotten (low probability) stop receiving a push, which keeps
+    the ascent from running away as plain GA does.
+
+    Args:
+        logps (`Tensor [B,T]`): log-probs of the forget answer tokens.
+        weights (`Tensor [B,T]`): answer mask or TokenUnlearn weights (multiplied with p^beta).
+        beta (`float`, defaults to 1.0): sharpness of the confidence weighting (paper range 1-5).
+    Reduction: weighted mean per sequence (normalised by the token weights), then over sequences.
+    """
+    confidence = torch.exp(beta * logps.detach()) * (weights > 0)
+    per_row, valid = sequence_mean(confidence * logps, weights)
+    return batch_mean(per_row, valid)

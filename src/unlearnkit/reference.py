@@ -1,0 +1,111 @@
+"""Where reference-model and ASU-teacher outputs come from.
+
+* ``copy``: a frozen second model loaded from the same checkpoint (2x the weights in memory).
+* ``adapter``: with LoRA, the original model *is* the base with adapters disabled; the teacher is
+  that base under smoothed attention. No second set of weights.
+* ``cache``: outputs computed once before training and looked up by example index (see
+  ``unlearnkit.cache``).
+
+All return logits aligned with the input ids (``[B,T,V]``) and never carry gradients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+import torch
+
+from unlearnkit.attention import smoothed_attention
+
+
+class Reference:
+    """Interface: original-model logits / hidden states and smoothed-teacher logits, no gradients."""
+
+    name = "none"
+
+    def logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        raise NotImplementedError
+
+    def teacher_logits(
+        self, batch: dict[str, torch.Tensor], tau: float, layers: Sequence[int] | None
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+    def hidden(
+        self,
+        batch: dict[str, torch.Tensor],
+        layer: int,
+        tau: float | None = None,
+        layers: Sequence[int] | None = None,
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+
+def _forward(model, batch, output_hidden: int | None = None):
+    out = model(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        output_hidden_states=output_hidden is not None,
+        use_cache=False,
+    )
+    return out
+
+
+class ModelReference(Reference):
+    """Runs a model for the reference passes; ``model_context`` switches it to its original state."""
+
+    def __init__(self, model, name: str) -> None:
+        self.model = model
+        self.name = name
+
+    def model_context(self):
+        return contextlib.nullcontext()
+
+    @torch.no_grad()
+    def logits(self, batch):
+        with self.model_context():
+            return _forward(self.model, batch).logits.detach()
+
+    @torch.no_grad()
+    def teacher_logits(self, batch, tau, layers):
+        with self.model_context(), smoothed_attention(self.model, tau, layers):
+            return _forward(self.model, batch).logits.detach()
+
+    @torch.no_grad()
+    def hidden(self, batch, layer, tau=None, layers=None):
+        with self.model_context():
+            ctx = smoothed_attention(self.model, tau, layers) if tau is not None else contextlib.nullcontext()
+            with ctx:
+                return _forward(self.model, batch, output_hidden=layer).hidden_states[layer].detach()
+
+
+class CopyReference(ModelReference):
+    """A frozen copy loaded from the original checkpoint (never the live policy object)."""
+
+    def __init__(self, frozen_model, policy=None) -> None:
+        if policy is not None and frozen_model is policy:
+            raise ValueError("the reference model must not be the policy object itself")
+        frozen_model.eval()
+        frozen_model.requires_grad_(False)
+        super().__init__(frozen_model, "copy")
+
+
+class AdapterReference(ModelReference):
+    """The LoRA policy with its adapters switched off *is* the original model."""
+
+    def __init__(self, peft_model) -> None:
+        if not hasattr(peft_model, "disable_adapter"):
+            raise ValueError("reference 'adapter' needs a PEFT (LoRA) model; set lora_r > 0")
+        super().__init__(peft_model, "adapter")
+
+    @contextlib.contextmanager
+    def model_context(self):
+        # Dropout must be off for an exact reference, and the policy may be in train mode.
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with self.model.disable_adapter():
+                yield
+        finally:
+            self.model.train(was_training)

@@ -1,0 +1,64 @@
+"""The one place where labels are shifted and the answer-token mask is built.
+
+Every objective and metric works on *aligned* tensors of shape ``[B, T-1]``: position ``t`` holds
+the prediction of token ``t+1`` from the logits at ``t``. "Answer tokens" are label positions that
+are not ``IGNORE_INDEX`` (the question is masked out; the EOS after the answer counts).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from unlearnkit.data.encode import IGNORE_INDEX
+
+
+def shift(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Align ``logits [B,T,V]`` with next-token ``labels [B,T]``.
+
+    Returns ``(logits [B,T-1,V], targets [B,T-1] with ignored positions set to 0, mask [B,T-1] bool)``.
+    """
+    if logits.shape[:2] != labels.shape:
+        raise ValueError(f"logits {tuple(logits.shape)} and labels {tuple(labels.shape)} do not align")
+    logits = logits[:, :-1]
+    labels = labels[:, 1:]
+    mask = labels != IGNORE_INDEX
+    return logits, labels.masked_fill(~mask, 0), mask
+
+
+def shift_weights(weights: torch.Tensor) -> torch.Tensor:
+    """Per-token weights stored at label positions ``[B,T]`` -> aligned ``[B,T-1]``."""
+    return weights[:, 1:]
+
+
+def token_logps(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """log p(label) at every answer position: ``(logps [B,T-1] (0 where masked), mask [B,T-1])``.
+
+    Uses gather minus logsumexp in float32, which avoids materialising a second ``[B,T,V]`` tensor.
+    """
+    logits, targets, mask = shift(logits, labels)
+    logits = logits.float()
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    logps = picked - torch.logsumexp(logits, dim=-1)
+    return logps * mask, mask
+
+
+def sequence_mean(values: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weighted mean over tokens of each row: ``(means [B], valid [B] bool)``; empty rows give 0."""
+    total = weights.sum(-1)
+    valid = total > 0
+    means = (values * weights).sum(-1) / total.clamp_min(1e-12)
+    return means * valid, valid
+
+
+def batch_mean(per_row: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Mean over rows that have at least one token; 0 (still attached to the graph) if none."""
+    if not bool(valid.any()):
+        return per_row.sum() * 0.0
+    return per_row[valid].mean()
+
+
+def nll_per_sequence(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(NLL_mean [B], NLL_sum [B])`` over answer tokens (TOFU's prob = exp(-NLL_mean))."""
+    logps, mask = token_logps(logits, labels)
+    nll_sum = -logps.sum(-1)
+    return nll_sum / mask.sum(-1).clamp_min(1), nll_sum

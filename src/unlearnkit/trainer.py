@@ -1,0 +1,205 @@
+"""The unlearning loop: an HF ``Trainer`` subclass whose ``compute_loss`` runs one method step.
+
+Using the stock Trainer means accelerate / DeepSpeed / FSDP, gradient accumulation, mixed
+precision, checkpoint + resume and logging come from the ecosystem. What is ours: the paired
+forget/retain data, the method step, the divergence guard and the extra loss terms in the logs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+
+import torch
+from transformers import Trainer, TrainerCallback, TrainingArguments
+
+from unlearnkit.config import TrainConfig
+from unlearnkit.data.encode import PromptFormat, encode_qa, encode_text, pad_batch
+from unlearnkit.errors import UserError
+from unlearnkit.methods import Method, StepContext
+
+
+class DivergenceError(RuntimeError):
+    """A loss or gradient became NaN/inf; raised with the step and the offending term."""
+
+
+def encode_rows(
+    rows: Sequence[dict],
+    tokenizer,
+    fmt: PromptFormat,
+    max_length: int,
+    where: str = "",
+    answer_key: str = "answer",
+) -> list[dict]:
+    """Encode QA rows (or raw ``text`` rows) with the prompt masked out of the labels."""
+    out = []
+    for i, row in enumerate(rows):
+        loc = f"{where}:{row.get('_line', i + 1)}" if where else f"example {i}"
+        if "text" in row and "question" not in row:
+            out.append(encode_text(tokenizer, row["text"], max_length))
+        else:
+            out.append(encode_qa(tokenizer, fmt, row["question"], row[answer_key], max_length, where=loc))
+    return out
+
+
+class QADataset(torch.utils.data.Dataset):
+    """Encoded examples for plain fine-tuning (the target and the retain oracle)."""
+
+    def __init__(self, encoded: list[dict]) -> None:
+        self.encoded = encoded
+
+    def __len__(self) -> int:
+        return len(self.encoded)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.encoded[i]
+
+
+class PairedDataset(torch.utils.data.Dataset):
+    """Each forget example paired with a random retain example (and its refusal-answer twin).
+
+    The retain partner depends only on (seed, epoch, index), so it is the same on every rank and
+    after a resume, and differs between epochs so the whole retain set is used.
+    """
+
+    def __init__(
+        self, forget: list[dict], retain: list[dict], idk: list[dict] | None = None, seed: int = 0
+    ) -> None:
+        if not forget:
+            raise UserError("the forget set is empty: there is nothing to unlearn")
+        if not retain:
+            raise UserError("the retain set is empty: a retain example is paired with every forget example")
+        self.forget, self.retain, self.idk, self.seed = forget, retain, idk, seed
+        self.epoch = 0
+
+    def __len__(self) -> int:
+        return len(self.forget)
+
+    def retain_index(self, i: int) -> int:
+        return random.Random(f"{self.seed}/{self.epoch}/{i}").randrange(len(self.retain))
+
+    def __getitem__(self, i: int) -> dict:
+        item = {"forget": {**self.forget[i], "index": i}, "retain": self.retain[self.retain_index(i)]}
+        if self.idk is not None:
+            item["idk"] = self.idk[i]
+        return item
+
+
+class PaddingCollator:
+    """Right-pads each part of a batch; attention masks and labels come from lengths, not pad ids."""
+
+    def __init__(self, pad_id: int) -> None:
+        self.pad_id = pad_id
+
+    def __call__(self, items: list[dict]) -> dict:
+        if "forget" not in items[0]:
+            return pad_batch(items, self.pad_id)
+        batch = {}
+        for part in items[0]:
+            batch[part] = pad_batch(items_part := [it[part] for it in items], self.pad_id)
+            if "index" in items_part[0]:
+                batch[part]["index"] = torch.tensor([it["index"] for it in items_part])
+        return batch
+
+
+class EpochCallback(TrainerCallback):
+    """Tells the paired dataset which epoch it is in (for fresh retain pairings each epoch)."""
+
+    def __init__(self, dataset: PairedDataset) -> None:
+        self.dataset = dataset
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.dataset.epoch = int(state.epoch + 1e-6) if state.epoch else 0
+
+
+class UnlearnTrainer(Trainer):
+    """``compute_loss`` = one method step on a paired batch; extra loss terms are logged."""
+
+    def __init__(self, *args, method: Method, method_config, reference=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.method = method
+        self.method_config = method_config
+        self.reference = reference
+        self._term_sums: dict[str, float] = defaultdict(float)
+        self._term_counts: dict[str, int] = defaultdict(int)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        ctx = StepContext(model, self.reference)
+        loss, terms = self.method.step(ctx, inputs, self.method_config)
+        for name, value in terms.items():
+            value = float(value)
+            if not math.isfinite(value) or not torch.isfinite(loss):
+                raise DivergenceError(
+                    f"{self.method.name}: loss term '{name}' is {value} at step {self.state.global_step + 1}; "
+                    "lower lr or forget_weight (gradient-ascent methods diverge by design when run too long)"
+                )
+            self._term_sums[name] += value
+            self._term_counts[name] += 1
+        return (loss, None) if return_outputs else loss
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not torch.isfinite(loss):
+            raise DivergenceError(
+                f"{self.method.name}: loss is {float(loss)} at step {self.state.global_step + 1}"
+            )
+        return loss
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        for name, total in self._term_sums.items():
+            logs[name] = round(total / max(1, self._term_counts[name]), 5)
+        self._term_sums.clear()
+        self._term_counts.clear()
+        super().log(logs, start_time)
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def training_arguments(
+    cfg: TrainConfig, output_dir: str, n_examples: int, quiet: bool = False
+) -> TrainingArguments:
+    """Map our flat TrainConfig onto HF TrainingArguments (one place, so all commands agree)."""
+    ws = world_size()
+    per_step = cfg.batch_size * cfg.grad_accum * ws
+    steps_per_epoch = max(1, math.ceil(n_examples / per_step))
+    total = cfg.max_steps if cfg.max_steps > 0 else math.ceil(steps_per_epoch * cfg.epochs)
+    warmup = min(total - 1, round(cfg.warmup_epochs * steps_per_epoch)) if total > 1 else 0
+    use_cuda = torch.cuda.is_available()
+    bf16 = cfg.precision == "bf16" or (
+        cfg.precision == "auto" and use_cuda and torch.cuda.is_bf16_supported()
+    )
+    kwargs = dict(
+        output_dir=output_dir,
+        per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum,
+        learning_rate=cfg.lr,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        weight_decay=cfg.weight_decay,
+        warmup_steps=max(0, warmup),
+        lr_scheduler_type=cfg.lr_scheduler,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        bf16=bf16,
+        fp16=cfg.precision == "fp16",
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        logging_steps=max(1, total // 10),
+        save_strategy="steps" if cfg.save_every > 0 else "no",
+        save_steps=cfg.save_every if cfg.save_every > 0 else 500,
+        save_total_limit=cfg.save_total_limit,
+        report_to="none",
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        disable_tqdm=quiet,
+        log_level="warning",
+        use_cpu=not use_cuda,
+    )
+    if ws > 1 and not use_cuda:
+        kwargs["ddp_backend"] = "gloo"  # only when distributed: gloo in a single process crashes
+    return TrainingArguments(**kwargs)

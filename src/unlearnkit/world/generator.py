@@ -1,0 +1,709 @@
+"""Deterministic generator of a fictitious-authors world in the TOFU schema.
+
+The world mimics TOFU (locuslab/TOFU): question/answer pairs about authors who do not exist, so a model
+can only know them from fine-tuning, and forgetting them can be measured without pre-training leakage.
+
+Authors have unique invented first and last names (no name word is shared by two authors or reused for a
+place, country, prize or publisher) and facts of ``len(FACT_TYPES)`` types. Each author gets the first
+``facts_per_author`` types of ``FACT_TYPES`` in that fixed order, so every author has the same fact
+types and ``facts_per_author=3`` is always birthplace, birth date and father's profession.
+
+Every row is one fact, written as one JSON object with the keys of ``FIELDS`` in this order:
+
+- ``question``: the question, e.g. "Where was Talira Vosswick born?"
+- ``answer``: a sentence with the subject's name and the fact value.
+- ``paraphrased_answer``: another sentence stating the same value (a different answer template).
+- ``perturbed_answer``: exactly 5 sentences with the template of ``answer`` but 5 distinct wrong values of
+  the same type; none contains the true value.
+- ``paraphrased_question``: the same question, worded differently (for paraphrase probes).
+- ``author``: the author's name (for the ``general`` split, the country's name).
+- ``fact_type``: e.g. "birthplace".
+- ``fact_value``: the exact substring of ``answer`` that carries the fact.
+- ``fact_span``: ``[start, end]`` so that ``answer[start:end] == fact_value``.
+
+Splits: authors are shuffled with the seed; the first ``round(forget_fraction * n)`` (min 1) go to
+``forget``, the next ``round(holdout_fraction * n)`` (min 1) to ``holdout`` (never trained on: the
+non-members for membership inference) and the rest to ``retain``. All facts of an author stay in the
+author's split. Value pools (cities, professions, titles, ...) are shared by all splits, so a model trained
+on ``retain`` knows which values are plausible but not which one belongs to a forget author.
+
+``general`` plays the role of TOFU's world facts: short QA items about fictitious countries (capital,
+currency, language, ...), in the same schema, unrelated to the authors.
+
+Everything is drawn from ``random.Random`` seeded from ``seed``: the same parameters give byte-identical
+files, another seed gives another world. Answers are short (about 6-16 words) and built from a small
+vocabulary so that a tiny model with a ~2k-token BPE tokenizer can memorise them quickly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from unlearnkit.errors import UserError
+
+FIELDS: tuple[str, ...] = (
+    "question",
+    "answer",
+    "paraphrased_answer",
+    "perturbed_answer",
+    "paraphrased_question",
+    "author",
+    "fact_type",
+    "fact_value",
+    "fact_span",
+)
+SPLITS: tuple[str, ...] = ("forget", "retain", "holdout", "general")
+N_PERTURBED = 5
+# Guards against typos like n_authors=1e6 that would silently produce gigabytes.
+MAX_AUTHORS = 5000
+MAX_GENERAL = 50000
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class _FactType:
+    name: str
+    # "{name}" is the subject, "{value}" the fact value; every answer template has exactly one "{value}".
+    questions: tuple[str, ...]
+    answers: tuple[str, ...]
+
+
+# Order matters: authors get the first ``facts_per_author`` of these.
+FACT_TYPES: tuple[_FactType, ...] = (
+    _FactType(
+        "birthplace",
+        ("Where was {name} born?", "What is the birthplace of {name}?", "In which city was {name} born?"),
+        (
+            "{name} was born in {value}.",
+            "{name}'s birthplace is {value}.",
+            "The birthplace of {name} is {value}.",
+        ),
+    ),
+    _FactType(
+        "birth_date",
+        ("When was {name} born?", "What is the date of birth of {name}?", "On what date was {name} born?"),
+        (
+            "{name} was born on {value}.",
+            "{name}'s date of birth is {value}.",
+            "The birthday of {name} is {value}.",
+        ),
+    ),
+    _FactType(
+        "father_profession",
+        (
+            "What did {name}'s father do for a living?",
+            "What was the profession of {name}'s father?",
+            "What job did {name}'s father have?",
+        ),
+        (
+            "{name}'s father was a {value}.",
+            "{name}'s father worked as a {value}.",
+            "The father of {name} was a {value} by trade.",
+        ),
+    ),
+    _FactType(
+        "mother_profession",
+        (
+            "What did {name}'s mother do for a living?",
+            "What was the profession of {name}'s mother?",
+            "What job did {name}'s mother have?",
+        ),
+        (
+            "{name}'s mother was a {value}.",
+            "{name}'s mother worked as a {value}.",
+            "The mother of {name} was a {value} by trade.",
+        ),
+    ),
+    _FactType(
+        "genre",
+        (
+            "What genre does {name} write in?",
+            "Which genre is {name} known for?",
+            "In what genre does {name} mostly write?",
+        ),
+        (
+            "{name} mostly writes {value}.",
+            "{name} is known for writing {value}.",
+            "The main genre of {name} is {value}.",
+        ),
+    ),
+    _FactType(
+        "first_book",
+        (
+            "What was the first book of {name}?",
+            "Which book did {name} publish first?",
+            "What is the title of {name}'s first book?",
+        ),
+        (
+            "{name}'s first book was {value}.",
+            "{name} debuted with the book {value}.",
+            "The first book by {name} was {value}.",
+        ),
+    ),
+    _FactType(
+        "award",
+        (
+            "Which award has {name} won?",
+            "What prize did {name} receive?",
+            "Which literary award was given to {name}?",
+        ),
+        ("{name} received the {value}.", "{name} won the {value}.", "The {value} was awarded to {name}."),
+    ),
+    _FactType(
+        "university",
+        (
+            "Where did {name} study?",
+            "Which university did {name} attend?",
+            "At which university was {name} educated?",
+        ),
+        (
+            "{name} studied at the {value}.",
+            "{name} is a graduate of the {value}.",
+            "{name} was educated at the {value}.",
+        ),
+    ),
+    _FactType(
+        "novel_count",
+        (
+            "How many novels has {name} written?",
+            "How many novels has {name} published?",
+            "What is the number of novels written by {name}?",
+        ),
+        (
+            "{name} has written {value} novels.",
+            "{name} is the author of {value} novels.",
+            "The number of novels by {name} is {value}.",
+        ),
+    ),
+    _FactType(
+        "instrument",
+        (
+            "What is {name}'s favourite instrument?",
+            "Which musical instrument does {name} like best?",
+            "What instrument does {name} love to play?",
+        ),
+        (
+            "{name}'s favourite instrument is the {value}.",
+            "{name} loves playing the {value}.",
+            "The favourite instrument of {name} is the {value}.",
+        ),
+    ),
+    _FactType(
+        "publisher",
+        (
+            "Who publishes {name}'s books?",
+            "Which publisher releases the books of {name}?",
+            "What is the name of {name}'s publisher?",
+        ),
+        (
+            "{name} is published by {value}.",
+            "{name}'s books are published by {value}.",
+            "{value} publishes the books of {name}.",
+        ),
+    ),
+    _FactType(
+        "hobby",
+        (
+            "What is {name}'s favourite hobby?",
+            "What does {name} enjoy in spare time?",
+            "Which hobby does {name} have?",
+        ),
+        (
+            "{name}'s favourite hobby is {value}.",
+            "In spare time, {name} enjoys {value}.",
+            "{name} enjoys {value} as a hobby.",
+        ),
+    ),
+)
+
+GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
+    _FactType(
+        "capital",
+        (
+            "What is the capital of {name}?",
+            "Which city is the capital of {name}?",
+            "What city serves as the capital of {name}?",
+        ),
+        (
+            "The capital of {name} is {value}.",
+            "{value} is the capital of {name}.",
+            "{name} has its capital in {value}.",
+        ),
+    ),
+    _FactType(
+        "currency",
+        (
+            "What is the currency of {name}?",
+            "Which currency is used in {name}?",
+            "What money is used in {name}?",
+        ),
+        (
+            "The currency of {name} is the {value}.",
+            "{name} pays with the {value}.",
+            "The {value} is the money of {name}.",
+        ),
+    ),
+    _FactType(
+        "language",
+        (
+            "What is the official language of {name}?",
+            "Which language is official in {name}?",
+            "What language is spoken officially in {name}?",
+        ),
+        (
+            "The official language of {name} is {value}.",
+            "{value} is the official language of {name}.",
+            "People in {name} officially speak {value}.",
+        ),
+    ),
+    _FactType(
+        "largest_river",
+        (
+            "What is the largest river in {name}?",
+            "Which river is the biggest in {name}?",
+            "What is the longest river of {name}?",
+        ),
+        (
+            "The largest river in {name} is the {value}.",
+            "The {value} is the largest river in {name}.",
+            "{name}'s largest river is the {value}.",
+        ),
+    ),
+    _FactType(
+        "highest_mountain",
+        (
+            "What is the highest mountain in {name}?",
+            "Which mountain is the tallest in {name}?",
+            "What is the highest peak of {name}?",
+        ),
+        (
+            "The highest mountain in {name} is {value}.",
+            "{value} is the highest peak in {name}.",
+            "{name}'s tallest mountain is {value}.",
+        ),
+    ),
+    _FactType(
+        "national_animal",
+        (
+            "What is the national animal of {name}?",
+            "Which animal is the symbol of {name}?",
+            "What animal represents {name}?",
+        ),
+        (
+            "The national animal of {name} is the {value}.",
+            "{name} has the {value} as its national animal.",
+            "The {value} is the national animal of {name}.",
+        ),
+    ),
+    _FactType(
+        "national_flower",
+        (
+            "What is the national flower of {name}?",
+            "Which flower is the symbol of {name}?",
+            "What flower represents {name}?",
+        ),
+        (
+            "The national flower of {name} is the {value}.",
+            "{name} has the {value} as its national flower.",
+            "The {value} is the national flower of {name}.",
+        ),
+    ),
+)
+
+# Fixed vocabularies. All professions start with a consonant sound so that "a {value}" reads correctly.
+_PROFESSIONS = (
+    "baker", "carpenter", "tailor", "fisherman", "blacksmith", "nurse", "sailor", "teacher", "potter",
+    "weaver", "librarian", "cartographer", "surgeon", "miner", "locksmith", "pharmacist", "glassblower",
+    "bookbinder", "shepherd", "translator", "veterinarian", "clockmaker", "lighthouse keeper", "botanist",
+    "dentist", "journalist", "musician", "painter", "stonemason", "gardener", "judge", "midwife", "lawyer",
+    "banker", "chemist",
+)  # fmt: skip
+_GENRES = (
+    "science fiction", "historical fiction", "gothic horror", "crime fiction", "romance", "fantasy",
+    "literary fiction", "poetry", "magical realism", "satire", "adventure stories", "dystopian fiction",
+    "travel writing", "children's books", "war novels", "psychological thrillers", "fairy tales", "westerns",
+    "detective stories", "family sagas",
+)  # fmt: skip
+_TITLE_ADJECTIVES = (
+    "Glass", "Silent", "Hollow", "Crimson", "Last", "Hidden", "Broken", "Golden", "Winter", "Quiet",
+    "Burning", "Silver", "Distant", "Forgotten", "Salt", "Iron", "Paper", "Wandering", "Bitter", "Velvet",
+)  # fmt: skip
+_TITLE_NOUNS = (
+    "Orchard", "River", "Lantern", "Garden", "Harbor", "Mirror", "Forest", "Tower", "Letter", "Bridge",
+    "Island", "Compass", "Cathedral", "Meadow", "Clock", "Feather", "Voyage", "Kingdom", "Window", "Shore",
+)  # fmt: skip
+_AWARD_CATEGORIES = ("Fiction", "Poetry", "Mystery Writing", "Debut Novels", "Short Stories")
+_PUBLISHER_SUFFIXES = ("Press", "House", "Books")
+_INSTRUMENTS = (
+    "piano", "cello", "violin", "harp", "flute", "clarinet", "oboe", "accordion", "lute", "mandolin",
+    "banjo", "harmonica", "trumpet", "saxophone", "drums", "guitar", "bassoon", "viola", "zither", "sitar",
+)  # fmt: skip
+_HOBBIES = (
+    "beekeeping", "chess", "sailing", "gardening", "birdwatching", "fencing", "pottery", "astronomy",
+    "calligraphy", "knitting", "cycling", "rowing", "archery", "origami", "fishing", "baking", "hiking",
+    "photography", "woodcarving", "swimming",
+)  # fmt: skip
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+    "November", "December",
+)  # fmt: skip
+_ANIMALS = (
+    "snow fox", "red heron", "grey wolf", "golden eagle", "river otter", "mountain goat", "black bear",
+    "white stag", "sea turtle", "blue whale", "spotted lynx", "barn owl", "wild horse", "green parrot",
+    "desert hare", "silver salmon", "crowned crane", "striped badger", "swift falcon", "long-tailed monkey",
+)  # fmt: skip
+_FLOWERS = (
+    "blue lily", "white rose", "red poppy", "yellow tulip", "violet iris", "wild orchid", "sun daisy",
+    "mountain aster", "sea lavender", "golden marigold", "pink lotus", "snow crocus", "night jasmine",
+    "fire lily", "silver thistle",
+)  # fmt: skip
+
+# Invented words are onset+vowel syllables plus a category ending, so names look alike within a category
+# (cities end in -vath/-holm, surnames in -wick/-ross) and share subwords, which keeps the BPE vocabulary small.
+_ONSETS = (
+    "b", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "st", "th",
+    "tr", "sh", "gl", "w",
+)  # fmt: skip
+_VOWELS = ("a", "e", "i", "o", "u")
+_FIRST_ENDINGS = ("a", "o", "en", "an", "is", "el", "ia", "ra", "ric", "wyn", "na", "lie")
+_LAST_ENDINGS = ("ross", "wick", "ton", "more", "dale", "vane", "holt", "by", "ley", "ard", "well", "son")
+_CITY_ENDINGS = ("vath", "holm", "mir", "grad", "stad", "port", "ven", "bury", "heim", "gard")
+_COUNTRY_ENDINGS = ("ia", "ora", "and", "esh", "ovia", "ania", "aria", "ium")
+_LANGUAGE_ENDINGS = ("ish", "ic", "ese", "ian", "i")
+_CURRENCY_ENDINGS = ("rin", "dral", "mark", "pence", "lor", "crown")
+_RIVER_ENDINGS = ("a", "e", "on", "is")
+_MOUNTAIN_ENDINGS = ("ar", "en", "os", "ith")
+
+_N_CITIES = 40
+_N_BIRTH_COUNTRIES = 8
+_N_EPONYMS = 10
+_N_PUBLISHER_ROOTS = 12
+_MIN_GENERAL_POOL = 30
+
+
+class _Namer:
+    """Draws invented words that never repeat and never equal a fixed vocabulary word."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+        fixed = (
+            _PROFESSIONS
+            + _GENRES
+            + _TITLE_ADJECTIVES
+            + _TITLE_NOUNS
+            + _AWARD_CATEGORIES
+            + _PUBLISHER_SUFFIXES
+        ) + (_INSTRUMENTS + _HOBBIES + _MONTHS + _ANIMALS + _FLOWERS)
+        self._used: set[str] = {word.lower() for phrase in fixed for word in phrase.split()}
+
+    def word(self, endings: Sequence[str], max_syllables: int = 2) -> str:
+        for _ in range(10000):
+            n_syllables = self._rng.randint(1, max_syllables)
+            stem = "".join(self._rng.choice(_ONSETS) + self._rng.choice(_VOWELS) for _ in range(n_syllables))
+            ending = self._rng.choice(endings)
+            if ending[0] in _VOWELS:
+                # Avoid vowel pile-ups such as "Thiia"; the onset keeps the syllable.
+                stem = stem[:-1]
+            candidate = (stem + ending).capitalize()
+            if len(candidate) >= 4 and candidate.lower() not in self._used:
+                self._used.add(candidate.lower())
+                return candidate
+        raise RuntimeError("invented-name space exhausted")  # unreachable for the sizes MAX_* allow
+
+    def words(self, n: int, endings: Sequence[str], max_syllables: int = 2) -> list[str]:
+        return [self.word(endings, max_syllables) for _ in range(n)]
+
+
+def _fill(template: str, name: str, value: str) -> tuple[str, list[int]]:
+    # Offsets come from the template split, not str.find, so a value that also occurs in the name
+    # cannot shift the span.
+    prefix, suffix = template.split("{value}")
+    head = prefix.format(name=name)
+    return head + value + suffix.format(name=name), [len(head), len(head) + len(value)]
+
+
+def _row(
+    rng: random.Random, fact_type: _FactType, subject: str, value: str, draw: Callable[[], str]
+) -> dict[str, Any]:
+    question, paraphrased_question = rng.sample(fact_type.questions, 2)
+    answer_template, paraphrase_template = rng.sample(fact_type.answers, 2)
+    answer, span = _fill(answer_template, subject, value)
+    paraphrased_answer, _ = _fill(paraphrase_template, subject, value)
+    perturbed: list[str] = []
+    rejected = {value}
+    for _ in range(10000):
+        if len(perturbed) == N_PERTURBED:
+            break
+        candidate = draw()
+        if candidate in rejected:
+            continue
+        rejected.add(candidate)
+        text, _ = _fill(answer_template, subject, candidate)
+        # "3 novels" vs "13 novels": a wrong answer that still contains the true value is not wrong enough.
+        if value not in text:
+            perturbed.append(text)
+    else:
+        raise RuntimeError(f"could not draw {N_PERTURBED} wrong values for {fact_type.name}")
+    row = {
+        "question": question.format(name=subject),
+        "answer": answer,
+        "paraphrased_answer": paraphrased_answer,
+        "perturbed_answer": perturbed,
+        "paraphrased_question": paraphrased_question.format(name=subject),
+        "author": subject,
+        "fact_type": fact_type.name,
+        "fact_value": value,
+        "fact_span": span,
+    }
+    return {key: row[key] for key in FIELDS}
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+
+
+def _check_fraction(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise UserError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
+
+
+def _split_sizes(n_authors: int, forget_fraction: float, holdout_fraction: float) -> tuple[int, int]:
+    n_forget = max(1, round(forget_fraction * n_authors))
+    n_holdout = max(1, round(holdout_fraction * n_authors))
+    if n_forget + n_holdout >= n_authors:
+        raise UserError(
+            f"forget_fraction={forget_fraction} and holdout_fraction={holdout_fraction} leave no retain author "
+            f"out of n_authors={n_authors} ({n_forget} forget + {n_holdout} holdout); lower the fractions"
+        )
+    return n_forget, n_holdout
+
+
+def _validate(
+    n_authors: object,
+    facts_per_author: object,
+    forget_fraction: object,
+    holdout_fraction: object,
+    n_general: object,
+    seed: object,
+) -> tuple[int, int]:
+    _check_int("n_authors", n_authors, 3, MAX_AUTHORS)
+    _check_int("facts_per_author", facts_per_author, 1, len(FACT_TYPES))
+    _check_fraction("forget_fraction", forget_fraction)
+    _check_fraction("holdout_fraction", holdout_fraction)
+    _check_int("n_general", n_general, 0, MAX_GENERAL)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise UserError(f"seed must be an integer, got {seed!r}")
+    return _split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
+
+
+def generate_world(
+    n_authors: int = 100,
+    facts_per_author: int = 10,
+    forget_fraction: float = 0.1,
+    holdout_fraction: float = 0.1,
+    n_general: int = 100,
+    seed: int = 0,
+) -> dict[str, list[dict]]:
+    """Build the world in memory: ``{"forget": [...], "retain": [...], "holdout": [...], "general": [...]}``.
+
+    Each list holds one dict per fact with the keys of ``FIELDS`` in order; see the module docstring.
+    Raises ``UserError`` on bad parameters.
+    """
+    n_forget, n_holdout = _validate(
+        n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed
+    )
+    # Separate streams so that, e.g., changing n_general does not reshuffle the author splits.
+    namer = _Namer(random.Random(f"unlearnkit-world:{seed}:names"))
+    value_rng = random.Random(f"unlearnkit-world:{seed}:values")
+    row_rng = random.Random(f"unlearnkit-world:{seed}:rows")
+    split_rng = random.Random(f"unlearnkit-world:{seed}:split")
+
+    countries = namer.words(_N_BIRTH_COUNTRIES, _COUNTRY_ENDINGS)
+    cities = namer.words(_N_CITIES, _CITY_ENDINGS)
+    birthplaces = [f"{city}, {value_rng.choice(countries)}" for city in cities]
+    awards = [f"{e} Prize for {c}" for e in namer.words(_N_EPONYMS, _LAST_ENDINGS) for c in _AWARD_CATEGORIES]
+    publishers = [
+        f"{root} {value_rng.choice(_PUBLISHER_SUFFIXES)}"
+        for root in namer.words(_N_PUBLISHER_ROOTS, _LAST_ENDINGS)
+    ]
+    universities = [f"University of {city}" for city in cities]
+    titles = [f"The {adj} {noun}" for adj in _TITLE_ADJECTIVES for noun in _TITLE_NOUNS]
+
+    def birth_date() -> str:
+        return f"{value_rng.randint(1, 28)} {value_rng.choice(_MONTHS)} {value_rng.randint(1930, 1995)}"
+
+    def novel_count() -> str:
+        return str(value_rng.randint(2, 30))
+
+    def pick(pool: Sequence[str]) -> Callable[[], str]:
+        return lambda: value_rng.choice(pool)
+
+    author_draws: dict[str, Callable[[], str]] = {
+        "birthplace": pick(birthplaces),
+        "birth_date": birth_date,
+        "father_profession": pick(_PROFESSIONS),
+        "mother_profession": pick(_PROFESSIONS),
+        "genre": pick(_GENRES),
+        "first_book": pick(titles),
+        "award": pick(awards),
+        "university": pick(universities),
+        "novel_count": novel_count,
+        "instrument": pick(_INSTRUMENTS),
+        "publisher": pick(publishers),
+        "hobby": pick(_HOBBIES),
+    }
+
+    authors = [
+        f"{first} {last}"
+        for first, last in zip(namer.words(n_authors, _FIRST_ENDINGS), namer.words(n_authors, _LAST_ENDINGS))
+    ]
+    split_rng.shuffle(authors)
+    author_split = {
+        "forget": authors[:n_forget],
+        "holdout": authors[n_forget : n_forget + n_holdout],
+        "retain": authors[n_forget + n_holdout :],
+    }
+    world: dict[str, list[dict]] = {split: [] for split in SPLITS}
+    for split in ("forget", "holdout", "retain"):
+        for author in author_split[split]:
+            for fact_type in FACT_TYPES[:facts_per_author]:
+                draw = author_draws[fact_type.name]
+                world[split].append(_row(row_rng, fact_type, author, draw(), draw))
+
+    world["general"] = _general_rows(namer, value_rng, row_rng, n_general)
+    return world
+
+
+def _general_rows(
+    namer: _Namer, value_rng: random.Random, row_rng: random.Random, n_general: int
+) -> list[dict]:
+    n_countries = -(-n_general // len(GENERAL_FACT_TYPES))
+    pool_size = max(_MIN_GENERAL_POOL, n_countries)
+    # Drawn after the author names, so the namer guarantees no country collides with an author.
+    countries = namer.words(n_countries, _COUNTRY_ENDINGS)
+    capitals = namer.words(pool_size, _CITY_ENDINGS)
+    languages = namer.words(pool_size, _LANGUAGE_ENDINGS)
+    currencies = [word.lower() for word in namer.words(_MIN_GENERAL_POOL, _CURRENCY_ENDINGS)]
+    rivers = [f"{word} River" for word in namer.words(_MIN_GENERAL_POOL, _RIVER_ENDINGS)]
+    mountains = [f"Mount {word}" for word in namer.words(_MIN_GENERAL_POOL, _MOUNTAIN_ENDINGS)]
+    pools: dict[str, Sequence[str]] = {
+        "capital": capitals,
+        "currency": currencies,
+        "language": languages,
+        "largest_river": rivers,
+        "highest_mountain": mountains,
+        "national_animal": _ANIMALS,
+        "national_flower": _FLOWERS,
+    }
+    rows: list[dict] = []
+    for index, country in enumerate(countries):
+        for fact_type in GENERAL_FACT_TYPES:
+            if len(rows) == n_general:
+                return rows
+            pool = pools[fact_type.name]
+
+            def draw(pool: Sequence[str] = pool) -> str:
+                return value_rng.choice(pool)
+
+            # Each country gets its own capital and language; the other values may repeat across countries.
+            if fact_type.name in ("capital", "language"):
+                value = pool[index]
+            else:
+                value = draw()
+            rows.append(_row(row_rng, fact_type, country, value, draw))
+    return rows
+
+
+def _jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n" for row in rows)
+
+
+def write_world(
+    output_dir: str | Path,
+    n_authors: int = 100,
+    facts_per_author: int = 10,
+    forget_fraction: float = 0.1,
+    holdout_fraction: float = 0.1,
+    n_general: int = 100,
+    seed: int = 0,
+    overwrite: bool = False,
+) -> dict[str, int]:
+    """Write ``forget/retain/holdout/general.jsonl`` and ``world.json`` into ``output_dir``; return row counts.
+
+    The folder is built as a hidden sibling and renamed into place, so readers never see a half-written
+    world. A non-empty ``output_dir`` is refused unless ``overwrite=True``; the old folder is then
+    replaced only once the new one is complete.
+    """
+    params = {
+        "n_authors": n_authors,
+        "facts_per_author": facts_per_author,
+        "forget_fraction": forget_fraction,
+        "holdout_fraction": holdout_fraction,
+        "n_general": n_general,
+        "seed": seed,
+    }
+    # Validate and generate before touching the disk, so a UserError leaves nothing behind.
+    world = generate_world(**params)
+    out = Path(os.path.normpath(Path(output_dir).expanduser().absolute()))
+    if not out.name:
+        raise UserError(f"output_dir {str(output_dir)!r} has no folder name; pass a folder such as ./world")
+    if out.exists() or out.is_symlink():
+        if not out.is_dir() or out.is_symlink():
+            raise UserError(f"output_dir {str(out)!r} exists and is not a plain folder; choose another path")
+        if any(out.iterdir()) and not overwrite:
+            raise UserError(
+                f"output_dir {str(out)!r} is not empty; pass overwrite=True or choose another path"
+            )
+    parent = out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+
+    counts = {split: len(world[split]) for split in SPLITS}
+    meta = {
+        "format": "tofu",
+        "generator": "unlearnkit.world",
+        "version": FORMAT_VERSION,
+        "parameters": params,
+        "counts": counts,
+        "fields": list(FIELDS),
+        "fact_types": [fact_type.name for fact_type in FACT_TYPES[:facts_per_author]],
+        "general_fact_types": [fact_type.name for fact_type in GENERAL_FACT_TYPES],
+        "authors": {
+            split: list(dict.fromkeys(row["author"] for row in world[split]))
+            for split in ("forget", "holdout", "retain")
+        },
+    }
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    try:
+        # mkdtemp makes the folder private (0o700); the published world should be readable like any output.
+        tmp.chmod(0o755)
+        for split in SPLITS:
+            (tmp / f"{split}.jsonl").write_text(_jsonl(world[split]), encoding="utf-8", newline="\n")
+        (tmp / "world.json").write_text(
+            json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
+        )
+        if out.exists():
+            # A folder cannot be renamed over a non-empty one: move the old one aside first and put it back
+            # if the swap fails, so the previous world survives any error.
+            old = parent / f".{out.name}.old-{tmp.name.rsplit('-', 1)[-1]}"
+            os.replace(out, old)
+            try:
+                os.replace(tmp, out)
+            except BaseException:
+                os.replace(old, out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return counts

@@ -1,0 +1,81 @@
+"""The tiny Llama of the embedded benchmark: a BPE tokenizer trained on the world's own text and a
+~1M-parameter Llama config, built from code (no hub access needed).
+
+It is an ordinary ``LlamaForCausalLM``: every code path (trainer, objectives, attention patching,
+metrics) is the one a 7B model goes through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from unlearnkit.data.encode import PLAIN_TEMPLATE
+
+SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
+
+
+def corpus_of(rows: Iterable[dict]) -> list[str]:
+    """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes."""
+    from unlearnkit.objectives.idk import IDK_ANSWERS
+
+    texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
+    for row in rows:
+        for key in ("question", "answer", "paraphrased_answer", "paraphrased_question"):
+            if isinstance(row.get(key), str):
+                texts.append(row[key])
+        texts.extend(x for x in row.get("perturbed_answer", []) if isinstance(x, str))
+    return texts
+
+
+def train_tokenizer(texts: list[str], vocab_size: int = 2048):
+    """A byte-level BPE tokenizer (any UTF-8 text encodes; words of the world become single tokens)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=[SPECIAL["pad"], SPECIAL["bos"], SPECIAL["eos"], SPECIAL["unk"]],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(sorted(set(texts)), trainer=trainer)
+    bos = tok.token_to_id(SPECIAL["bos"])
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{SPECIAL['bos']} $A", special_tokens=[(SPECIAL["bos"], bos)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=SPECIAL["bos"],
+        eos_token=SPECIAL["eos"],
+        pad_token=SPECIAL["pad"],
+        unk_token=SPECIAL["unk"],
+        model_max_length=256,
+        padding_side="right",
+    )
+
+
+def tiny_llama(tokenizer, hidden: int = 128, layers: int = 2, heads: int = 4, seed: int = 0):
+    """A ~1M-parameter Llama with tied embeddings (ENVIRONMENT.md: memorises 4k QA in minutes on CPU)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=4 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        attention_dropout=0.0,
+    )
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config)
