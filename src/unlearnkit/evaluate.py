@@ -1,0 +1,207 @@
+"""Evaluation protocols over a benchmark folder.
+
+``tofu`` (arXiv 2401.06121): per split, length-normalised probability, greedy generation + ROUGE-L
+recall, truth ratio; forget quality (KS test vs the retain oracle's per-item forget truth ratios);
+model utility (harmonic mean over retain and general). ``general`` plays TOFU's real-authors /
+world-facts role (option-normalised probability, "true better" truth ratio), so model utility here
+is the harmonic mean of 6 numbers instead of TOFU's 9 (no separate real-authors split).
+Also: token entropy of generations (closer-look protocol), exact memorisation, extraction
+strength and membership-inference AUCs (forget vs holdout) when a holdout split exists.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from unlearnkit.data import Benchmark
+from unlearnkit.data.encode import PromptFormat
+from unlearnkit.errors import UserError
+from unlearnkit.metrics import mia
+from unlearnkit.metrics import scores as S
+from unlearnkit.metrics.passes import generate_answers, score_answers
+
+
+@dataclass
+class EvalSettings:
+    """How much to evaluate; the TOFU defaults are 200 new tokens and every item."""
+
+    max_new_tokens: int = 200
+    max_items: int = 400  # per split, deterministic subsample (TOFU's perturbed retain split has 400)
+    batch_size: int = 32
+    max_length: int = 512
+    prompt_format: str = "auto"
+    seed: int = 0
+    progress: bool = True
+
+
+def subsample(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
+    if len(rows) <= n:
+        return list(rows)
+    keep = sorted(random.Random(seed).sample(range(len(rows)), n))
+    return [rows[i] for i in keep]
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return float(np.mean(xs)) if len(xs) else float("nan")
+
+
+def evaluate_split(
+    model, tokenizer, fmt: PromptFormat, rows: Sequence[dict], kind: str, st: EvalSettings
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Metrics of one split. ``kind``: forget | retain | general | holdout (decides the aggregates)."""
+    desc = (lambda what: f"{kind} {what}") if st.progress else (lambda what: None)
+    questions = [r["question"] for r in rows]
+    answers = [r["answer"] for r in rows]
+    has_tr = all("paraphrased_answer" in r and "perturbed_answer" in r for r in rows)
+    per_token = kind in ("forget", "holdout")
+    ans = score_answers(
+        model, tokenizer, fmt, questions, answers, st.max_length, st.batch_size, per_token, desc("answers")
+    )
+    gens, gen_ids = generate_answers(
+        model, tokenizer, fmt, questions, st.max_new_tokens, st.batch_size, desc("generation")
+    )
+    out: dict[str, float] = {}
+    details: dict[str, Any] = {"questions": questions, "answers": answers, "generations": gens}
+    rouge = S.rouge_l_recalls(gens, answers)
+    out[f"{kind}_rougeL_recall"] = _mean(rouge)
+    out[f"{kind}_token_entropy"] = _mean([S.token_entropy(ids) for ids in gen_ids])
+    details["rougeL_recall"] = rouge
+    trs: list[float] = []
+    if has_tr:
+        pert_flat = [(q, p) for r in rows for q, p in [(r["question"], x) for x in r["perturbed_answer"]]]
+        para = score_answers(
+            model,
+            tokenizer,
+            fmt,
+            questions,
+            [r["paraphrased_answer"] for r in rows],
+            st.max_length,
+            st.batch_size,
+            desc=desc("paraphrases"),
+        ).nll_mean
+        pert = score_answers(
+            model,
+            tokenizer,
+            fmt,
+            [q for q, _ in pert_flat],
+            [p for _, p in pert_flat],
+            st.max_length,
+            st.batch_size,
+            desc=desc("perturbed"),
+        ).nll_mean
+        pos = 0
+        pert_per_row = []
+        for r in rows:
+            n = len(r["perturbed_answer"])
+            pert_per_row.append(pert[pos : pos + n])
+            pos += n
+        trs = [S.truth_ratio(p, ps) for p, ps in zip(para, pert_per_row)]
+        details["truth_ratios"] = trs
+        if kind == "forget":
+            out[f"{kind}_truth_ratio"] = S.forget_truth_ratio_score(trs)
+        else:
+            out[f"{kind}_truth_ratio"] = S.true_better_truth_ratio_score(trs)
+    if kind == "general" and has_tr:
+        out[f"{kind}_prob"] = _mean(
+            [S.option_normalised_prob(a, ps) for a, ps in zip(ans.nll_mean, pert_per_row)]
+        )
+    else:
+        out[f"{kind}_prob"] = _mean([math.exp(-x) for x in ans.nll_mean])
+    details["nll_mean"] = ans.nll_mean
+    if per_token:
+        import torch
+
+        matches = [torch.tensor(m) for m in ans.argmax_match]
+        out[f"{kind}_exact_memorisation"] = _mean([float(m.float().mean()) for m in matches])
+        out[f"{kind}_extraction_strength"] = _mean([_extraction(m) for m in matches])
+        details["mia"] = _mia_scores(ans, answers)
+    return out, details
+
+
+def _extraction(match) -> float:
+    import torch
+
+    ones = torch.ones_like(match, dtype=torch.bool).unsqueeze(0)
+    return float(
+        S.extraction_strength(match.long().unsqueeze(0), torch.ones_like(match).long().unsqueeze(0), ones)[0]
+    )
+
+
+def _mia_scores(ans, texts: Sequence[str]) -> dict[str, list[float]]:
+    """Per-item membership scores (higher = more likely trained on) for the four attacks."""
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    lp = pad_sequence([torch.tensor(x) for x in ans.token_logps], batch_first=True)
+    mu = pad_sequence([torch.tensor(x) for x in ans.mu], batch_first=True)
+    sd = pad_sequence([torch.tensor(x) for x in ans.sigma], batch_first=True)
+    mask = pad_sequence([torch.ones(len(x), dtype=torch.bool) for x in ans.token_logps], batch_first=True)
+    return {
+        "loss": mia.loss_score(lp, mask).tolist(),
+        "zlib": mia.zlib_score(lp, mask, list(texts)).tolist(),
+        "min_k": mia.min_k_score(lp, mask, 0.4).tolist(),
+        "min_k_plus_plus": mia.min_k_plus_plus_score(lp, mu, sd, mask, 0.4).tolist(),
+    }
+
+
+UTILITY_KEYS = (
+    "retain_prob",
+    "retain_rougeL_recall",
+    "retain_truth_ratio",
+    "general_prob",
+    "general_rougeL_recall",
+    "general_truth_ratio",
+)
+
+
+def evaluate(
+    model,
+    tokenizer,
+    bench: Benchmark,
+    settings: EvalSettings | None = None,
+    oracle_forget_trs: Sequence[float] | None = None,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """TOFU-protocol metrics of ``model`` on ``bench``; forget quality when the oracle's TRs are given."""
+    st = settings or EvalSettings()
+    fmt = PromptFormat.for_tokenizer(tokenizer, st.prompt_format)
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {"prompt_format": fmt.kind}
+    for kind in ("forget", "retain", "general", "holdout"):
+        rows = subsample(bench.split(kind), st.max_items, st.seed)
+        if not rows:
+            continue
+        split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st)
+        metrics.update(split_metrics)
+        details[kind] = split_details
+    present = [metrics[k] for k in UTILITY_KEYS if k in metrics and not math.isnan(metrics[k])]
+    metrics["model_utility"] = S.harmonic_mean(present) if present else float("nan")
+    if "holdout" in details and "mia" in details["forget"]:
+        for attack, member in details["forget"]["mia"].items():
+            metrics[f"mia_{attack}_auc"] = S.auc(member, details["holdout"]["mia"][attack])
+    if oracle_forget_trs is not None and "truth_ratios" in details["forget"]:
+        metrics["forget_quality"] = S.forget_quality(details["forget"]["truth_ratios"], oracle_forget_trs)
+    return metrics, details
+
+
+def oracle_truth_ratios(source: str | Path) -> list[float]:
+    """Per-item forget truth ratios of the retain oracle, from an eval folder (``details.json``) or a JSON file."""
+    from unlearnkit.io import read_json
+
+    path = Path(source)
+    path = path / "details.json" if path.is_dir() else path
+    data = read_json(path, "--retain-model metrics")
+    trs = data.get("forget", {}).get("truth_ratios") if isinstance(data, dict) else None
+    if trs is None and isinstance(data, dict):
+        trs = data.get("forget_truth_ratios")
+    if not trs:
+        raise UserError(
+            f"{path}: no per-item forget truth ratios ('forget.truth_ratios' or 'forget_truth_ratios')"
+        )
+    return [float(x) for x in trs]

@@ -1,0 +1,100 @@
+"""A self-contained HTML heatmap of TokenUnlearn token attributions (arXiv 2605.00364).
+
+One block per forget example: the question, the masked question (masked words highlighted), and the
+answer tokens coloured by ``phi`` (white -> red; per-sequence min-max normalised, so in ``[0, 1]``), with
+the selected tokens outlined and underlined. Inline CSS only: the file opens offline and can be attached
+to a report as is. All text is HTML-escaped (answers and questions are user data).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections.abc import Sequence
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;max-width:70em;color:#222}
+h1{font-size:1.4em} .meta{color:#555;font-size:.9em}
+.ex{border-top:1px solid #ddd;padding:.8em 0}
+.q{margin:.2em 0} .lbl{display:inline-block;width:6.5em;color:#666;font-size:.85em}
+.mask{background:#cfe3ff;border-radius:3px;padding:0 2px}
+.gone{background:#ffe0b3;border-radius:3px;padding:0 2px}
+.ans{font-family:ui-monospace,Menlo,Consolas,monospace;line-height:2;white-space:pre-wrap}
+.tok{padding:1px 0;border-radius:2px}
+.sel{font-weight:bold;text-decoration:underline;outline:1px solid #333}
+.legend span{display:inline-block;width:2.2em;text-align:center;font-size:.8em}
+"""
+
+
+def _colour(phi: float) -> str:
+    """White (phi=0) to red-orange (phi=1); clamped so odd values never break the page."""
+    p = min(1.0, max(0.0, float(phi))) if phi == phi else 0.0
+    r, g, b = (round(255 - p * (255 - c)) for c in (220, 50, 20))
+    return f"rgb({r},{g},{b})"
+
+
+# Words, single punctuation marks and whitespace runs: the diff highlights "Kuwait" in "Kuwait?", not "?".
+_PIECES = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def _diff_marked(question: str, masked: str) -> tuple[str, str]:
+    """HTML of the question (masked-out words marked) and of the masked question (mask words marked).
+
+    A word-level diff is used instead of searching for the mask word, which may occur in a question.
+    """
+    a, b = _PIECES.findall(question), _PIECES.findall(masked)
+    out_a, out_b = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        left, right = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
+        if op == "equal":
+            out_a.append(left)
+            out_b.append(right)
+        else:
+            out_a.append(f'<span class="gone">{left}</span>' if left else "")
+            out_b.append(f'<span class="mask">{right}</span>' if right else "")
+    return "".join(out_a), "".join(out_b)
+
+
+def render_heatmap(
+    scores: Sequence,
+    selected: Sequence[Sequence[bool]],
+    tagger_used: str,
+    title: str = "TokenUnlearn attribution",
+    max_examples: int = 200,
+) -> str:
+    """The HTML page for the first ``max_examples`` examples of ``scores`` (``TokenScores``)."""
+    esc = html.escape
+    shown = list(zip(scores, selected))[: max(0, max_examples)]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        '<p class="meta">TokenUnlearn (arXiv 2605.00364): phi = alpha &middot; Delta + (1 &minus; alpha) &middot; H, '
+        "each min-max normalised over the example's answer tokens. "
+        f"Noun tagger: <code>{esc(tagger_used)}</code>. Showing {len(shown)} of {len(scores)} examples. "
+        "Hover a token for its values.</p>",
+        '<p class="legend">phi: '
+        + "".join(f'<span style="background:{_colour(v / 4)}">{v / 4:.2f}</span>' for v in range(5))
+        + ' &nbsp; <span class="tok sel" style="width:auto">selected</span></p>',
+    ]
+    for s, sel in shown:
+        q_html, m_html = _diff_marked(s.question, s.masked_question)
+        toks = []
+        for i, tok in enumerate(s.answer_tokens):
+            tip = f"phi={s.phi[i]:.3f}  Delta={s.delta[i]:.3f}  H={s.entropy[i]:.3f}  id={s.answer_token_ids[i]}"
+            cls = "tok sel" if i < len(sel) and sel[i] else "tok"
+            toks.append(
+                f'<span class="{cls}" style="background:{_colour(s.phi[i])}" title="{esc(tip)}">'
+                f"{esc(tok)}</span>"
+            )
+        parts.append(
+            f'<div class="ex" id="ex{int(s.index)}"><div class="meta">example {int(s.index)}</div>'
+            f'<div class="q"><span class="lbl">question</span>{q_html}</div>'
+            f'<div class="q"><span class="lbl">masked</span>{m_html}</div>'
+            f'<div class="q"><span class="lbl">answer</span><span class="ans">{"".join(toks)}</span></div></div>'
+        )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,120 @@
+"""The model passes every metric needs, batched: teacher-forced answer scoring and greedy generation.
+
+Scoring sorts examples by length so a batch wastes little padding; generation pads on the left so
+every prompt ends where generation starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from tqdm.auto import tqdm
+
+from unlearnkit.data.encode import PromptFormat, encode_qa, pad_batch, pad_id_of
+from unlearnkit.metrics.mia import logprob_stats
+from unlearnkit.tokens import shift, token_logps
+
+
+@dataclass
+class AnswerScores:
+    """Per (question, answer) pair: NLL_mean and, on request, per-token values for MIA / memorisation."""
+
+    nll_mean: list[float]
+    token_logps: list[list[float]] | None = None
+    mu: list[list[float]] | None = None
+    sigma: list[list[float]] | None = None
+    argmax_match: list[list[bool]] | None = None
+
+
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def score_answers(
+    model,
+    tokenizer,
+    fmt: PromptFormat,
+    questions: Sequence[str],
+    answers: Sequence[str],
+    max_length: int = 512,
+    batch_size: int = 32,
+    per_token: bool = False,
+    desc: str | None = None,
+) -> AnswerScores:
+    """Teacher-forced log-probs of each answer given its question (answer tokens include the EOS)."""
+    encoded = [
+        encode_qa(tokenizer, fmt, q, a, max_length, where=f"item {i}")
+        for i, (q, a) in enumerate(zip(questions, answers))
+    ]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
+    nll = [0.0] * len(encoded)
+    per = {k: [None] * len(encoded) for k in ("logps", "mu", "sigma", "match")} if per_token else None
+    device, pad = _device(model), pad_id_of(tokenizer)
+    starts = range(0, len(order), batch_size)
+    for s in tqdm(starts, desc=desc, disable=desc is None, leave=False):
+        idx = order[s : s + batch_size]
+        batch = {k: v.to(device) for k, v in pad_batch([encoded[i] for i in idx], pad).items()}
+        logits = model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
+        ).logits
+        logps, mask = token_logps(logits, batch["labels"])
+        means = -(logps.sum(-1) / mask.sum(-1).clamp_min(1))
+        if per_token:
+            aligned, targets, _ = shift(logits, batch["labels"])
+            mu, sigma = logprob_stats(aligned.float())
+            match = aligned.argmax(-1) == targets
+        for row, i in enumerate(idx):
+            nll[i] = float(means[row])
+            if per_token:
+                m = mask[row]
+                per["logps"][i] = logps[row][m].tolist()
+                per["mu"][i] = mu[row][m].tolist()
+                per["sigma"][i] = sigma[row][m].tolist()
+                per["match"][i] = match[row][m].tolist()
+    if not per_token:
+        return AnswerScores(nll)
+    return AnswerScores(nll, per["logps"], per["mu"], per["sigma"], per["match"])
+
+
+@torch.no_grad()
+def generate_answers(
+    model,
+    tokenizer,
+    fmt: PromptFormat,
+    questions: Sequence[str],
+    max_new_tokens: int = 200,
+    batch_size: int = 32,
+    desc: str | None = None,
+) -> tuple[list[str], list[list[int]]]:
+    """Greedy answers (text, token ids without EOS/padding), batched with left padding."""
+    prompts = [fmt.prompt_ids(tokenizer, q) for q in questions]
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    texts, ids = [""] * len(prompts), [[] for _ in prompts]
+    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
+    was_training = model.training
+    model.eval()
+    for s in tqdm(range(0, len(order), batch_size), desc=desc, disable=desc is None, leave=False):
+        idx = order[s : s + batch_size]
+        batch = pad_batch([{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left")
+        out = model.generate(
+            input_ids=batch["input_ids"].to(device),
+            attention_mask=batch["attention_mask"].to(device),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            pad_token_id=pad,
+            eos_token_id=eos,
+        )
+        new = out[:, batch["input_ids"].shape[1] :]
+        for row, i in enumerate(idx):
+            toks = new[row].tolist()
+            if eos in toks:
+                toks = toks[: toks.index(eos)]
+            toks = [t for t in toks if t != pad or pad == eos]
+            ids[i] = toks
+            texts[i] = tokenizer.decode(toks, skip_special_tokens=True).strip()
+    model.train(was_training)
+    return texts, ids

@@ -1,0 +1,80 @@
+"""Representation Misdirection for Unlearning (RMU).
+
+Li et al., "The WMDP Benchmark: Measuring and Reducing Malicious Use With Unlearning",
+arXiv 2403.03218, Sec. 5. Token-weighted form (T-RMU / S-RMU) from TokenUnlearn (arXiv 2605.00364).
+The layer, the trained parameters and the forward hooks that produce ``hidden`` live in
+``unlearnkit.methods``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from unlearnkit.tokens import batch_mean, sequence_mean
+
+
+def _token_mse(hidden: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return (hidden.float() - target.detach().float()).pow(2).mean(-1)
+
+
+def rmu_control_vector(
+    hidden_size: int, coeff: float, seed: int, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The fixed control vector ``c * u``: ``u ~ Uniform[0,1)^D`` normalised to unit L2 norm, ``[D]``.
+
+    Drawn (in float32, on the CPU) from its own ``torch.Generator`` seeded with ``seed``, so it is the
+    same for a given seed whatever the global RNG state; move it to the device yourself. Its L2 norm
+    is ``coeff`` (paper: ``c = 6.5`` for Zephyr-7B layer 7). The WMDP code draws ``torch.rand(1, 1, D)``
+    from the global RNG, so its exact vector is not reproduced.
+    """
+    if hidden_size <= 0:
+        raise ValueError(f"rmu: hidden_size must be positive, got {hidden_size}")
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    u = torch.rand(hidden_size, generator=generator, dtype=torch.float32)
+    return (u / u.norm() * coeff).to(dtype)
+
+
+def rmu_forget_loss(hidden: torch.Tensor, control: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """RMU forget term: ``MSE(h_l(x_f), c * u)`` per token (mean over the ``D`` features).
+
+    Intuition: steer the layer-``l`` activations on forget text towards a fixed random direction of
+    large norm, which scrambles what later layers read from them.
+
+    Args:
+        hidden (`Tensor [B,T,D]`): the trained model's layer-``l`` activations on forget inputs.
+        control (`Tensor [D]` or `Tensor [B,T,D]`): the control vector ``c * u`` of
+            :func:`rmu_control_vector` (broadcast to every token), or per-token target activations of
+            the same shape as ``hidden`` (ASU's representation variant for WMDP: the frozen model's
+            layer-``l`` output under smoothed attention). No gradient flows into it.
+        weights (`Tensor [B,T]`): which tokens count (all real tokens for WMDP text, 0 on padding), or
+            TokenUnlearn weights (T-RMU / S-RMU).
+    Reduction: weighted mean per sequence, then mean over sequences; rows without weighted tokens are
+    left out. (The WMDP code's ``F.mse_loss`` averages over every element, padding included; the two
+    agree when all tokens count.) Zero when ``hidden == control`` on every weighted token.
+    """
+    if control.dim() == 1:
+        if control.shape[0] != hidden.shape[-1]:
+            raise ValueError(f"rmu: control size {control.shape[0]} != hidden size {hidden.shape[-1]}")
+    elif control.shape != hidden.shape:
+        raise ValueError(
+            f"rmu: control {tuple(control.shape)} must be [D] or match hidden {tuple(hidden.shape)}"
+        )
+    per_row, valid = sequence_mean(_token_mse(hidden, control), weights)
+    return batch_mean(per_row, valid)
+
+
+def rmu_retain_loss(hidden: torch.Tensor, ref_hidden: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """RMU retain term: ``MSE(h_l(x_r), h_l^ref(x_r))`` per token (mean over ``D``); scale it by ``alpha``.
+
+    Intuition: keep the layer-``l`` activations on retain text where the frozen model has them.
+
+    Args:
+        hidden (`Tensor [B,T,D]`): the trained model's layer-``l`` activations on retain inputs.
+        ref_hidden (`Tensor [B,T,D]`): the frozen model's activations at the same layer; no gradient.
+        weights (`Tensor [B,T]`): 0 on padding (and wherever the retain term should not apply).
+    Reduction: as :func:`rmu_forget_loss`. Zero when the two agree.
+    """
+    if ref_hidden.shape != hidden.shape:
+        raise ValueError(f"rmu: ref_hidden {tuple(ref_hidden.shape)} != hidden {tuple(hidden.shape)}")
+    per_row, valid = sequence_mean(_token_mse(hidden, ref_hidden), weights)
+    return batch_mean(per_row, valid)
