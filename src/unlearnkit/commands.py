@@ -183,7 +183,9 @@ def cmd_eval(args) -> int:
     if args.protocol == "closer-look":
         from unlearnkit.closer_look import closer_look_metrics
 
-        metrics.update(closer_look_metrics(metrics, details))
+        cl_flat, cl_info = closer_look_metrics(metrics, details)
+        metrics.update(cl_flat)
+        details["closer_look"] = cl_info
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)

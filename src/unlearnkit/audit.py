@@ -1,0 +1,761 @@
+"""``unlearnkit audit``: evidence that the forget set's knowledge is gone, not just hidden.
+
+Four checks, each measured on the audited model and, side by side, on the retain oracle (a model
+never trained on the forget set: what "gone" looks like) and on the original model (what "known"
+looks like) when they are given:
+
+1. **Membership inference** (MUSE's PrivLeak setting, arXiv 2407.06460): ROC AUC of the LOSS,
+   zlib, Min-K% and Min-K%++ scores separating forget items (members) from holdout items
+   (non-members, never trained on). About 0.5 = no membership signal, which is what the oracle
+   gets; far above 0.5 = the forget set is still recognisably "seen"; far below 0.5 = it was
+   pushed below never-seen data, which is itself detectable.
+2. **Relearning attack** (Lynch et al., arXiv 2402.16835; Hu et al., arXiv 2406.13356): a deep copy
+   of the model is fine-tuned for k optimiser steps on part of the forget set, then asked the
+   *other* forget questions. Knowledge that was only suppressed comes back in a few steps; a model
+   that never knew the facts (the oracle) cannot recover held-out facts from the ones it is shown.
+   The audited model itself is never modified and nothing is written to disk.
+3. **Quantisation attack** (Zhang et al., arXiv 2410.16454): 8-bit and 4-bit round-to-nearest
+   copies (:mod:`unlearnkit.quantize`) are asked the forget questions again.
+4. **Paraphrase probes**: the forget questions reworded (``paraphrased_question`` of the embedded
+   world, or a probes file) are asked again; forgetting that only covers the exact wording fails.
+
+Each check ends with a verdict line with numbers next to the oracle's (and original's) values;
+there is deliberately no bare pass/fail: what is "close enough to the oracle" depends on the use.
+
+Costs: per model, two scoring passes for MIA (the holdout split is scored but generated for only
+one token), ``len(relearn_steps)`` short fine-tunings of a copy (memory: the model, its copy and the
+optimiser state), ``len(quant_bits)`` quantised copies and one paraphrase pass, each with greedy
+generation of at most ``max_new_tokens`` on at most ``max_items`` forget items.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import gc
+import html
+import math
+import random
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from unlearnkit.data import Benchmark
+from unlearnkit.errors import UserError
+
+AUDIT_VERSION = 1
+ROLES = ("audited", "oracle", "original")
+MIA_ATTACKS = (("loss", "LOSS"), ("zlib", "zlib"), ("min_k", "Min-K%"), ("min_k_plus_plus", "Min-K%++"))
+
+
+@dataclass
+class AuditSettings:
+    """How hard to attack. ``relearn_lr`` 1e-3 suits the embedded tiny model trained from scratch;
+    for pretrained 1B+ models 1e-5 (the usual fine-tuning rate) is typical: set it explicitly."""
+
+    relearn_steps: tuple[int, ...] = (5, 20, 50)  # () skips the relearning attack
+    relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
+    relearn_lr: float = 1e-3
+    relearn_batch_size: int = 8
+    quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
+    group_size: int = 128  # for bits < 8; 8-bit is per output channel
+    max_new_tokens: int = 64
+    max_items: int = 200  # per split, deterministic subsample
+    seed: int = 0
+    probes_path: str | None = None  # JSONL with question/answer; wins over paraphrased_question
+    batch_size: int = 32
+    max_length: int = 512
+    prompt_format: str = "auto"
+    progress: bool = False  # stage lines on stderr (the CLI turns this on)
+
+    def __post_init__(self) -> None:
+        self.relearn_steps = _int_tuple("relearn_steps", self.relearn_steps, 1, 100_000)
+        self.quant_bits = _int_tuple("quant_bits", self.quant_bits, 2, 8)
+        if len(set(self.relearn_steps)) != len(self.relearn_steps):
+            raise UserError(f"relearn_steps {self.relearn_steps}: each step count at most once")
+        if len(set(self.quant_bits)) != len(self.quant_bits):
+            raise UserError(f"quant_bits {self.quant_bits}: each bit width at most once")
+        self.relearn_steps = tuple(sorted(self.relearn_steps))
+        _number("relearn_fraction", self.relearn_fraction, 0.0, 1.0, "strictly between 0 and 1")
+        _number("relearn_lr", self.relearn_lr, 0.0, math.inf, "> 0")
+        for name in ("relearn_batch_size", "group_size", "max_new_tokens", "batch_size"):
+            _positive_int(name, getattr(self, name))
+        _positive_int("max_items", self.max_items)
+        if self.max_length < 8:
+            raise UserError(f"max_length must be >= 8, got {self.max_length!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise UserError(f"seed must be an integer, got {self.seed!r}")
+        if self.prompt_format not in ("auto", "chat", "plain"):
+            raise UserError(f"prompt_format {self.prompt_format!r}: use auto, chat or plain")
+        if self.probes_path is not None:
+            self.probes_path = str(self.probes_path)
+            if not Path(self.probes_path).is_file():
+                raise UserError(f"probes file {self.probes_path} does not exist")
+
+
+def _int_tuple(name: str, value: Any, low: int, high: int) -> tuple[int, ...]:
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise UserError(f"{name} must be a list of integers, got {value!r}") from None
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, int) or not low <= x <= high:
+            raise UserError(f"{name}: every value must be an integer in [{low}, {high}], got {x!r}")
+    return items
+
+
+def _number(name: str, value: Any, low: float, high: float, rule: str) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not low < value < high:
+        raise UserError(f"{name} must be {rule}, got {value!r}")
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def parse_int_list(text: str, flag: str) -> tuple[int, ...]:
+    """``"5,20,50"`` -> ``(5, 20, 50)``; ``""`` or ``"none"`` -> ``()``; anything else is a UserError."""
+    text = text.strip()
+    if text.lower() in ("", "none", "0"):
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected comma-separated integers, e.g. 5,20,50") from None
+
+
+# --------------------------------------------------------------------------------------------- run
+
+
+def _num(x: Any) -> float | None:
+    """A JSON-safe float: NaN / inf / missing -> None."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return _num(np.mean(xs)) if len(xs) else None
+
+
+def _as_pair(entry, tokenizer):
+    """``model`` or ``(model, tokenizer)`` -> ``(model, tokenizer)`` (default: the audited tokenizer)."""
+    if entry is None:
+        return None
+    if isinstance(entry, (tuple, list)):
+        if len(entry) != 2:
+            raise TypeError("oracle / original must be a model or a (model, tokenizer) pair")
+        return entry[0], entry[1] if entry[1] is not None else tokenizer
+    return entry, tokenizer
+
+
+def _free() -> None:
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001 - freeing memory is best effort
+        pass
+
+
+def _qa_only(rows: Sequence[dict], question_key: str = "question") -> list[dict]:
+    """Rows with just question/answer (so evaluate_split skips the truth-ratio passes)."""
+    return [{"question": r[question_key], "answer": r["answer"]} for r in rows]
+
+
+def _probe_rows(forget: list[dict], settings: AuditSettings) -> tuple[list[dict], str]:
+    """Reworded forget questions: the probes file when given, else the rows' ``paraphrased_question``."""
+    if settings.probes_path:
+        from unlearnkit.data.qa import read_jsonl, validate_qa
+
+        rows = validate_qa(read_jsonl(settings.probes_path), settings.probes_path)
+        if not rows:
+            raise UserError(f"probes file {settings.probes_path} is empty")
+        from unlearnkit.evaluate import subsample
+
+        return _qa_only(subsample(rows, settings.max_items, settings.seed)), str(settings.probes_path)
+    with_para = [r for r in forget if isinstance(r.get("paraphrased_question"), str)]
+    with_para = [r for r in with_para if r["paraphrased_question"].strip()]
+    return _qa_only(with_para, "paraphrased_question"), "paraphrased_question"
+
+
+def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """Deterministic (train, held) index split of ``n`` forget items; both non-empty (needs n >= 2)."""
+    if n < 2:
+        raise UserError(f"the relearning attack needs at least 2 forget items, got {n}")
+    order = list(range(n))
+    random.Random(f"unlearnkit-audit:{seed}:relearn").shuffle(order)
+    n_train = min(n - 1, max(1, round(fraction * n)))
+    return sorted(order[:n_train]), sorted(order[n_train:])
+
+
+class _Auditor:
+    def __init__(self, bench: Benchmark, settings: AuditSettings) -> None:
+        from unlearnkit.evaluate import EvalSettings, subsample
+
+        self.st = settings
+        self.eval_st = EvalSettings(
+            max_new_tokens=settings.max_new_tokens,
+            max_items=settings.max_items,
+            batch_size=settings.batch_size,
+            max_length=settings.max_length,
+            prompt_format=settings.prompt_format,
+            seed=settings.seed,
+            progress=False,
+        )
+        self.forget = subsample(bench.forget, settings.max_items, settings.seed)
+        self.holdout = subsample(bench.holdout, settings.max_items, settings.seed)
+        self.forget_qa = _qa_only(self.forget)
+        self.probes, self.probe_source = _probe_rows(self.forget, settings)
+        self.train_idx: list[int] = []
+        self.held_idx: list[int] = []
+        if settings.relearn_steps:
+            self.train_idx, self.held_idx = relearn_split(
+                len(self.forget), settings.relearn_fraction, settings.seed
+            )
+
+    def log(self, msg: str) -> None:
+        if self.st.progress:
+            print(f"audit: {msg}", file=sys.stderr, flush=True)
+
+    def split(self, model, tok, rows: list[dict], kind: str, max_new_tokens: int | None = None):
+        from unlearnkit.data.encode import PromptFormat
+        from unlearnkit.evaluate import evaluate_split
+
+        st = self.eval_st
+        if max_new_tokens is not None:
+            st = dataclasses.replace(st, max_new_tokens=max_new_tokens)
+        fmt = PromptFormat.for_tokenizer(tok, st.prompt_format)
+        return evaluate_split(model, tok, fmt, rows, kind, st)
+
+    def measure(self, role: str, model, tok) -> dict[str, Any]:
+        """Every number of every check for one model."""
+        from unlearnkit.metrics import scores as S
+
+        out: dict[str, Any] = {}
+        self.log(f"{role}: forget questions")
+        fm, fd = self.split(model, tok, self.forget_qa, "forget")
+        out["forget_rougeL_recall"] = _num(fm["forget_rougeL_recall"])
+        out["forget_prob"] = _num(fm["forget_prob"])
+        if self.holdout:
+            self.log(f"{role}: holdout questions (membership inference)")
+            _, hd = self.split(model, tok, _qa_only(self.holdout), "holdout", max_new_tokens=1)
+            for attack, _label in MIA_ATTACKS:
+                out[f"mia_{attack}_auc"] = _num(S.auc(fd["mia"][attack], hd["mia"][attack]))
+        if self.st.relearn_steps:
+            out["relearn"] = self.relearn(role, model, tok, fd)
+        for bits in self.st.quant_bits:
+            from unlearnkit.quantize import quantized_copy
+
+            self.log(f"{role}: {bits}-bit quantised copy")
+            quant = quantized_copy(model, bits, self.st.group_size)
+            qm, _ = self.split(quant, tok, self.forget_qa, "forget")
+            out[f"quant{bits}_forget_rougeL_recall"] = _num(qm["forget_rougeL_recall"])
+            out[f"quant{bits}_forget_prob"] = _num(qm["forget_prob"])
+            del quant
+            _free()
+        if self.probes:
+            self.log(f"{role}: paraphrase probes")
+            pm, _ = self.split(model, tok, self.probes, "forget")
+            out["probe_rougeL_recall"] = _num(pm["forget_rougeL_recall"])
+            out["probe_prob"] = _num(pm["forget_prob"])
+        return out
+
+    def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
+        """Forget ROUGE / prob on the held items after k relearning steps (k = 0: before the attack)."""
+        rouge, nll = forget_details["rougeL_recall"], forget_details["nll_mean"]
+        held = [self.forget_qa[i] for i in self.held_idx]
+        train = [self.forget_qa[i] for i in self.train_idx]
+        res: dict[str, Any] = {
+            "0": {
+                "rougeL_recall": _mean([rouge[i] for i in self.held_idx]),
+                "prob": _mean([math.exp(-nll[i]) for i in self.held_idx]),
+            }
+        }
+        for k in self.st.relearn_steps:
+            self.log(f"{role}: relearning {k} steps on {len(train)} forget items")
+            attacked = relearned_copy(model, tok, train, k, self.st)
+            m, _ = self.split(attacked, tok, held, "forget")
+            res[str(k)] = {"rougeL_recall": _num(m["forget_rougeL_recall"]), "prob": _num(m["forget_prob"])}
+            del attacked
+            _free()
+        return res
+
+
+def relearned_copy(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings):
+    """A deep copy of ``model`` fine-tuned ``steps`` optimiser steps on ``rows``; ``model`` is untouched.
+
+    Constant learning rate ``settings.relearn_lr``, no warm-up, no weight decay, no checkpoints; the
+    Trainer's working folder is a temporary folder removed afterwards.
+    """
+    from unlearnkit.config import TrainConfig
+    from unlearnkit.finetune import finetune
+
+    cfg = TrainConfig(
+        lr=settings.relearn_lr,
+        max_steps=steps,
+        batch_size=settings.relearn_batch_size,
+        grad_accum=1,
+        warmup_epochs=0.0,
+        weight_decay=0.0,
+        lr_scheduler="constant",
+        seed=settings.seed,
+        max_length=settings.max_length,
+        prompt_format=settings.prompt_format,
+    )
+    attacked = copy.deepcopy(model)
+    for p in attacked.parameters():
+        p.requires_grad_(True)
+    attacked.train()
+    work = tempfile.mkdtemp(prefix="unlearnkit-relearn-")
+    try:
+        finetune(attacked, tokenizer, rows, cfg, work, quiet=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    attacked.eval()
+    return attacked
+
+
+def run_audit(
+    model,
+    tokenizer,
+    bench: Benchmark,
+    *,
+    oracle=None,
+    original=None,
+    settings: AuditSettings | None = None,
+    names: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run every check on ``model`` (and on ``oracle`` / ``original`` when given) and return the audit.
+
+    ``oracle`` and ``original`` are a model (sharing ``tokenizer``) or a ``(model, tokenizer)`` pair.
+    ``names`` (e.g. the model folders) are recorded in the card. None of the models is modified.
+    The result is JSON-ready: ``{"version", "settings", "models", "data", "checks": [...],
+    "verdicts": [...]}``; each check has ``rows`` of ``{"label", "audited", "oracle", "original"}``
+    and a ``verdict`` line.
+    """
+    st = settings or AuditSettings()
+    auditor = _Auditor(bench, st)
+    pairs = {"audited": (model, tokenizer), "oracle": _as_pair(oracle, tokenizer)}
+    pairs["original"] = _as_pair(original, tokenizer)
+    roles = [r for r in ROLES if pairs[r] is not None]
+    measured = {role: auditor.measure(role, *pairs[role]) for role in roles}
+    checks = [
+        _mia_check(measured, auditor),
+        _relearn_check(measured, auditor),
+        _quant_check(measured, auditor),
+        _probe_check(measured, auditor),
+    ]
+    settings_dict = dataclasses.asdict(st)
+    settings_dict.pop("progress", None)
+    return {
+        "version": AUDIT_VERSION,
+        "settings": settings_dict,
+        "models": {role: (names or {}).get(role, role) for role in roles},
+        "data": {
+            "path": str(bench.path),
+            "forget_items": len(auditor.forget),
+            "holdout_items": len(auditor.holdout),
+            "relearn_train_items": len(auditor.train_idx),
+            "relearn_held_items": len(auditor.held_idx),
+            "probe_items": len(auditor.probes),
+            "probe_source": auditor.probe_source if auditor.probes else None,
+        },
+        "measured": measured,
+        "checks": checks,
+        "verdicts": [c["verdict"] for c in checks],
+    }
+
+
+# ------------------------------------------------------------------------------------ checks, verdicts
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def _row(label: str, measured: dict, get) -> dict[str, Any]:
+    row: dict[str, Any] = {"label": label}
+    for role in ROLES:
+        if role in measured:
+            try:
+                row[role] = _num(get(measured[role]))
+            except (KeyError, TypeError):
+                row[role] = None
+    return row
+
+
+def _others(parts: dict[str, str]) -> str:
+    """'; the oracle X, the original model Y' for the roles present."""
+    words = {"oracle": "the oracle", "original": "the original model"}
+    bits = [f"{words[r]} {text}" for r, text in parts.items() if r != "audited" and text is not None]
+    return ("; " + ", ".join(bits)) if bits else ""
+
+
+def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    check: dict[str, Any] = {
+        "id": "mia",
+        "title": "Membership inference (forget = members, holdout = non-members)",
+        "about": "ROC AUC per attack; 0.5 = no membership signal (what the retain oracle gets). "
+        "Above 0.5: forget items still look trained-on; below 0.5: they look less likely than "
+        "never-seen items, which also gives the unlearning away.",
+    }
+    if not a.holdout:
+        check.update(rows=[], skipped="the benchmark has no holdout split (holdout.jsonl)")
+        check["verdict"] = "membership inference: skipped, no holdout split to compare the forget set with"
+        return check
+    check["rows"] = [
+        _row(f"AUC {label}", measured, lambda m, k=k: m[f"mia_{k}_auc"]) for k, label in MIA_ATTACKS
+    ]
+
+    def strongest(role: str) -> tuple[str, float] | None:
+        aucs = [(label, measured[role].get(f"mia_{k}_auc")) for k, label in MIA_ATTACKS]
+        aucs = [(label, v) for label, v in aucs if v is not None]
+        return max(aucs, key=lambda t: abs(t[1] - 0.5)) if aucs else None
+
+    best = strongest("audited")
+    if best is None:
+        check["verdict"] = "membership inference: no AUC could be computed"
+        return check
+    label, value = best
+    parts = {}
+    for role in ("oracle", "original"):
+        if role in measured and measured[role].get(f"mia_{_attack_key(label)}_auc") is not None:
+            parts[role] = f"{measured[role][f'mia_{_attack_key(label)}_auc']:.2f}"
+    direction = "above" if value >= 0.5 else "below"
+    check["verdict"] = (
+        f"membership inference: the strongest attack ({label}) separates the {len(a.forget)} forget items "
+        f"from the {len(a.holdout)} holdout items with AUC {value:.2f} ({abs(value - 0.5):.2f} {direction} "
+        f"the no-signal 0.5){_others(parts)}"
+    )
+    check["strongest_attack"] = label
+    return check
+
+
+def _attack_key(label: str) -> str:
+    return dict((lab, k) for k, lab in MIA_ATTACKS)[label]
+
+
+def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    st = a.st
+    check: dict[str, Any] = {
+        "id": "relearning",
+        "title": "Relearning attack",
+        "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
+        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items, then asked the other "
+        f"{len(a.held_idx)} forget questions. Restored = ROUGE-L after the attack / the original "
+        "model's ROUGE-L on the same questions.",
+    }
+    if not st.relearn_steps:
+        check.update(rows=[], skipped="relearn_steps is empty")
+        check["verdict"] = "relearning attack: skipped (no relearn steps)"
+        return check
+    ks = ["0", *[str(k) for k in st.relearn_steps]]
+    rows = []
+    for k in ks:
+        rows.append(
+            _row(f"ROUGE-L recall after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"])
+        )
+    for k in ks:
+        rows.append(_row(f"prob after {k} steps", measured, lambda m, k=k: m["relearn"][k]["prob"]))
+    base = measured.get("original", {}).get("relearn", {}).get("0", {}).get("rougeL_recall")
+    restored = {}
+    if base is not None and base > 1e-6:
+        for k in ks[1:]:
+            row = _row(
+                f"restored after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"] / base
+            )
+            rows.append(row)
+            restored[k] = row
+    check["rows"] = rows
+    k = ks[-1]
+
+    def rouge(role: str, step: str) -> float | None:
+        return measured[role]["relearn"][step]["rougeL_recall"]
+
+    what = f"relearning {k} steps on {len(a.train_idx)} forget items"
+    on = f"the {len(a.held_idx)} other forget questions"
+    if restored:
+        parts = {}
+        if "oracle" in measured:
+            parts["oracle"] = f"reaches {_pct(restored[k].get('oracle'))} ({_f(rouge('oracle', k))})"
+        check["verdict"] = (
+            f"{what} restores {_pct(restored[k]['audited'])} of the original model's forget ROUGE-L on {on} "
+            f"({_f(rouge('audited', '0'))} -> {_f(rouge('audited', k))}; original {_f(base)})"
+            f"{_others(parts)}"
+        )
+    else:
+        parts = {}
+        if "oracle" in measured:
+            parts["oracle"] = f"goes {_f(rouge('oracle', '0'))} -> {_f(rouge('oracle', k))}"
+        check["verdict"] = (
+            f"{what} moves forget ROUGE-L on {on} from {_f(rouge('audited', '0'))} to "
+            f"{_f(rouge('audited', k))}{_others(parts)}"
+        )
+    return check
+
+
+def _quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    st = a.st
+    check: dict[str, Any] = {
+        "id": "quantization",
+        "title": "Quantisation attack",
+        "about": "Round-to-nearest fake-quantised copies (8-bit per output channel, lower widths in "
+        f"groups of {st.group_size} inputs) asked the {len(a.forget)} forget questions. A rise over "
+        "full precision means the knowledge was hidden by small weight changes, not removed.",
+    }
+    if not st.quant_bits:
+        check.update(rows=[], skipped="quant_bits is empty")
+        check["verdict"] = "quantisation attack: skipped (no bit widths)"
+        return check
+    rows = [_row("ROUGE-L recall, full precision", measured, lambda m: m["forget_rougeL_recall"])]
+    rows += [
+        _row(f"ROUGE-L recall, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_rougeL_recall"])
+        for b in st.quant_bits
+    ]
+    rows.append(_row("prob, full precision", measured, lambda m: m["forget_prob"]))
+    rows += [
+        _row(f"prob, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_prob"]) for b in st.quant_bits
+    ]
+    check["rows"] = rows
+    bits = min(st.quant_bits)
+    key = f"quant{bits}_forget_rougeL_recall"
+    parts = {
+        role: f"{_f(measured[role]['forget_rougeL_recall'])} -> {_f(measured[role][key])}"
+        for role in ("oracle", "original")
+        if role in measured
+    }
+    m = measured["audited"]
+    check["verdict"] = (
+        f"quantisation to {bits} bits moves forget ROUGE-L from {_f(m['forget_rougeL_recall'])} to "
+        f"{_f(m[key])} (prob {_f(m['forget_prob'], 3)} -> {_f(m[f'quant{bits}_forget_prob'], 3)})"
+        f"{_others(parts)}"
+    )
+    return check
+
+
+def _probe_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    source = "the rows' paraphrased_question" if a.probe_source == "paraphrased_question" else a.probe_source
+    check: dict[str, Any] = {
+        "id": "paraphrase",
+        "title": "Paraphrase probes",
+        "about": f"{len(a.probes)} reworded forget questions (from {source}) asked again.",
+    }
+    if not a.probes:
+        check.update(rows=[], skipped="no paraphrased_question in the forget rows and no probes file")
+        check["verdict"] = "paraphrase probes: skipped (no paraphrased questions; pass a probes file)"
+        return check
+    check["rows"] = [
+        _row("ROUGE-L recall, original wording", measured, lambda m: m["forget_rougeL_recall"]),
+        _row("ROUGE-L recall, paraphrased", measured, lambda m: m["probe_rougeL_recall"]),
+        _row("prob, original wording", measured, lambda m: m["forget_prob"]),
+        _row("prob, paraphrased", measured, lambda m: m["probe_prob"]),
+    ]
+    parts = {
+        role: _f(measured[role]["probe_rougeL_recall"]) for role in ("oracle", "original") if role in measured
+    }
+    m = measured["audited"]
+    check["verdict"] = (
+        f"paraphrased forget questions get ROUGE-L recall {_f(m['probe_rougeL_recall'])} "
+        f"(original wording {_f(m['forget_rougeL_recall'])}){_others(parts)}"
+    )
+    return check
+
+
+# ------------------------------------------------------------------------------------------- output
+
+
+def _roles_of(audit: dict) -> list[str]:
+    return [r for r in ROLES if r in audit.get("models", {})]
+
+
+def audit_markdown(audit: dict) -> str:
+    """The unlearning audit card as Markdown: one table per check, a verdict line under each."""
+    roles = _roles_of(audit)
+    lines = ["# Unlearning audit card", ""]
+    for role in roles:
+        lines.append(f"- **{role}**: `{audit['models'][role]}`")
+    data = audit.get("data", {})
+    lines += [
+        f"- **data**: `{data.get('path')}` ({data.get('forget_items')} forget items, "
+        f"{data.get('holdout_items')} holdout items)",
+        "",
+        "Each check is run on every model; the retain oracle shows what genuinely absent knowledge "
+        "looks like, the original model what present knowledge looks like.",
+        "",
+    ]
+    for i, check in enumerate(audit["checks"], start=1):
+        lines += [f"## {i}. {check['title']}", "", check.get("about", ""), ""]
+        if check.get("rows"):
+            lines.append("| | " + " | ".join(roles) + " |")
+            lines.append("|---|" + "---:|" * len(roles))
+            for row in check["rows"]:
+                cells = [_cell(row.get(r)) for r in roles]
+                lines.append(f"| {_md_escape(row['label'])} | " + " | ".join(cells) + " |")
+            lines.append("")
+        lines += [f"**Verdict:** {_md_escape(check['verdict'])}", ""]
+    return "\n".join(lines)
+
+
+def _cell(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+_CSS = (
+    ".uk-audit{font-family:system-ui,sans-serif;max-width:60em}"
+    ".uk-audit table{border-collapse:collapse;margin:.4em 0}"
+    ".uk-audit th,.uk-audit td{border:1px solid #ccc;padding:.2em .6em}"
+    ".uk-audit td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".uk-audit .verdict{background:#f4f6fa;border-left:4px solid #4a6fa5;padding:.3em .6em}"
+    ".uk-audit .about{color:#555;font-size:.92em}"
+)
+
+
+def audit_card_html(audit: dict) -> str:
+    """The audit card as a self-contained, escaped HTML fragment (its own scoped ``<style>``)."""
+    e = html.escape
+    roles = _roles_of(audit)
+    out = [f"<section class='uk-audit'><style>{_CSS}</style>", "<h2>Unlearning audit card</h2>", "<ul>"]
+    for role in roles:
+        out.append(f"<li><b>{e(role)}</b>: <code>{e(str(audit['models'][role]))}</code></li>")
+    out.append("</ul>")
+    for i, check in enumerate(audit["checks"], start=1):
+        out.append(f"<h3>{i}. {e(check['title'])}</h3>")
+        out.append(f"<p class='about'>{e(check.get('about', ''))}</p>")
+        if check.get("rows"):
+            out.append("<table><tr><th></th>" + "".join(f"<th>{e(r)}</th>" for r in roles) + "</tr>")
+            for row in check["rows"]:
+                cells = "".join(f"<td class='num'>{e(_cell(row.get(r)))}</td>" for r in roles)
+                out.append(f"<tr><td>{e(row['label'])}</td>{cells}</tr>")
+            out.append("</table>")
+        out.append(f"<p class='verdict'><b>Verdict:</b> {e(check['verdict'])}</p>")
+    out.append("</section>")
+    return "\n".join(out) + "\n"
+
+
+def write_audit(output_dir: str | Path, audit: dict, overwrite: bool = False) -> Path:
+    """Write ``audit.json`` and ``audit.md`` into ``output_dir`` atomically (all or nothing)."""
+    from unlearnkit.io import atomic_dir, write_json, write_text_atomic
+
+    with atomic_dir(output_dir, overwrite=overwrite) as tmp:
+        write_json(tmp / "audit.json", audit)
+        write_text_atomic(tmp / "audit.md", audit_markdown(audit))
+    return Path(output_dir)
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+
+
+def add_audit_arguments(parser) -> None:
+    """Add the ``unlearnkit audit`` flags to an argparse (sub)parser."""
+    parser.add_argument("--model", required=True, help="the model folder (or HF id) to audit")
+    parser.add_argument("--data", required=True, help="benchmark folder (forget.jsonl, holdout.jsonl, ...)")
+    parser.add_argument("--retain-model", default=None, help="retain-oracle model folder (recommended)")
+    parser.add_argument("--original-model", default=None, help="the model before unlearning (the target)")
+    parser.add_argument("--output", required=True, help="folder for audit.json and audit.md")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    parser.add_argument(
+        "--relearn-steps",
+        default="5,20,50",
+        help="comma-separated optimiser steps of the relearning attack; 'none' skips it (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--relearn-lr",
+        type=float,
+        default=1e-3,
+        help="relearning learning rate; 1e-3 suits the tiny model, ~1e-5 pretrained 1B+ models "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--relearn-fraction",
+        type=float,
+        default=0.5,
+        help="share of the forget items relearned on (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
+    )
+    parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
+    parser.add_argument("--probes", default=None, help="JSONL of reworded forget questions (question/answer)")
+    parser.add_argument("--max-items", type=int, default=200, help="items per split (default: %(default)s)")
+    parser.add_argument(
+        "--max-new-tokens", type=int, default=64, help="greedy generation length (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the relearning split (default: %(default)s)"
+    )
+    if "--trust-remote-code" not in getattr(parser, "_option_string_actions", {}):
+        parser.add_argument(
+            "--trust-remote-code",
+            action="store_true",
+            help="allow a hub model's own Python code to run (off by default: it is arbitrary code)",
+        )
+
+
+def settings_from_args(args) -> AuditSettings:
+    return AuditSettings(
+        relearn_steps=parse_int_list(str(args.relearn_steps), "--relearn-steps"),
+        relearn_fraction=args.relearn_fraction,
+        relearn_lr=args.relearn_lr,
+        quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
+        group_size=args.group_size,
+        max_new_tokens=args.max_new_tokens,
+        max_items=args.max_items,
+        seed=args.seed,
+        probes_path=args.probes,
+        progress=True,
+    )
+
+
+def audit_command(args) -> int:
+    """``unlearnkit audit``: validate everything, load, run the checks, write the card, print verdicts."""
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path, load
+
+    check_output_dir(args.output, args.overwrite)
+    settings = settings_from_args(args)
+    bench = load_benchmark(args.data)
+    paths = {"audited": args.model, "oracle": args.retain_model, "original": args.original_model}
+    for path in paths.values():
+        if path is not None:
+            check_model_path(path)
+    if settings.relearn_steps and len(bench.forget) < 2:
+        raise UserError("the relearning attack needs at least 2 forget items; pass --relearn-steps none")
+    import torch
+
+    torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
+    trust = bool(getattr(args, "trust_remote_code", False))
+    model, tokenizer = load(args.model, trust)
+    oracle = load(args.retain_model, trust) if args.retain_model else None
+    original = load(args.original_model, trust) if args.original_model else None
+    names = {role: str(path) for role, path in paths.items() if path is not None}
+    audit = run_audit(
+        model, tokenizer, bench, oracle=oracle, original=original, settings=settings, names=names
+    )
+    write_audit(args.output, audit, overwrite=args.overwrite)
+    for line in audit["verdicts"]:
+        print(line)
+    print(f"wrote {Path(args.output) / 'audit.md'}")
+    return 0

@@ -1,0 +1,336 @@
+"""Tests for unlearnkit.audit on a miniature world: a tiny target that memorised the forget set must
+fail every check, the retain oracle (never saw it) must pass, and the audit must never touch the
+audited model. One target and one oracle are trained for the whole module (~15 s on one CPU thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from unlearnkit.audit import (
+    AuditSettings,
+    add_audit_arguments,
+    audit_card_html,
+    audit_command,
+    audit_markdown,
+    parse_int_list,
+    relearn_split,
+    run_audit,
+    write_audit,
+)
+from unlearnkit.data import Benchmark, load_benchmark
+from unlearnkit.errors import UserError
+
+MIA_KEYS = ("mia_loss_auc", "mia_zlib_auc", "mia_min_k_auc", "mia_min_k_plus_plus_auc")
+SETTINGS = dict(relearn_steps=(5, 20), max_new_tokens=32, seed=0)
+NUMBER = re.compile(r"\d+\.\d\d|\d+ %")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    # Two OpenMP threads on a shared 2-core machine can be 100x slower than one (spin-waiting).
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, _one_thread):
+    from unlearnkit.commands import build_tiny
+    from unlearnkit.finetune import default_config, finetune, training_rows
+    from unlearnkit.models import load, save_model
+    from unlearnkit.world import write_world
+
+    root = tmp_path_factory.mktemp("audit")
+    data = root / "world"
+    write_world(
+        data, n_authors=12, facts_per_author=4, forget_fraction=0.25, holdout_fraction=0.25, n_general=10
+    )
+    bench = load_benchmark(data)
+    paths = {}
+    for name, split in (("target", "all"), ("oracle", "retain")):
+        model, tok = build_tiny(bench, seed=0)
+        cfg = default_config(True, {"epochs": 60.0, "lr": 3e-3, "seed": 0})
+        finetune(model, tok, training_rows(bench, split), cfg, root / f"{name}.work", quiet=True)
+        save_model(model, tok, root / name, {"kind": name})
+        paths[name] = root / name
+    target, tok = load(str(paths["target"]))
+    oracle, otok = load(str(paths["oracle"]))
+    return {
+        "root": root,
+        "data": data,
+        "bench": bench,
+        "paths": paths,
+        "target": (target, tok),
+        "oracle": (oracle, otok),
+    }
+
+
+def _files_digest(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
+
+
+def _leftover_relearn_dirs() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("unlearnkit-relearn-*")}
+
+
+@pytest.fixture(scope="module")
+def audited(world):
+    """Audit of the target with the oracle and the original (= the target itself, a second object)."""
+    from unlearnkit.models import load
+
+    target, tok = world["target"]
+    before_state = {k: v.clone() for k, v in target.state_dict().items()}
+    before_flags = (target.training, [p.requires_grad for p in target.parameters()])
+    before_files = _files_digest(world["paths"]["target"])
+    before_tmp = _leftover_relearn_dirs()
+    original = load(str(world["paths"]["target"]))
+    audit = run_audit(
+        target,
+        tok,
+        world["bench"],
+        oracle=world["oracle"],
+        original=original,
+        settings=AuditSettings(**SETTINGS),
+        names={"audited": "<b>target</b>", "oracle": "oracle", "original": "target"},
+    )
+    return {
+        "audit": audit,
+        "before_state": before_state,
+        "before_flags": before_flags,
+        "before_files": before_files,
+        "before_tmp": before_tmp,
+    }
+
+
+def _check(audit: dict, cid: str) -> dict:
+    return next(c for c in audit["checks"] if c["id"] == cid)
+
+
+def test_membership_inference_separates_target_not_oracle(audited):
+    m = audited["audit"]["measured"]
+    target_aucs = [m["audited"][k] for k in MIA_KEYS]
+    oracle_aucs = [m["oracle"][k] for k in MIA_KEYS]
+    # Measured: target 1.00 on all four attacks; oracle 0.31-0.41 (12 vs 12 items, chance level).
+    assert min(target_aucs) > 0.8, target_aucs
+    assert max(oracle_aucs) < 0.7, oracle_aucs
+    assert min(t - o for t, o in zip(target_aucs, oracle_aucs)) > 0.3
+    assert [m["original"][k] for k in MIA_KEYS] == target_aucs  # same weights, same numbers
+    rows = _check(audited["audit"], "mia")["rows"]
+    assert [r["label"] for r in rows] == ["AUC LOSS", "AUC zlib", "AUC Min-K%", "AUC Min-K%++"]
+    assert rows[0]["audited"] == m["audited"]["mia_loss_auc"]
+
+
+def test_target_remembers_oracle_does_not(audited):
+    m = audited["audit"]["measured"]
+    # Measured: target forget ROUGE-L 1.00, prob 0.97; oracle 0.28 (template words only), prob 0.008.
+    assert m["audited"]["forget_rougeL_recall"] > 0.9
+    assert m["oracle"]["forget_rougeL_recall"] < m["audited"]["forget_rougeL_recall"] - 0.4
+    assert m["audited"]["forget_prob"] > 0.5 > 0.1 > m["oracle"]["forget_prob"]
+
+
+def test_relearning_attack(audited):
+    audit = audited["audit"]
+    m = audit["measured"]
+    assert audit["data"]["relearn_train_items"] == 6 and audit["data"]["relearn_held_items"] == 6
+    for role in ("audited", "oracle", "original"):
+        assert set(m[role]["relearn"]) == {"0", "5", "20"}
+    # The oracle cannot learn held-out facts from other facts: measured 0.20 -> 0.17 ROUGE-L.
+    assert m["oracle"]["relearn"]["20"]["rougeL_recall"] < 0.5
+    # The target still knows them after the attack (measured 1.00 -> 0.84).
+    assert (
+        m["audited"]["relearn"]["20"]["rougeL_recall"] > m["oracle"]["relearn"]["20"]["rougeL_recall"] + 0.3
+    )
+    # Seeded: the same weights give the same attacked numbers.
+    assert m["audited"]["relearn"] == m["original"]["relearn"]
+    check = _check(audit, "relearning")
+    restored = {r["label"]: r for r in check["rows"] if r["label"].startswith("restored")}
+    base = m["original"]["relearn"]["0"]["rougeL_recall"]
+    assert restored["restored after 20 steps"]["oracle"] == pytest.approx(
+        m["oracle"]["relearn"]["20"]["rougeL_recall"] / base
+    )
+    assert "restores" in check["verdict"] and "the oracle reaches" in check["verdict"]
+
+
+def test_relearning_never_touches_the_audited_model(world, audited):
+    target, _ = world["target"]
+    after = target.state_dict()
+    assert after.keys() == audited["before_state"].keys()
+    for k, v in after.items():
+        assert torch.equal(v, audited["before_state"][k]), k
+    assert (target.training, [p.requires_grad for p in target.parameters()]) == audited["before_flags"]
+    assert _files_digest(world["paths"]["target"]) == audited["before_files"]
+    assert _leftover_relearn_dirs() <= audited["before_tmp"]  # the Trainer's temp folders are removed
+
+
+def test_quantisation_and_paraphrase_checks(audited):
+    m = audited["audit"]["measured"]
+    # RTN 8/4-bit barely moves a model trained to convergence (measured 1.00 -> 1.00).
+    assert m["audited"]["quant8_forget_rougeL_recall"] > 0.9
+    assert m["audited"]["quant4_forget_rougeL_recall"] > 0.8
+    assert m["oracle"]["quant4_forget_rougeL_recall"] < 0.6
+    # Reworded questions: target 0.84, oracle 0.27.
+    assert audited["audit"]["data"]["probe_source"] == "paraphrased_question"
+    assert m["audited"]["probe_rougeL_recall"] > m["oracle"]["probe_rougeL_recall"] + 0.3
+
+
+def test_verdicts_have_numbers(audited):
+    audit = audited["audit"]
+    assert len(audit["verdicts"]) == 4
+    for line in audit["verdicts"]:
+        assert len(NUMBER.findall(line)) >= 3, line
+        assert "pass" not in line.lower() and "fail" not in line.lower()
+    mia = audit["verdicts"][0]
+    assert "AUC 1.00" in mia and "the oracle 0." in mia and "the original model 1.00" in mia
+
+
+def test_write_audit(tmp_path, audited):
+    audit = audited["audit"]
+    out = tmp_path / "card"
+    write_audit(out, audit, overwrite=False)
+    assert sorted(p.name for p in out.iterdir()) == ["audit.json", "audit.md"]
+    data = json.loads((out / "audit.json").read_text())
+    assert data["verdicts"] == audit["verdicts"]
+    assert (
+        data["measured"]["audited"]["forget_rougeL_recall"]
+        == audit["measured"]["audited"]["forget_rougeL_recall"]
+    )
+    md = (out / "audit.md").read_text()
+    assert md.startswith("# Unlearning audit card")
+    assert md.count("**Verdict:**") == 4
+    assert "| | audited | oracle | original |" in md
+    for line in md.splitlines():
+        if line.startswith("**Verdict:**"):
+            assert NUMBER.search(line), line
+    with pytest.raises(UserError, match="already exists"):
+        write_audit(out, audit, overwrite=False)
+    write_audit(out, audit, overwrite=True)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".card")]  # no temp folders left
+
+
+def test_html_card_is_escaped(audited):
+    page = audit_card_html(audited["audit"])
+    assert "<b>target</b>" not in page and "&lt;b&gt;target&lt;/b&gt;" in page
+    assert page.startswith("<section") and page.rstrip().endswith("</section>")
+    assert page.count("class='verdict'") == 4
+    assert "<script" not in page and "http" not in page  # self-contained
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"relearn_steps": (0,)},
+        {"relearn_steps": (5, 5)},
+        {"relearn_steps": ("x",)},
+        {"relearn_fraction": 1.0},
+        {"relearn_fraction": 0},
+        {"relearn_lr": 0.0},
+        {"relearn_lr": float("nan")},
+        {"quant_bits": (16,)},
+        {"quant_bits": (1,)},
+        {"group_size": 0},
+        {"max_new_tokens": 0},
+        {"max_items": 0},
+        {"seed": 1.5},
+        {"probes_path": "/nonexistent/probes.jsonl"},
+        {"prompt_format": "xml"},
+    ],
+)
+def test_bad_settings(bad):
+    with pytest.raises(UserError):
+        AuditSettings(**bad)
+
+
+def test_settings_normalised():
+    st = AuditSettings(relearn_steps=[50, 5], quant_bits=[4])
+    assert st.relearn_steps == (5, 50) and st.quant_bits == (4,)
+    assert AuditSettings(relearn_steps=(), quant_bits=()).relearn_steps == ()
+    assert parse_int_list("5,20,50", "--x") == (5, 20, 50)
+    assert parse_int_list("none", "--x") == ()
+    with pytest.raises(UserError, match="--relearn-steps"):
+        parse_int_list("5;20", "--relearn-steps")
+
+
+def test_relearn_split():
+    train, held = relearn_split(12, 0.5, seed=0)
+    assert len(train) == 6 and len(held) == 6 and not set(train) & set(held)
+    assert sorted(train + held) == list(range(12))
+    assert relearn_split(12, 0.5, seed=0) == (train, held)
+    assert relearn_split(12, 0.5, seed=1) != (train, held)
+    assert relearn_split(2, 0.9, seed=0)[1]  # always keeps a held item
+    with pytest.raises(UserError, match="at least 2"):
+        relearn_split(1, 0.5, seed=0)
+
+
+def test_probes_file_and_missing_holdout(world, tmp_path):
+    bench = world["bench"]
+    probes = tmp_path / "probes.jsonl"
+    rows = [{"question": r["paraphrased_question"], "answer": r["answer"]} for r in bench.forget[:4]]
+    probes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    no_holdout = Benchmark(path=bench.path, forget=bench.forget, retain=bench.retain)
+    model, tok = world["target"]
+    settings = AuditSettings(relearn_steps=(), quant_bits=(), max_new_tokens=32, probes_path=str(probes))
+    audit = run_audit(model, tok, no_holdout, settings=settings)
+    assert audit["data"]["probe_source"] == str(probes) and audit["data"]["probe_items"] == 4
+    assert list(audit["models"]) == ["audited"]
+    mia = _check(audit, "mia")
+    assert mia["skipped"] and "no holdout" in mia["verdict"]
+    assert _check(audit, "relearning")["skipped"]
+    assert audit["measured"]["audited"]["probe_rougeL_recall"] > 0.5
+    md = audit_markdown(audit)
+    assert "| | audited |" in md and "oracle |" not in md
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser()
+    add_audit_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_cli(world, tmp_path, capsys):
+    out = tmp_path / "audit_out"
+    argv = [
+        "--model", str(world["paths"]["target"]),
+        "--data", str(world["data"]),
+        "--retain-model", str(world["paths"]["oracle"]),
+        "--output", str(out),
+        "--relearn-steps", "3",
+        "--quant-bits", "4",
+        "--max-items", "8",
+        "--max-new-tokens", "24",
+    ]  # fmt: skip
+    args = _parse(argv)
+    assert args.relearn_steps == "3" and args.trust_remote_code is False
+    assert audit_command(args) == 0
+    printed = capsys.readouterr().out
+    assert "membership inference" in printed and "relearning 3 steps" in printed
+    data = json.loads((out / "audit.json").read_text())
+    assert data["data"]["forget_items"] == 8 and data["settings"]["quant_bits"] == [4]
+    assert data["models"]["oracle"] == str(world["paths"]["oracle"])
+    # An existing output is refused before any model is loaded (the model path is bogus here).
+    argv[1] = str(tmp_path / "no_such_model")
+    with pytest.raises(UserError, match="already exists"):
+        audit_command(_parse(argv))
+    with pytest.raises(UserError, match="--relearn-steps"):
+        audit_command(_parse([*argv, "--overwrite", "--relearn-steps", "a,b"]))
+    with pytest.raises(UserError, match="does not exist"):
+        audit_command(_parse([*argv, "--overwrite"]))
+
+
+def test_add_audit_arguments_keeps_an_existing_trust_flag():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trust-remote-code", action="store_true")
+    add_audit_arguments(parser)  # no "conflicting option string" error
+    args = parser.parse_args(["--model", "m", "--data", "d", "--output", "o", "--trust-remote-code"])
+    assert args.trust_remote_code and args.relearn_steps == "5,20,50" and args.max_items == 200
