@@ -138,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     _common_model_flags(a)
 
+    from unlearnkit.audit import add_audit_arguments
+
+    add_audit_arguments(sub.add_parser("audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"))
     sub.add_parser("methods", help="list the methods and their papers")
     return parser
 

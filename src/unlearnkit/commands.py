@@ -275,3 +275,10 @@ def cmd_quickstart(args) -> int:
     from unlearnkit.quickstart import run_quickstart
 
     return run_quickstart(args)
+
+
+def cmd_audit(args) -> int:
+    from unlearnkit.audit import audit_command
+
+    _torch_threads()
+    return audit_command(args)
