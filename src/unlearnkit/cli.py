@@ -140,7 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from unlearnkit.audit import add_audit_arguments
 
-    add_audit_arguments(sub.add_parser("audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"))
+    add_audit_arguments(
+        sub.add_parser(
+            "audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"
+        )
+    )
     sub.add_parser("methods", help="list the methods and their papers")
     return parser
 

@@ -185,6 +185,107 @@ class ASUConfig(MethodConfig):
 
 
 @dataclass
+class SimNPOConfig(MethodConfig):
+    """SimNPO (arXiv 2410.07163): reference-free, length-normalised NPO; beta 2.5-4.5, gamma 0."""
+
+    beta: float = 2.5
+    gamma: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta > 0, "beta", self.beta, "must be > 0")
+
+
+@dataclass
+class DPOConfig(MethodConfig):
+    """IdkDPO (arXiv 2404.05868 baseline): prefer a refusal over the forget answer; beta 0.1."""
+
+    beta: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta > 0, "beta", self.beta, "must be > 0")
+
+
+@dataclass
+class IDKAPConfig(MethodConfig):
+    """IDK+AP (arXiv 2410.08109): refusal NLL on forget + answer preservation on retain (replaces retain NLL)."""
+
+    beta: float = 0.1
+    retain_loss: str = "none"  # AP is the retain term; an extra NLL/KL term can be added
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta > 0, "beta", self.beta, "must be > 0")
+
+
+@dataclass
+class MEConfig(MethodConfig):
+    """ME+GD (arXiv 2410.08109): maximise entropy on forget answers (weight 0.1) + retain NLL."""
+
+    forget_weight: float = 0.1
+
+
+@dataclass
+class UNDIALConfig(MethodConfig):
+    """UNDIAL (arXiv 2402.10052): self-distillation towards the reference with the true token's logit lowered."""
+
+    beta: float = 10.0
+    retain_loss: str = "none"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.beta >= 0, "beta", self.beta, "must be >= 0")
+
+
+@dataclass
+class RMUConfig(MethodConfig):
+    """RMU (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on forget data to ``steering_coeff * u``.
+
+    ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x ``train_modules``
+    are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` = every layer.
+    The retain term is the activation MSE to the frozen model, not NLL/KL.
+    """
+
+    layer: int = 7
+    steering_coeff: float = 6.5
+    retain_weight: float = 1200.0
+    retain_loss: str = "none"
+    train_layers: str = "5,6,7"
+    train_modules: str = "mlp.down_proj"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.layer >= 0, "layer", self.layer, "must be >= 0")
+        _check(self.steering_coeff > 0, "steering_coeff", self.steering_coeff, "must be > 0")
+        self.train_layer_list()
+
+    def train_layer_list(self) -> list[int] | None:
+        text = str(self.train_layers).strip()
+        if not text:
+            return None
+        try:
+            return [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"train_layers={self.train_layers!r} is invalid: use e.g. 5,6,7") from None
+
+
+@dataclass
+class ASURMUConfig(RMUConfig):
+    """ASU representation variant (arXiv 2603.01285, WMDP): RMU whose target is the frozen model's own
+    layer activation under smoothed attention (instead of ``steering_coeff * u``)."""
+
+    tau: float = 2.0
+    layers: str = ""  # attention layers to smooth (empty = all)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.tau > 0, "tau", self.tau, "must be > 0")
+
+    layer_list = ASUConfig.layer_list
+
+
+@dataclass
 class TokenSelectionConfig:
     """TokenUnlearn selection (arXiv 2605.00364): hard top-r or soft softmax(phi / tau_w) weights."""
 

@@ -21,15 +21,23 @@ import torch
 from unlearnkit import config as C
 from unlearnkit.errors import UserError
 from unlearnkit.objectives import (
+    ap_loss,
     asu_loss,
+    dpo_loss,
     drop_first_answer_token,
     forward_kl_loss,
     ga_loss,
+    me_loss,
     nll_loss,
     npo_loss,
+    rmu_control_vector,
+    rmu_forget_loss,
+    rmu_retain_loss,
+    simnpo_loss,
+    undial_loss,
     wga_loss,
 )
-from unlearnkit.tokens import shift_weights, token_logps
+from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
 
 
 @dataclass
@@ -139,6 +147,93 @@ def step_asu(ctx, batch, cfg):
     return combine(kl + idk, ctx, batch, cfg, {"asu_kl": kl.detach(), "idk_nll": idk.detach()})
 
 
+def step_simnpo(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(simnpo_loss(f.logps, f.weights, cfg.beta, cfg.gamma), ctx, batch, cfg)
+
+
+def step_idk_dpo(ctx, batch, cfg):
+    """Chosen = the refusal to the forget question, rejected = the forget answer."""
+    f, i = ctx.policy(batch["forget"]), ctx.policy(batch["idk"])
+    loss = dpo_loss(
+        i.logps,
+        ctx.ref_logps(batch["idk"]),
+        i.mask.float(),
+        f.logps,
+        ctx.ref_logps(batch["forget"]),
+        f.weights,
+        cfg.beta,
+    )
+    return combine(loss, ctx, batch, cfg)
+
+
+def step_idk_ap(ctx, batch, cfg):
+    """Refusal NLL on forget + AP on retain: prefer the true retain answer over a refusal to it."""
+    i = ctx.policy(batch["idk"])
+    idk = nll_loss(i.logps, i.mask.float())
+    r, ri = ctx.policy(batch["retain"]), ctx.policy(batch["retain_idk"])
+    ap = ap_loss(r.logps, r.mask.float(), ri.logps, ri.mask.float(), cfg.beta)
+    total, logs = combine(idk, ctx, batch, cfg, {"ap": ap.detach()})
+    return total + ap, logs
+
+
+def step_me(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(me_loss(f.logits, f.weights), ctx, batch, cfg)
+
+
+def step_undial(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    targets = shifted_targets(batch["forget"]["labels"])
+    loss = undial_loss(f.logits, ctx.ref_logits(batch["forget"]), targets, f.weights, cfg.beta)
+    return combine(loss, ctx, batch, cfg)
+
+
+def _rmu_retain(ctx, batch, cfg, layer):
+    r = ctx.policy(batch["retain"], hidden_layer=layer)
+    ref_h = ctx.reference.hidden(batch["retain"], layer)[:, :-1]
+    return rmu_retain_loss(r.hidden[:, :-1], ref_h, r.mask.float())
+
+
+def step_rmu(ctx, batch, cfg):
+    """Hidden states index ``layer + 1`` = the output of decoder layer ``layer`` (index 0 = embeddings)."""
+    layer = cfg.layer + 1
+    f = ctx.policy(batch["forget"], hidden_layer=layer)
+    control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
+    forget = rmu_forget_loss(f.hidden[:, :-1], control, f.weights)
+    retain = _rmu_retain(ctx, batch, cfg, layer)
+    total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
+    return total + cfg.retain_weight * retain, logs
+
+
+def step_asu_rmu(ctx, batch, cfg):
+    """The target is the frozen model's own layer output under smoothed attention (ASU, WMDP variant)."""
+    layer = cfg.layer + 1
+    f = ctx.policy(batch["forget"], hidden_layer=layer)
+    target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())[:, :-1]
+    forget = rmu_forget_loss(f.hidden[:, :-1], target, f.weights)
+    retain = _rmu_retain(ctx, batch, cfg, layer)
+    total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
+    return total + cfg.retain_weight * retain, logs
+
+
+def freeze_except_rmu_params(model, cfg) -> int:
+    """RMU trains only ``train_modules`` of ``train_layers``; returns the number of trainable tensors."""
+    layers = cfg.train_layer_list()
+    modules = [m.strip() for m in str(cfg.train_modules).split(",") if m.strip()]
+    n = 0
+    for name, param in model.named_parameters():
+        in_layer = layers is None or any(f"layers.{i}." in name for i in layers)
+        keep = in_layer and (not modules or any(f".{m}." in name or name.endswith(f".{m}") for m in modules))
+        param.requires_grad_(keep)
+        n += keep
+    if n == 0:
+        raise UserError(
+            f"RMU: no parameter matches train_layers={cfg.train_layers!r} train_modules={cfg.train_modules!r}"
+        )
+    return n
+
+
 # --- registry ---------------------------------------------------------------------------------
 
 
@@ -152,13 +247,15 @@ class Method:
     uses_reference: bool = False  # besides a KL retain term
     uses_teacher: bool = False
     uses_idk: bool = False
+    uses_retain_idk: bool = False  # the retain question with a refusal answer (IDK+AP)
     token_level: bool = False
+    prepare: Callable | None = None  # called on the model before training (e.g. RMU freezes layers)
 
     def needs_reference(self, cfg) -> bool:
         return self.uses_reference or self.uses_teacher or getattr(cfg, "retain_loss", "none") == "kl"
 
     def needs_idk(self, cfg) -> bool:
-        return self.uses_idk or bool(getattr(cfg, "idk", False))
+        return self.uses_idk or self.uses_retain_idk or bool(getattr(cfg, "idk", False))
 
 
 def _with_default(cls: type, **defaults) -> type:
@@ -185,6 +282,60 @@ _BASE = [
         "answer forget questions with a refusal + retain",
         "arXiv 2401.06121",
         uses_idk=True,
+    ),
+    Method(
+        "simnpo",
+        C.SimNPOConfig,
+        step_simnpo,
+        "reference-free length-normalised NPO + retain",
+        "arXiv 2410.07163",
+    ),
+    Method(
+        "idk_dpo",
+        C.DPOConfig,
+        step_idk_dpo,
+        "DPO preferring a refusal over the forget answer + retain",
+        "arXiv 2305.18290; arXiv 2404.05868",
+        uses_reference=True,
+        uses_idk=True,
+    ),
+    Method(
+        "idk_ap",
+        C.IDKAPConfig,
+        step_idk_ap,
+        "refusal on forget + answer preservation on retain",
+        "arXiv 2410.08109",
+        uses_idk=True,
+        uses_retain_idk=True,
+    ),
+    Method(
+        "me_gd", C.MEConfig, step_me, "maximum entropy on forget answers + retain NLL", "arXiv 2410.08109"
+    ),
+    Method(
+        "undial",
+        C.UNDIALConfig,
+        step_undial,
+        "self-distillation with the answer token's logit lowered",
+        "arXiv 2402.10052",
+        uses_reference=True,
+    ),
+    Method(
+        "rmu",
+        C.RMUConfig,
+        step_rmu,
+        "steer a layer's forget activations to a random direction",
+        "arXiv 2403.03218",
+        uses_reference=True,
+        prepare=freeze_except_rmu_params,
+    ),
+    Method(
+        "asu_rmu",
+        C.ASURMUConfig,
+        step_asu_rmu,
+        "RMU with the smoothed model's activations as target (WMDP)",
+        "arXiv 2603.01285",
+        uses_teacher=True,
+        prepare=freeze_except_rmu_params,
     ),
     Method(
         "asu",
@@ -220,11 +371,13 @@ METHODS: dict[str, Method] = {m.name: m for m in _BASE}
 
 def _add_token_variants() -> None:
     """T-* (hard top-r selection) and S-* (soft weights) of GA, WGA, NPO, ASU (TokenUnlearn, arXiv 2605.00364)."""
-    for base_name in ("ga", "wga", "npo", "asu"):
+    for base_name in ("ga", "wga", "npo", "rmu", "asu"):
         base = METHODS[base_name]
         for prefix, selection in (("t", "hard"), ("s", "soft")):
             cls = C.token_variant(base.config)
-            cls = _with_default(cls, selection=selection)
+            # RMU's retain term is its activation MSE (weight 1200), so no extra KL term there.
+            extra = {"retain_loss": "none"} if base_name == "rmu" else {}
+            cls = _with_default(cls, selection=selection, **extra)
             METHODS[f"{prefix}-{base_name}"] = dataclasses.replace(
                 base,
                 name=f"{prefix}-{base_name}",

@@ -1,12 +1,13 @@
-"""Where reference-model and ASU-teacher outputs come from.
+"""Where reference-model and ASU-teacher outputs come from (``--set reference=copy|adapter|cache|auto``).
 
 * ``copy``: a frozen second model loaded from the same checkpoint (2x the weights in memory).
 * ``adapter``: with LoRA, the original model *is* the base with adapters disabled; the teacher is
   that base under smoothed attention. No second set of weights.
-* ``cache``: outputs computed once before training and looked up by example index (see
-  ``unlearnkit.cache``).
+* ``cache``: outputs computed once with the original model before training and looked up by
+  example index (see ``unlearnkit.cache``).
 
-All return logits aligned with the input ids (``[B,T,V]``) and never carry gradients.
+All return logits aligned with the input ids (``[B,T,V]``) and never carry gradients. Every model
+pass runs in eval mode (dropout off), also when the live policy is in train mode.
 """
 
 from __future__ import annotations
@@ -17,15 +18,21 @@ from collections.abc import Sequence
 import torch
 
 from unlearnkit.attention import smoothed_attention
+from unlearnkit.tokens import token_logps
 
 
 class Reference:
     """Interface: original-model logits / hidden states and smoothed-teacher logits, no gradients."""
 
     name = "none"
+    needs_student = False  # True: logits()/teacher_logits() need the policy's logits (top-k cache)
 
     def logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         raise NotImplementedError
+
+    def token_logps(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """log p_ref(label) at answer positions, aligned ``[B,T-1]`` (0 elsewhere)."""
+        return token_logps(self.logits(batch), batch["labels"])[0]
 
     def teacher_logits(
         self, batch: dict[str, torch.Tensor], tau: float, layers: Sequence[int] | None
@@ -52,6 +59,21 @@ def _forward(model, batch, output_hidden: int | None = None):
     return out
 
 
+@contextlib.contextmanager
+def eval_mode(model):
+    """Dropout off for the duration (the policy may be in train mode); the previous mode comes back."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+def is_peft_model(model) -> bool:
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
+
+
 class ModelReference(Reference):
     """Runs a model for the reference passes; ``model_context`` switches it to its original state."""
 
@@ -60,7 +82,7 @@ class ModelReference(Reference):
         self.name = name
 
     def model_context(self):
-        return contextlib.nullcontext()
+        return eval_mode(self.model)
 
     @torch.no_grad()
     def logits(self, batch):
@@ -95,17 +117,22 @@ class AdapterReference(ModelReference):
     """The LoRA policy with its adapters switched off *is* the original model."""
 
     def __init__(self, peft_model) -> None:
-        if not hasattr(peft_model, "disable_adapter"):
+        if not is_peft_model(peft_model):
             raise ValueError("reference 'adapter' needs a PEFT (LoRA) model; set lora_r > 0")
         super().__init__(peft_model, "adapter")
 
     @contextlib.contextmanager
     def model_context(self):
         # Dropout must be off for an exact reference, and the policy may be in train mode.
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with self.model.disable_adapter():
-                yield
-        finally:
-            self.model.train(was_training)
+        with eval_mode(self.model), self.model.disable_adapter():
+            yield
+
+
+def original_reference(model) -> ModelReference:
+    """The live model *before any update* as a reference (adapters off for PEFT, dropout off).
+
+    Only valid until training starts: used to build the cache and to probe what a method asks for.
+    """
+    if is_peft_model(model):
+        return AdapterReference(model)
+    return ModelReference(model, "original")

@@ -25,6 +25,12 @@ def shift(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, tor
     return logits, labels.masked_fill(~mask, 0), mask
 
 
+def shifted_targets(labels: torch.Tensor) -> torch.Tensor:
+    """Next-token ids aligned with ``logits[:, :-1]``: ``[B,T-1]``, ignored positions set to 0 (a valid id)."""
+    labels = labels[:, 1:]
+    return labels.masked_fill(labels == IGNORE_INDEX, 0)
+
+
 def shift_weights(weights: torch.Tensor) -> torch.Tensor:
     """Per-token weights stored at label positions ``[B,T]`` -> aligned ``[B,T-1]``."""
     return weights[:, 1:]

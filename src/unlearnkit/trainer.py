@@ -59,37 +59,65 @@ class QADataset(torch.utils.data.Dataset):
 
 
 class PairedDataset(torch.utils.data.Dataset):
-    """Each forget example paired with a random retain example (and its refusal-answer twin).
+    """Each forget example paired with a random retain example (and their refusal-answer twins).
 
     The retain partner depends only on (seed, epoch, index), so it is the same on every rank and
-    after a resume, and differs between epochs so the whole retain set is used.
+    after a resume, and differs between epochs so the whole retain set is used. Every part carries
+    ``index``: the example's index in its own set (forget / idk by forget index, retain / retain_idk
+    by retain index), which is how ``reference=cache`` looks its outputs up.
     """
 
     def __init__(
-        self, forget: list[dict], retain: list[dict], idk: list[dict] | None = None, seed: int = 0
+        self,
+        forget: list[dict],
+        retain: list[dict],
+        idk: list[dict] | None = None,
+        seed: int = 0,
+        retain_idk: list[dict] | None = None,
     ) -> None:
         if not forget:
             raise UserError("the forget set is empty: there is nothing to unlearn")
         if not retain:
             raise UserError("the retain set is empty: a retain example is paired with every forget example")
         self.forget, self.retain, self.idk, self.seed = forget, retain, idk, seed
+        self.retain_idk = retain_idk
         self.epoch = 0
 
     def __len__(self) -> int:
         return len(self.forget)
 
-    def retain_index(self, i: int) -> int:
-        return random.Random(f"{self.seed}/{self.epoch}/{i}").randrange(len(self.retain))
+    def retain_index(self, i: int, epoch: int | None = None) -> int:
+        epoch = self.epoch if epoch is None else epoch
+        return random.Random(f"{self.seed}/{epoch}/{i}").randrange(len(self.retain))
+
+    def retain_indices(self, epochs: int) -> list[int]:
+        """Every retain index paired with some forget example in epochs ``0 .. epochs-1`` (sorted)."""
+        return sorted({self.retain_index(i, e) for e in range(max(1, epochs)) for i in range(len(self))})
+
+    def parts(self) -> dict[str, list[dict]]:
+        """The encoded examples of each part, indexed like the ``index`` the batches carry."""
+        out = {"forget": self.forget, "retain": self.retain}
+        if self.idk is not None:
+            out["idk"] = self.idk
+        if self.retain_idk is not None:
+            out["retain_idk"] = self.retain_idk
+        return out
 
     def __getitem__(self, i: int) -> dict:
-        item = {"forget": {**self.forget[i], "index": i}, "retain": self.retain[self.retain_index(i)]}
+        j = self.retain_index(i)
+        item = {"forget": {**self.forget[i], "index": i}, "retain": {**self.retain[j], "index": j}}
         if self.idk is not None:
-            item["idk"] = self.idk[i]
+            item["idk"] = {**self.idk[i], "index": i}
+        if self.retain_idk is not None:
+            item["retain_idk"] = {**self.retain_idk[j], "index": j}
         return item
 
 
 class PaddingCollator:
-    """Right-pads each part of a batch; attention masks and labels come from lengths, not pad ids."""
+    """Right-pads each part of a batch; attention masks and labels come from lengths, not pad ids.
+
+    Paired batches: each part also gets ``index`` (a tensor) and ``part`` (its name).
+    """
 
     def __init__(self, pad_id: int) -> None:
         self.pad_id = pad_id
@@ -102,6 +130,7 @@ class PaddingCollator:
             batch[part] = pad_batch(items_part := [it[part] for it in items], self.pad_id)
             if "index" in items_part[0]:
                 batch[part]["index"] = torch.tensor([it["index"] for it in items_part])
+            batch[part]["part"] = part
         return batch
 
 

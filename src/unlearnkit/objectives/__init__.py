@@ -6,13 +6,26 @@ the glue that runs the forward passes lives in ``unlearnkit.methods``.
 """
 
 from unlearnkit.objectives.asu import asu_loss, drop_first_answer_token
+from unlearnkit.objectives.dpo import ap_loss, dpo_loss
 from unlearnkit.objectives.ga import ga_loss, nll_loss
 from unlearnkit.objectives.idk import IDK_ANSWERS, idk_answer
 from unlearnkit.objectives.kl import forward_kl_loss, token_kl
+from unlearnkit.objectives.me import me_loss
 from unlearnkit.objectives.npo import npo_loss
+from unlearnkit.objectives.rmu import rmu_control_vector, rmu_forget_loss, rmu_retain_loss
+from unlearnkit.objectives.simnpo import simnpo_loss
+from unlearnkit.objectives.undial import undial_loss
 from unlearnkit.objectives.wga import wga_loss
 
 __all__ = [
+    "ap_loss",
+    "dpo_loss",
+    "me_loss",
+    "rmu_control_vector",
+    "rmu_forget_loss",
+    "rmu_retain_loss",
+    "simnpo_loss",
+    "undial_loss",
     "IDK_ANSWERS",
     "asu_loss",
     "drop_first_answer_token",

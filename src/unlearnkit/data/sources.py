@@ -1,0 +1,394 @@
+"""``--data`` resolution: a benchmark folder, or a public benchmark by name (TOFU, MUSE, WMDP).
+
+``resolve_data(spec)`` accepts
+
+* a benchmark folder (``forget.jsonl`` + ``retain.jsonl`` ...): delegated to :func:`load_benchmark`;
+* ``tofu:forget01`` / ``tofu:forget05`` / ``tofu:forget10`` (``locuslab/TOFU``, arXiv 2401.06121);
+* ``muse:news`` / ``muse:books`` (``muse-bench/MUSE-News`` / ``MUSE-Books``, arXiv 2407.06460);
+* ``wmdp:bio`` / ``wmdp:cyber`` (WMDP forget / retain corpora, arXiv 2403.03218).
+
+Every named split is read either from the hub, ``datasets.load_dataset(hub_id, config, split=...)``,
+or from a local copy of the same files when a data root is given (``path=`` or the environment
+variable ``UNLEARNKIT_DATA_ROOT``). After loading, both go through the same conversion and
+validation. A local root mirrors the hub ids; for one ``(hub_id, config, split)`` the first match of
+
+    <root>/<hub_id>/<config>/<split>.jsonl | .json | .parquet
+    <root>/<hub_id>/<config>/<split>-*.parquet          (the hub's own parquet layout)
+    <root>/<hub_id>/<config>.jsonl | .json | .parquet   (only for split ``train``: TOFU's layout)
+
+is read with ``datasets.load_dataset("json" | "parquet", data_files=...)``. A dataset without configs
+(``cais/wmdp-bio-forget-corpus``) uses ``<root>/<hub_id>/<split>...``. With a root set nothing is fetched from the hub: a missing file is an
+error naming the paths that were tried.
+
+Schemas (checked against the public dataset cards; ``tests/fixtures/hub`` holds a few made-up rows
+in exactly these schemas):
+
+* TOFU, every config has split ``train``: ``question``, ``answer``; the ``*_perturbed`` configs add
+  ``paraphrased_answer`` (str) and ``perturbed_answer`` (list of str; 5 for forget/retain). Extra
+  columns (``paraphrased_question``, ``option1``..``option4`` of real authors / world facts) are kept.
+* MUSE, configs ``raw`` (splits ``forget``, ``retain1``, ``retain2``, ``holdout``; column ``text``),
+  ``verbmem`` (split ``forget``: ``prompt``, ``gt``), ``knowmem`` (splits ``forget_qa``,
+  ``retain_qa``, ``forget_qa_icl``, ``retain_qa_icl``: ``question``, ``answer``), ``privleak``
+  (splits ``forget``, ``retain``, ``holdout``: ``text``).
+* WMDP corpora, split ``train``, column ``text``: ``cais/wmdp-corpora`` configs
+  ``cyber-forget-corpus``, ``cyber-retain-corpus``, ``bio-retain-corpus``; the bio forget corpus is
+  gated (``cais/wmdp-bio-forget-corpus``, access on request; or a local copy). The RMU recipe's retain
+  set is WikiText (``Salesforce/wikitext``, ``wikitext-2-raw-v1``, split ``test``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from unlearnkit.data.qa import Benchmark, load_benchmark, validate_qa
+from unlearnkit.errors import UserError
+
+DATA_ROOT_ENV = "UNLEARNKIT_DATA_ROOT"
+
+TOFU_ID = "locuslab/TOFU"
+TOFU_CONFIGS = (
+    "full",
+    "forget01",
+    "forget05",
+    "forget10",
+    "retain90",
+    "retain95",
+    "retain99",
+    "forget01_perturbed",
+    "forget05_perturbed",
+    "forget10_perturbed",
+    "retain_perturbed",
+    "real_authors_perturbed",
+    "world_facts_perturbed",
+    "holdout01",
+    "holdout05",
+    "holdout10",
+)
+# forget split -> (retain split it is paired with, holdout split of the same size)
+TOFU_SPLITS = {
+    "forget01": ("retain99", "holdout01"),
+    "forget05": ("retain95", "holdout05"),
+    "forget10": ("retain90", "holdout10"),
+}
+TOFU_GENERAL = {"real_authors": "real_authors_perturbed", "world_facts": "world_facts_perturbed"}
+
+MUSE_IDS = {"news": "muse-bench/MUSE-News", "books": "muse-bench/MUSE-Books"}
+
+WMDP_CORPORA_ID = "cais/wmdp-corpora"
+WMDP_BIO_FORGET_ID = "cais/wmdp-bio-forget-corpus"  # gated: request access from CAIS first
+WIKITEXT = ("Salesforce/wikitext", "wikitext-2-raw-v1", "test")
+WIKITEXT_MIN_CHARS = 50  # WikiText is one line per row: drop blank lines and bare headings
+
+KNOWN = ("tofu:forget01", "tofu:forget05", "tofu:forget10", "muse:news", "muse:books", "wmdp:bio", "wmdp:cyber")
+
+
+@dataclass
+class SourceBenchmark(Benchmark):
+    """A :class:`Benchmark` resolved from a public benchmark name, with what the protocols need.
+
+    ``forget`` / ``retain`` are the training sets (QA rows or raw ``text`` rows); ``holdout`` the
+    non-members for membership inference; ``general`` the utility-only rows (TOFU: real authors and
+    world facts, each row tagged with ``source``).
+
+    * ``general_parts``: ``general`` split by ``source`` (TOFU reports real authors and world facts
+      separately: model utility is the harmonic mean of 9 numbers, not 6).
+    * ``eval_splits``: rows to *evaluate* a split on when they differ from the training rows (TOFU
+      trains on ``retain90`` but evaluates truth ratios on ``retain_perturbed``); see :meth:`eval_split`.
+    * ``extra``: protocol sets that are neither (MUSE ``verbmem``, ``knowmem_*``, ``privleak_*``).
+    * ``provenance``: for every set, where it came from (``hub:`` or ``local:`` + config/split), to be
+      written into metrics and model cards.
+    """
+
+    name: str = ""
+    kind: str = "qa"  # "qa" (question/answer rows) or "text" (raw passages: MUSE, WMDP)
+    general_parts: dict[str, list[dict]] = field(default_factory=dict)
+    eval_splits: dict[str, list[dict]] = field(default_factory=dict)
+    extra: dict[str, list[dict]] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+
+    def eval_split(self, name: str) -> list[dict]:
+        """The rows to evaluate ``name`` on (``eval_splits`` wins over the training rows)."""
+        return self.eval_splits.get(name) or self.split(name)
+
+
+def data_root(path: str | Path | None = None) -> Path | None:
+    """The local data root: ``path`` if given, else ``$UNLEARNKIT_DATA_ROOT``, else None (the hub)."""
+    chosen = path if path is not None else os.environ.get(DATA_ROOT_ENV) or None
+    if chosen is None:
+        return None
+    root = Path(chosen).expanduser().resolve()
+    if not root.is_dir():
+        origin = "path=" if path is not None else f"${DATA_ROOT_ENV}="
+        raise UserError(f"data root {origin}{chosen} is not a folder")
+    return root
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading one (hub_id, config, split): the hub or a local mirror, then the same conversion.
+
+
+def local_files(root: Path, hub_id: str, config: str | None, split: str) -> list[Path]:
+    """The local files of one split under ``root`` (the layouts in the module docstring); [] if none."""
+    base = root / hub_id
+    folder = base / config if config else base
+    for ext in (".jsonl", ".json", ".parquet"):
+        if (folder / f"{split}{ext}").is_file():
+            return [folder / f"{split}{ext}"]
+    shards = sorted(folder.glob(f"{split}-*.parquet"))
+    if shards:
+        return shards
+    if config and split == "train":
+        for ext in (".jsonl", ".json", ".parquet"):
+            if (base / f"{config}{ext}").is_file():
+                return [base / f"{config}{ext}"]
+    return []
+
+
+def _tried(root: Path, hub_id: str, config: str | None, split: str) -> str:
+    base = root / hub_id
+    folder = base / config if config else base
+    paths = [f"{folder}/{split}.jsonl", f"{folder}/{split}-*.parquet"]
+    if config and split == "train":
+        paths.append(f"{base}/{config}.jsonl")
+    return ", ".join(paths)
+
+
+def load_rows(hub_id: str, config: str | None, split: str, root: Path | None) -> tuple[list[dict], str]:
+    """Rows of one split as plain dicts (``_line`` = 1-based row number) and where they came from."""
+    import datasets
+
+    if root is None:
+        where = f"hub:{hub_id}/{config or '-'}[{split}]"
+        try:
+            ds = datasets.load_dataset(hub_id, config, split=split)
+        except Exception as err:  # offline, gated, renamed ...: one clear line instead of a traceback
+            raise UserError(
+                f"could not load {hub_id} (config {config}, split {split}) from the hub: "
+                f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}; without network "
+                f"access set ${DATA_ROOT_ENV} to a folder holding a local copy (see unlearnkit.data.sources)"
+            ) from None
+    else:
+        files = local_files(root, hub_id, config, split)
+        if not files:
+            raise UserError(
+                f"no local copy of {hub_id} (config {config}, split {split}) under {root}; "
+                f"tried {_tried(root, hub_id, config, split)}"
+            )
+        where = f"local:{files[0] if len(files) == 1 else files[0].parent}"
+        builder = "parquet" if files[0].suffix == ".parquet" else "json"
+        bars = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()  # local files load in milliseconds; keep the terminal quiet
+        try:
+            ds = datasets.load_dataset(builder, data_files=[str(f) for f in files], split="train")
+        except Exception as err:
+            raise UserError(f"{files[0]}: could not be read as {builder} ({type(err).__name__})") from None
+        finally:
+            if bars:
+                datasets.enable_progress_bars()
+    rows = []
+    for i, row in enumerate(ds):
+        row = dict(row)
+        row["_line"] = i + 1
+        rows.append(row)
+    return rows, where
+
+
+def validate_text(rows: list[dict], where: str, key: str = "text") -> list[dict]:
+    """Every row needs a non-empty string ``key`` (raw-text corpora)."""
+    for row in rows:
+        value = row.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise UserError(f"{where}:{row.get('_line', '?')}: field '{key}' must be a non-empty string")
+    return rows
+
+
+def validate_fields(rows: list[dict], where: str, keys: tuple[str, ...]) -> list[dict]:
+    for key in keys:
+        validate_text(rows, where, key)
+    return rows
+
+
+def _cap(rows: list[dict], max_rows: int | None) -> list[dict]:
+    return rows if max_rows is None else rows[:max_rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmarks.
+
+
+def resolve_data(
+    spec: str | Path,
+    *,
+    path: str | Path | None = None,
+    eval_fields: bool = False,
+    max_rows: int | None = None,
+    wmdp_retain: str = "wikitext",
+) -> Benchmark:
+    """A :class:`Benchmark` from a folder or a name (``tofu:forget10``, ``muse:news``, ``wmdp:cyber``).
+
+    ``path``: local data root (overrides ``$UNLEARNKIT_DATA_ROOT``); None and no variable = the hub.
+    ``eval_fields``: for folders, require the truth-ratio fields (as :func:`load_benchmark`); for TOFU,
+    read the forget split from its ``*_perturbed`` config (the same questions with the evaluation
+    fields) and the retain evaluation rows from ``retain_perturbed``.
+    ``max_rows``: keep only the first N rows of every set (quick runs; None = all).
+    ``wmdp_retain``: ``wikitext`` (the RMU recipe) or ``corpus`` (the matching WMDP retain corpus).
+    """
+    text = str(spec)
+    if Path(text).is_dir() or ":" not in text:
+        return load_benchmark(text, eval_fields=eval_fields)
+    family, _, name = text.partition(":")
+    family, name = family.strip().lower(), name.strip().lower()
+    if max_rows is not None and max_rows < 1:
+        raise UserError(f"max_rows={max_rows}: must be >= 1")
+    root = data_root(path)
+    if family == "tofu":
+        return _tofu(name, root, eval_fields, max_rows)
+    if family == "muse":
+        return _muse(name, root, max_rows)
+    if family == "wmdp":
+        return _wmdp(name, root, max_rows, wmdp_retain)
+    raise UserError(f"--data {text}: not a folder and not a known benchmark (known: {', '.join(KNOWN)})")
+
+
+def _tofu(name: str, root: Path | None, eval_fields: bool, max_rows: int | None) -> SourceBenchmark:
+    if name not in TOFU_SPLITS:
+        raise UserError(f"--data tofu:{name}: unknown TOFU forget split; use one of {', '.join(TOFU_SPLITS)}")
+    retain_cfg, holdout_cfg = TOFU_SPLITS[name]
+    provenance: dict[str, str] = {}
+
+    def read(config: str, key: str, with_eval: bool) -> list[dict]:
+        rows, where = load_rows(TOFU_ID, config, "train", root)
+        provenance[key] = where
+        return _cap(validate_qa(rows, where, eval_fields=with_eval), max_rows)
+
+    forget = read(f"{name}_perturbed" if eval_fields else name, "forget", eval_fields)
+    retain = read(retain_cfg, "retain", False)
+    holdout = read(holdout_cfg, "holdout", False)
+    parts = {}
+    for source, config in TOFU_GENERAL.items():
+        rows = read(config, f"general.{source}", True)
+        parts[source] = [{**r, "source": source} for r in rows]
+    eval_splits = {"retain": read("retain_perturbed", "eval.retain", True)} if eval_fields else {}
+    _check_nonempty(f"tofu:{name}", forget, retain)
+    return SourceBenchmark(
+        path=Path(root / TOFU_ID) if root else Path(TOFU_ID),
+        forget=forget,
+        retain=retain,
+        holdout=holdout,
+        general=[r for rows in parts.values() for r in rows],
+        name=f"tofu:{name}",
+        kind="qa",
+        general_parts=parts,
+        eval_splits=eval_splits,
+        provenance=provenance,
+    )
+
+
+MUSE_EXTRA = {
+    # key in SourceBenchmark.extra: (config, split, required fields)
+    "verbmem": ("verbmem", "forget", ("prompt", "gt")),
+    "knowmem_forget": ("knowmem", "forget_qa", ("question", "answer")),
+    "knowmem_retain": ("knowmem", "retain_qa", ("question", "answer")),
+    "knowmem_forget_icl": ("knowmem", "forget_qa_icl", ("question", "answer")),
+    "knowmem_retain_icl": ("knowmem", "retain_qa_icl", ("question", "answer")),
+    "privleak_forget": ("privleak", "forget", ("text",)),
+    "privleak_retain": ("privleak", "retain", ("text",)),
+    "privleak_holdout": ("privleak", "holdout", ("text",)),
+}
+
+
+def _muse(name: str, root: Path | None, max_rows: int | None) -> SourceBenchmark:
+    """MUSE: train on ``raw`` forget vs ``raw`` retain1 (retain2 is MUSE's utility corpus, never trained on)."""
+    if name not in MUSE_IDS:
+        raise UserError(f"--data muse:{name}: unknown MUSE corpus; use muse:news or muse:books")
+    hub_id = MUSE_IDS[name]
+    provenance: dict[str, str] = {}
+
+    def read(config: str, split: str, key: str, fields: tuple[str, ...], cap: bool = True) -> list[dict]:
+        rows, where = load_rows(hub_id, config, split, root)
+        provenance[key] = where
+        rows = validate_fields(rows, where, fields)
+        return _cap(rows, max_rows) if cap else rows
+
+    forget = read("raw", "forget", "forget", ("text",))
+    retain = read("raw", "retain1", "retain", ("text",))
+    # ICL shots are few and fixed: never capped
+    extra = {
+        key: read(cfg, split, key, fields, cap=not key.endswith("_icl"))
+        for key, (cfg, split, fields) in MUSE_EXTRA.items()
+    }
+    _check_nonempty(f"muse:{name}", forget, retain)
+    return SourceBenchmark(
+        path=Path(root / hub_id) if root else Path(hub_id),
+        forget=forget,
+        retain=retain,
+        holdout=extra["privleak_holdout"],
+        general=[],
+        name=f"muse:{name}",
+        kind="text",
+        extra=extra,
+        provenance=provenance,
+    )
+
+
+def _wmdp(name: str, root: Path | None, max_rows: int | None, retain_choice: str) -> SourceBenchmark:
+    """WMDP: forget corpus of the domain + WikiText (RMU's retain set) or the domain's retain corpus."""
+    if name not in ("bio", "cyber"):
+        raise UserError(f"--data wmdp:{name}: unknown WMDP domain; use wmdp:bio or wmdp:cyber")
+    if retain_choice not in ("wikitext", "corpus"):
+        raise UserError(f"wmdp_retain={retain_choice!r}: use wikitext or corpus")
+    provenance: dict[str, str] = {}
+    if name == "bio":
+        forget_src = (WMDP_BIO_FORGET_ID, None, "train")
+    else:
+        forget_src = (WMDP_CORPORA_ID, "cyber-forget-corpus", "train")
+    retain_src = WIKITEXT if retain_choice == "wikitext" else (WMDP_CORPORA_ID, f"{name}-retain-corpus", "train")
+
+    rows, where = load_rows(*forget_src, root)
+    provenance["forget"] = where
+    forget = _cap(validate_text(rows, where), max_rows)
+    rows, where = load_rows(*retain_src, root)
+    provenance["retain"] = where
+    if retain_choice == "wikitext":
+        rows = [r for r in rows if isinstance(r.get("text"), str) and len(r["text"].strip()) >= WIKITEXT_MIN_CHARS]
+    retain = _cap(validate_text(rows, where), max_rows)
+    _check_nonempty(f"wmdp:{name}", forget, retain)
+    # Texts only: keep the text (and title, where given) so collation sees ``text`` rows.
+    return SourceBenchmark(
+        path=Path(root / forget_src[0]) if root else Path(forget_src[0]),
+        forget=[_text_row(r) for r in forget],
+        retain=[_text_row(r) for r in retain],
+        name=f"wmdp:{name}",
+        kind="text",
+        provenance=provenance,
+    )
+
+
+def _text_row(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k in ("text", "title", "_line")}
+
+
+def _check_nonempty(name: str, forget: list[dict], retain: list[dict]) -> None:
+    if not forget:
+        raise UserError(f"{name}: the forget set is empty")
+    if not retain:
+        raise UserError(f"{name}: the retain set is empty")
+
+
+def describe(bench: Benchmark) -> dict[str, Any]:
+    """What to record next to results: the name, row counts and the provenance of every set."""
+    out: dict[str, Any] = {
+        "data": getattr(bench, "name", "") or str(bench.path),
+        "rows": {k: len(bench.split(k)) for k in ("forget", "retain", "holdout", "general")},
+    }
+    if isinstance(bench, SourceBenchmark):
+        out["kind"] = bench.kind
+        out["provenance"] = dict(bench.provenance)
+        if bench.general_parts:
+            out["rows"].update({f"general.{k}": len(v) for k, v in bench.general_parts.items()})
+        out["rows"].update({k: len(v) for k, v in bench.extra.items()})
+        out["rows"].update({f"eval.{k}": len(v) for k, v in bench.eval_splits.items()})
+    return out

@@ -1,0 +1,71 @@
+"""Shared fixtures: tiny random models built in-process and a miniature embedded world (no downloads)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="session")
+def mini_world(tmp_path_factory):
+    """12 authors x 4 facts (3 forget, 3 holdout, 6 retain authors) + 10 general items."""
+    from unlearnkit.world import write_world
+
+    path = tmp_path_factory.mktemp("world") / "mini"
+    write_world(path, n_authors=12, facts_per_author=4, forget_fraction=0.25, holdout_fraction=0.25,
+                n_general=10, seed=0)
+    return path
+
+
+@pytest.fixture(scope="session")
+def mini_bench(mini_world):
+    from unlearnkit.data import load_benchmark
+
+    return load_benchmark(mini_world, eval_fields=True)
+
+
+@pytest.fixture(scope="session")
+def world_tokenizer(mini_bench):
+    from unlearnkit.world.tiny import corpus_of, train_tokenizer
+
+    rows = mini_bench.forget + mini_bench.retain + mini_bench.holdout + mini_bench.general
+    return train_tokenizer(corpus_of(rows), vocab_size=512)
+
+
+@pytest.fixture
+def tiny_random_llama(world_tokenizer):
+    """A 2-layer, hidden-16 random Llama over the world's tokenizer (float32, eval mode)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(world_tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      pad_token_id=world_tokenizer.pad_token_id, bos_token_id=world_tokenizer.bos_token_id,
+                      eos_token_id=world_tokenizer.eos_token_id)
+    return LlamaForCausalLM(cfg).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, mini_bench, world_tokenizer):
+    """A tiny random Llama saved as an HF folder with safetensors (no training)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from unlearnkit.models import save_model
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(world_tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128,
+                      pad_token_id=world_tokenizer.pad_token_id, bos_token_id=world_tokenizer.bos_token_id,
+                      eos_token_id=world_tokenizer.eos_token_id, tie_word_embeddings=True)
+    path = tmp_path_factory.mktemp("models") / "tiny"
+    save_model(LlamaForCausalLM(cfg), world_tokenizer, path, {"kind": "test model"})
+    return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    """Tests run on 2 shared cores: one intra-op thread avoids oversubscription stalls."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
