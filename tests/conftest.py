@@ -12,8 +12,15 @@ def mini_world(tmp_path_factory):
     from unlearnkit.world import write_world
 
     path = tmp_path_factory.mktemp("world") / "mini"
-    write_world(path, n_authors=12, facts_per_author=4, forget_fraction=0.25, holdout_fraction=0.25,
-                n_general=10, seed=0)
+    write_world(
+        path,
+        n_authors=12,
+        facts_per_author=4,
+        forget_fraction=0.25,
+        holdout_fraction=0.25,
+        n_general=10,
+        seed=0,
+    )
     return path
 
 
@@ -38,10 +45,18 @@ def tiny_random_llama(world_tokenizer):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(world_tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                      pad_token_id=world_tokenizer.pad_token_id, bos_token_id=world_tokenizer.bos_token_id,
-                      eos_token_id=world_tokenizer.eos_token_id)
+    cfg = LlamaConfig(
+        vocab_size=len(world_tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        pad_token_id=world_tokenizer.pad_token_id,
+        bos_token_id=world_tokenizer.bos_token_id,
+        eos_token_id=world_tokenizer.eos_token_id,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -53,10 +68,19 @@ def tiny_model_dir(tmp_path_factory, mini_bench, world_tokenizer):
     from unlearnkit.models import save_model
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(world_tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128,
-                      pad_token_id=world_tokenizer.pad_token_id, bos_token_id=world_tokenizer.bos_token_id,
-                      eos_token_id=world_tokenizer.eos_token_id, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=len(world_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=128,
+        pad_token_id=world_tokenizer.pad_token_id,
+        bos_token_id=world_tokenizer.bos_token_id,
+        eos_token_id=world_tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+    )
     path = tmp_path_factory.mktemp("models") / "tiny"
     save_model(LlamaForCausalLM(cfg), world_tokenizer, path, {"kind": "test model"})
     return path

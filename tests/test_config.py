@@ -19,8 +19,12 @@ def test_defaults_follow_the_papers():
 
 
 def test_set_values_are_coerced_and_split():
-    train, method = build_configs(ASUConfig, parse_set(["lr=1e-4", "tau=3", "lambda=0.2", "layers=0,1",
-                                                          "gradient_checkpointing=true", "lora.r=8"]))
+    train, method = build_configs(
+        ASUConfig,
+        parse_set(
+            ["lr=1e-4", "tau=3", "lambda=0.2", "layers=0,1", "gradient_checkpointing=true", "lora.r=8"]
+        ),
+    )
     assert train.lr == 1e-4 and train.gradient_checkpointing is True and train.lora_r == 8
     assert method.tau == 3.0 and method.forget_weight == 0.2 and method.layer_list() == [0, 1]
 
@@ -44,8 +48,15 @@ def test_bad_values_are_one_line_user_errors(values, message):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize(("values", "message"), [({"r": "0"}, "r=0.0"), ({"alpha": "1.5"}, "alpha=1.5"),
-                                                 ({"tau_w": "0"}, "tau_w=0.0"), ({"selection": "top"}, "selection")])
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"r": "0"}, "r=0.0"),
+        ({"alpha": "1.5"}, "alpha=1.5"),
+        ({"tau_w": "0"}, "tau_w=0.0"),
+        ({"selection": "top"}, "selection"),
+    ],
+)
 def test_token_selection_ranges(values, message):
     with pytest.raises(UserError, match=message):
         build_configs(get_method("t-npo").config, values)

@@ -17,7 +17,9 @@ def test_batched_scoring_equals_one_at_a_time(tiny_random_llama, world_tokenizer
     rows = mini_bench.forget[:6]
     q, a = [r["question"] for r in rows], [r["answer"] for r in rows]
     batched = score_answers(tiny_random_llama, world_tokenizer, fmt, q, a, batch_size=4).nll_mean
-    single = [score_answers(tiny_random_llama, world_tokenizer, fmt, [x], [y]).nll_mean[0] for x, y in zip(q, a)]
+    single = [
+        score_answers(tiny_random_llama, world_tokenizer, fmt, [x], [y]).nll_mean[0] for x, y in zip(q, a)
+    ]
     assert batched == pytest.approx(single, abs=1e-5)
 
 
@@ -31,24 +33,43 @@ def test_score_is_the_answer_nll_by_hand(tiny_random_llama, world_tokenizer, min
         logp = tiny_random_llama(ids).logits.log_softmax(-1)[0]
     # token at position j is predicted by the logits at j-1; the EOS counts as an answer token
     nll = -sum(logp[len(prompt) + i - 1, tok].item() for i, tok in enumerate(answer)) / len(answer)
-    got = score_answers(tiny_random_llama, world_tokenizer, fmt, [row["question"]], [row["answer"]]).nll_mean[0]
+    got = score_answers(tiny_random_llama, world_tokenizer, fmt, [row["question"]], [row["answer"]]).nll_mean[
+        0
+    ]
     assert got == pytest.approx(nll, rel=1e-5)
 
 
 def test_left_padded_generation_equals_unbatched(tiny_random_llama, world_tokenizer, mini_bench):
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     questions = [r["question"] for r in mini_bench.retain[:5]] + [mini_bench.general[0]["question"]]
-    batched, _ = generate_answers(tiny_random_llama, world_tokenizer, fmt, questions, max_new_tokens=8, batch_size=6)
-    single = [generate_answers(tiny_random_llama, world_tokenizer, fmt, [q], max_new_tokens=8)[0][0] for q in questions]
+    batched, _ = generate_answers(
+        tiny_random_llama, world_tokenizer, fmt, questions, max_new_tokens=8, batch_size=6
+    )
+    single = [
+        generate_answers(tiny_random_llama, world_tokenizer, fmt, [q], max_new_tokens=8)[0][0]
+        for q in questions
+    ]
     assert batched == single
 
 
 def test_tofu_protocol_keys_and_ranges(tiny_random_llama, world_tokenizer, mini_bench):
     settings = EvalSettings(max_new_tokens=6, progress=False)
     metrics, details = evaluate(tiny_random_llama, world_tokenizer, mini_bench, settings)
-    for key in ("forget_prob", "forget_rougeL_recall", "forget_truth_ratio", "forget_token_entropy",
-                "retain_prob", "retain_truth_ratio", "general_prob", "general_truth_ratio", "model_utility",
-                "mia_loss_auc", "mia_zlib_auc", "mia_min_k_auc", "mia_min_k_plus_plus_auc"):
+    for key in (
+        "forget_prob",
+        "forget_rougeL_recall",
+        "forget_truth_ratio",
+        "forget_token_entropy",
+        "retain_prob",
+        "retain_truth_ratio",
+        "general_prob",
+        "general_truth_ratio",
+        "model_utility",
+        "mia_loss_auc",
+        "mia_zlib_auc",
+        "mia_min_k_auc",
+        "mia_min_k_plus_plus_auc",
+    ):
         assert key in metrics and 0.0 <= metrics[key] <= 1.0 and not math.isnan(metrics[key]), key
     assert len(details["forget"]["truth_ratios"]) == len(mini_bench.forget)
     # forget quality of a model against its own truth ratios is a KS test of identical samples

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from unlearnkit.methods import METHODS, get_method
 from unlearnkit.errors import UserError
+from unlearnkit.methods import METHODS, get_method
 
 FAST = dict(max_steps=2, batch_size=4, grad_accum=1, lr=1e-2, max_length=128, warmup_epochs=0.0)
 RMU_TINY = dict(layer=1, train_layers="0,1")
@@ -27,8 +27,16 @@ def test_method_runs_and_changes_weights(name, tiny_random_llama, world_tokenize
 
     model = tiny_random_llama
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    result = unlearn(model, world_tokenizer, mini_bench.forget, mini_bench.retain, name, work_dir=tmp_path / "run",
-                     quiet=True, **_overrides(name))
+    result = unlearn(
+        model,
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        name,
+        work_dir=tmp_path / "run",
+        quiet=True,
+        **_overrides(name),
+    )
     losses = [h["loss"] for h in result.log_history if "loss" in h]
     assert losses and all(math.isfinite(x) for x in losses)
     after = result.model.state_dict()
@@ -42,8 +50,18 @@ def test_method_runs_and_changes_weights(name, tiny_random_llama, world_tokenize
 def test_token_variant_records_attribution(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
     from unlearnkit.unlearn import unlearn
 
-    result = unlearn(tiny_random_llama, world_tokenizer, mini_bench.forget, mini_bench.retain, "t-npo",
-                     work_dir=tmp_path / "run", attribution_dir=tmp_path / "attr", quiet=True, r=0.5, **FAST)
+    result = unlearn(
+        tiny_random_llama,
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        "t-npo",
+        work_dir=tmp_path / "run",
+        attribution_dir=tmp_path / "attr",
+        quiet=True,
+        r=0.5,
+        **FAST,
+    )
     info = result.attribution
     assert info["selection"] == "hard"
     assert 0.5 <= info["mean_selected_fraction"] <= 0.75  # ceil(r*T) of short answers

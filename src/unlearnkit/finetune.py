@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import Trainer
+from tqdm.auto import tqdm
+from transformers import Trainer, TrainerCallback
 
 from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
@@ -49,10 +50,40 @@ def training_rows(bench: Benchmark, split: str) -> list[dict]:
     return [row for name in SPLITS_FOR[split] for row in bench.split(name)]
 
 
+class StepProgress(TrainerCallback):
+    """One compact progress bar (refreshed at most once a second) instead of the Trainer's chatty one."""
+
+    def __init__(self, desc: str) -> None:
+        self.desc, self.bar = desc, None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.bar = tqdm(total=state.max_steps, desc=self.desc, mininterval=1.0, leave=False, unit="step")
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.bar.update(state.global_step - self.bar.n)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs and self.bar is not None:
+            self.bar.set_postfix(loss=f"{float(logs['loss']):.3f}", refresh=False)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.close()
+
+
 def finetune(
-    model, tokenizer, rows: list[dict], cfg: TrainConfig, work_dir: str | Path, quiet: bool = False
+    model,
+    tokenizer,
+    rows: list[dict],
+    cfg: TrainConfig,
+    work_dir: str | Path,
+    quiet: bool = False,
+    progress: str | None = None,
 ) -> FinetuneResult:
-    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss."""
+    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss.
+
+    ``quiet`` drops the Trainer's own progress/printing; ``progress`` then shows one compact bar.
+    """
     fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
     args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
@@ -62,11 +93,13 @@ def finetune(
         train_dataset=QADataset(encoded),
         data_collator=PaddingCollator(pad_id_of(tokenizer)),
     )
-    if quiet:
+    if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
+    if progress:
+        trainer.add_callback(StepProgress(progress))
     out = trainer.train()
     model.eval()
     return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded))

@@ -37,7 +37,16 @@ TINY_METHOD = {
     "s-asu": dict(tau=5.0, forget_weight=1.0),
 }
 WORLD = dict(n_authors=100, facts_per_author=10, forget_fraction=0.1, holdout_fraction=0.1, n_general=100)
-MODEL_RECIPE_VERSION = 1  # bump when the tiny model or its training changes (invalidates the cache)
+MODEL_RECIPE_VERSION = 1
+TABLE_COLUMNS = (
+    "forget_quality",
+    "model_utility",
+    "forget_rougeL_recall",
+    "forget_prob",
+    "forget_truth_ratio",
+    "forget_token_entropy",
+    "retain_rougeL_recall",
+)  # bump when the tiny model or its training changes (invalidates the cache)
 
 
 def method_overrides(name: str, seed: int) -> dict:
@@ -86,7 +95,9 @@ def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[P
         model, tokenizer = build_tiny(bench, seed)
         cfg = default_config(True, {"seed": seed})
         work = model_dir / f".{path.name}.work"
-        result = run_finetune(model, tokenizer, training_rows(bench, split), cfg, work)
+        result = run_finetune(
+            model, tokenizer, training_rows(bench, split), cfg, work, progress=f"training {path.name}"
+        )
         save_model(
             result.model,
             tokenizer,
@@ -113,6 +124,7 @@ def pick_generation_items(n: int, k: int = 5) -> list[int]:
 def run_quickstart(args) -> int:
     import torch
     from rich.console import Console
+    from transformers.utils import logging as hf_logging
 
     from unlearnkit.data import load_benchmark
     from unlearnkit.evaluate import EvalSettings, evaluate
@@ -122,6 +134,7 @@ def run_quickstart(args) -> int:
     from unlearnkit.report import print_table, write_report
     from unlearnkit.unlearn import unlearn
 
+    hf_logging.disable_progress_bar()  # weight-loading bars of a 1M model are noise here
     console = Console(stderr=False)
     log = console.print
     out = check_output_dir(args.output, args.overwrite)
@@ -229,7 +242,12 @@ def run_quickstart(args) -> int:
             notes=notes,
         )
     shutil.rmtree(work_root, ignore_errors=True)
-    print_table(results, title="Quickstart (embedded world, tiny Llama)")
+    print_table(
+        results,
+        columns=TABLE_COLUMNS,
+        title="Quickstart (embedded world, tiny Llama)",
+        console=Console(width=max(console.width, 150)),
+    )
     log(f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s")
     return 0
 
