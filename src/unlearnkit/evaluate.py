@@ -173,15 +173,25 @@ def evaluate(
     fmt = PromptFormat.for_tokenizer(tokenizer, st.prompt_format)
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {"prompt_format": fmt.kind}
+    rows_of = getattr(bench, "eval_split", bench.split)  # TOFU: truth ratios on retain_perturbed
     for kind in ("forget", "retain", "general", "holdout"):
-        rows = subsample(bench.split(kind), st.max_items, st.seed)
+        rows = subsample(rows_of(kind), st.max_items, st.seed)
         if not rows:
             continue
         split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st)
         metrics.update(split_metrics)
         details[kind] = split_details
-    present = [metrics[k] for k in UTILITY_KEYS if k in metrics and not math.isnan(metrics[k])]
-    metrics["model_utility"] = S.harmonic_mean(present) if present else float("nan")
+    if getattr(bench, "general_parts", None):
+        # Real TOFU: real authors and world facts reported apart; utility = harmonic mean of 9 numbers.
+        from unlearnkit.protocols import general_part_metrics, tofu_model_utility
+
+        part_metrics, part_details = general_part_metrics(model, tokenizer, bench, st)
+        metrics.update(part_metrics)
+        details.update(part_details)
+        metrics["model_utility"] = tofu_model_utility(metrics)
+    else:
+        present = [metrics[k] for k in UTILITY_KEYS if k in metrics and not math.isnan(metrics[k])]
+        metrics["model_utility"] = S.harmonic_mean(present) if present else float("nan")
     if "holdout" in details and "mia" in details["forget"]:
         for attack, member in details["forget"]["mia"].items():
             metrics[f"mia_{attack}_auc"] = S.auc(member, details["holdout"]["mia"][attack])

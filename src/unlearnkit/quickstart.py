@@ -16,7 +16,9 @@ import json
 import os
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from unlearnkit.errors import UserError
 
@@ -121,110 +123,176 @@ def pick_generation_items(n: int, k: int = 5) -> list[int]:
     return list(range(0, n, step))[:k]
 
 
+@dataclass
+class Embedded:
+    """The embedded benchmark, ready to run methods on: world, cached target/oracle, oracle truth ratios."""
+
+    bench: Any
+    world_dir: Path
+    target_dir: Path
+    oracle_dir: Path
+    settings: Any
+    seed: int
+    results: dict[str, dict] = field(default_factory=dict)
+    details: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def oracle_trs(self) -> list[float]:
+        return self.details["oracle"]["forget"]["truth_ratios"]
+
+    def load_target(self):
+        from unlearnkit.models import load
+
+        return load(str(self.target_dir))
+
+    def run_method(
+        self,
+        name: str,
+        work_dir: Path,
+        overrides: dict | None = None,
+        row: str | None = None,
+        keep_model: bool = False,
+    ):
+        """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
+        from unlearnkit.evaluate import evaluate
+        from unlearnkit.unlearn import unlearn
+
+        t0 = time.time()
+        model, tok = self.load_target()
+        values = {**method_overrides(name, self.seed), **(overrides or {})}
+        res = unlearn(
+            model,
+            tok,
+            self.bench.forget,
+            self.bench.retain,
+            name,
+            model_path=str(self.target_dir),
+            work_dir=work_dir,
+            quiet=True,
+            attribution_dir=work_dir / "attribution",
+            **values,
+        )
+        t_train = time.time() - t0
+        metrics, details = evaluate(res.model, tok, self.bench, self.settings, self.oracle_trs)
+        metrics["train_seconds"] = round(t_train, 1)
+        key = row or name
+        self.results[key], self.details[key] = metrics, details
+        if not keep_model:
+            res.model = None
+        return metrics, res
+
+
+def prepare_embedded(
+    seed: int = 0,
+    cache_dir: str | None = None,
+    authors: int | None = None,
+    facts: int | None = None,
+    log=print,
+    max_items: int = 200,
+    max_new_tokens: int = 48,
+) -> Embedded:
+    """World -> cached target and oracle -> their evaluation (oracle first: its truth ratios are the reference)."""
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.evaluate import EvalSettings, evaluate
+    from unlearnkit.models import load
+
+    params = dict(WORLD, seed=seed)
+    if authors is not None:
+        params["n_authors"] = authors
+    if facts is not None:
+        params["facts_per_author"] = facts
+    root = cache_root(cache_dir)
+    world_dir = ensure_world(root, params)
+    bench = load_benchmark(world_dir, eval_fields=True)
+    log(
+        f"world: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout / "
+        f"{len(bench.general)} general QA ({world_dir})"
+    )
+    target_dir, oracle_dir = ensure_models(root, world_dir, bench, seed, log)
+    settings = EvalSettings(max_new_tokens=max_new_tokens, max_items=max_items, seed=seed, progress=False)
+    emb = Embedded(bench, world_dir, target_dir, oracle_dir, settings, seed)
+    log("evaluating the retain oracle and the target ...")
+    oracle, otok = load(str(oracle_dir))
+    metrics, details = evaluate(oracle, otok, bench, settings)
+    metrics["forget_quality"] = 1.0  # KS test of the oracle's truth ratios against themselves
+    target, tok = load(str(target_dir))
+    tmetrics, tdetails = evaluate(target, tok, bench, settings, details["forget"]["truth_ratios"])
+    emb.results.update(target=tmetrics, oracle=metrics)
+    emb.details.update(target=tdetails, oracle=details)
+    return emb
+
+
+def best_method(results: dict[str, dict], methods: list[str]) -> str:
+    """Highest forget quality among methods keeping >= 80 % of the target's utility (else overall)."""
+    floor = 0.8 * results["target"]["model_utility"]
+    useful = [m for m in methods if results[m]["model_utility"] >= floor] or methods
+    return max(useful, key=lambda m: (results[m]["forget_quality"], results[m]["model_utility"]))
+
+
 def run_quickstart(args) -> int:
     import torch
     from rich.console import Console
     from transformers.utils import logging as hf_logging
 
-    from unlearnkit.data import load_benchmark
-    from unlearnkit.evaluate import EvalSettings, evaluate
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
     from unlearnkit.methods import get_method
-    from unlearnkit.models import load
     from unlearnkit.report import print_table, write_report
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.unlearn import resolve_configs
 
     hf_logging.disable_progress_bar()  # weight-loading bars of a 1M model are noise here
     console = Console(stderr=False)
     log = console.print
     out = check_output_dir(args.output, args.overwrite)
-    methods = [
-        get_method(m).name
-        for m in (args.methods.split(",") if args.methods else DEFAULT_METHODS)
-        if m.strip()
-    ]
+    names = args.methods.split(",") if args.methods else DEFAULT_METHODS
+    methods = [get_method(m).name for m in names if m.strip()]
     if not methods:
         raise UserError("--methods is empty; name at least one method, e.g. --methods asu,npo")
-    for name in methods:  # validate every method's overrides before hours of work
-        from unlearnkit.unlearn import resolve_configs
-
+    for name in methods:  # validate every method's settings before minutes of training
         resolve_configs(name, method_overrides(name, args.seed))
-    params = dict(WORLD, seed=args.seed)
-    if args.authors is not None:
-        params["n_authors"] = args.authors
-    if args.facts is not None:
-        params["facts_per_author"] = args.facts
+    if (args.authors is not None and args.authors < 3) or (args.facts is not None and args.facts < 1):
+        raise UserError("--authors must be >= 3 and --facts >= 1")
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
     t_start = time.time()
-    root = cache_root(args.cache_dir)
-    world_dir = ensure_world(root, params)
-    bench = load_benchmark(world_dir, eval_fields=True)
-    log(
-        f"[bold]world[/bold]: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout / "
-        f"{len(bench.general)} general QA ({world_dir})"
-    )
-    target_dir, oracle_dir = ensure_models(root, world_dir, bench, args.seed, log)
-    settings = EvalSettings(max_new_tokens=48, max_items=200, seed=args.seed, progress=False)
+    emb = prepare_embedded(args.seed, args.cache_dir, args.authors, args.facts, log=log)
 
-    results: dict[str, dict] = {}
-    all_details: dict[str, dict] = {}
-    log("evaluating the retain oracle and the target ...")
-    oracle, otok = load(str(oracle_dir))
-    results["oracle"], all_details["oracle"] = evaluate(oracle, otok, bench, settings)
-    oracle_trs = all_details["oracle"]["forget"]["truth_ratios"]
-    results["oracle"]["forget_quality"] = 1.0
-    del oracle
-    target, tok = load(str(target_dir))
-    results["target"], all_details["target"] = evaluate(target, tok, bench, settings, oracle_trs)
-    del target
-    results = {"target": results["target"], "oracle": results["oracle"]}
-
-    extra_sections = []
+    extra_sections: list[tuple[str, str]] = []
     work_root = out.parent / f".{out.name}.work"
-    for name in methods:
-        t0 = time.time()
-        model, tok = load(str(target_dir))
-        run_dir = work_root / name
-        res = unlearn(
-            model,
-            tok,
-            bench.forget,
-            bench.retain,
-            name,
-            model_path=str(target_dir),
-            work_dir=run_dir,
-            quiet=True,
-            attribution_dir=run_dir / "attribution",
-            **method_overrides(name, args.seed),
-        )
-        t_train = time.time() - t0
-        results[name], all_details[name] = evaluate(res.model, tok, bench, settings, oracle_trs)
-        results[name]["train_seconds"] = round(t_train, 1)
-        log(
-            f"  {name:8s} unlearned in {t_train:5.1f}s: forget ROUGE {results[name]['forget_rougeL_recall']:.3f}, "
-            f"utility {results[name]['model_utility']:.3f}, forget quality {results[name]['forget_quality']:.2g}"
-        )
-        heatmap = run_dir / "attribution" / "heatmap.html"
-        if (
-            res.attribution
-            and heatmap.is_file()
-            and not any(h == "Token attribution" for h, _ in extra_sections)
-        ):
-            extra_sections.append(("Token attribution", _heatmap_fragment(heatmap, name, res.attribution)))
-        del model, res
+    try:
+        for name in methods:
+            metrics, res = emb.run_method(name, work_root / name)
+            log(
+                f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: forget ROUGE "
+                f"{metrics['forget_rougeL_recall']:.3f}, utility {metrics['model_utility']:.3f}, "
+                f"forget quality {metrics['forget_quality']:.2g}"
+            )
+            heatmap = work_root / name / "attribution" / "heatmap.html"
+            if (
+                res.attribution
+                and heatmap.is_file()
+                and not any(h == "Token attribution" for h, _ in extra_sections)
+            ):
+                extra_sections.append(
+                    ("Token attribution", _heatmap_fragment(heatmap, name, res.attribution))
+                )
+        if not args.no_audit:
+            extra_sections.append(_audit_section(emb, best_method(emb.results, methods), work_root, log))
+    finally:
+        shutil.rmtree(work_root, ignore_errors=True)
 
-    items = pick_generation_items(len(all_details["target"]["forget"]["questions"]))
-    fd = all_details["target"]["forget"]
+    results = emb.results
+    fd = emb.details["target"]["forget"]
+    items = pick_generation_items(len(fd["questions"]))
     generations = [
         {
             "question": fd["questions"][i],
             "answer": fd["answers"][i],
-            "outputs": {row: all_details[row]["forget"]["generations"][i] for row in results},
+            "outputs": {row: emb.details[row]["forget"]["generations"][i] for row in results},
         }
         for i in items
     ]
     notes = [
-        f"World: {params}",
+        f"World: {len(emb.bench.forget)} forget / {len(emb.bench.retain)} retain QA ({emb.world_dir.name}), "
+        f"seed {args.seed}.",
         f"Total time {time.time() - t_start:.0f}s on {torch.get_num_threads()} threads.",
         "Forget quality = KS-test p-value of per-item forget truth ratios vs the retain oracle (TOFU).",
         "Model utility = harmonic mean of prob, ROUGE-L recall and truth ratio on retain and general (6 numbers).",
@@ -241,7 +309,6 @@ def run_quickstart(args) -> int:
             extra_sections=extra_sections,
             notes=notes,
         )
-    shutil.rmtree(work_root, ignore_errors=True)
     print_table(
         results,
         columns=TABLE_COLUMNS,
@@ -250,6 +317,24 @@ def run_quickstart(args) -> int:
     )
     log(f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s")
     return 0
+
+
+def _audit_section(emb: Embedded, method: str, work_root: Path, log) -> tuple[str, str]:
+    """Audit card of the best method: MIA, relearning, quantisation and paraphrase probes vs the oracle."""
+    from unlearnkit.audit import AuditSettings, audit_card_html, run_audit
+    from unlearnkit.models import load
+
+    log(f"auditing the best method ({method}) ...")
+    _, res = emb.run_method(method, work_root / f"{method}-audit", row=f"{method}", keep_model=True)
+    target, tok = emb.load_target()
+    oracle, otok = load(str(emb.oracle_dir))
+    settings = AuditSettings(relearn_steps=(5, 20), max_items=100, max_new_tokens=48, seed=emb.seed)
+    audit = run_audit(
+        res.model, tok, emb.bench, oracle=(oracle, otok), original=(target, tok), settings=settings
+    )
+    for verdict in audit.get("verdicts", []):
+        log(f"  {verdict}")
+    return (f"Audit card: {method}", audit_card_html(audit))
 
 
 def _heatmap_fragment(heatmap: Path, method: str, info: dict) -> str:

@@ -82,7 +82,15 @@ WMDP_BIO_FORGET_ID = "cais/wmdp-bio-forget-corpus"  # gated: request access from
 WIKITEXT = ("Salesforce/wikitext", "wikitext-2-raw-v1", "test")
 WIKITEXT_MIN_CHARS = 50  # WikiText is one line per row: drop blank lines and bare headings
 
-KNOWN = ("tofu:forget01", "tofu:forget05", "tofu:forget10", "muse:news", "muse:books", "wmdp:bio", "wmdp:cyber")
+KNOWN = (
+    "tofu:forget01",
+    "tofu:forget05",
+    "tofu:forget10",
+    "muse:news",
+    "muse:books",
+    "wmdp:bio",
+    "wmdp:cyber",
+)
 
 
 @dataclass
@@ -180,12 +188,16 @@ def load_rows(hub_id: str, config: str | None, split: str, root: Path | None) ->
         where = f"local:{files[0] if len(files) == 1 else files[0].parent}"
         builder = "parquet" if files[0].suffix == ".parquet" else "json"
         bars = datasets.is_progress_bar_enabled()
+        counts = datasets.config.HF_UPDATE_DOWNLOAD_COUNTS
         datasets.disable_progress_bars()  # local files load in milliseconds; keep the terminal quiet
+        # datasets pings the hub's download counter even for local files (a 3 s timeout offline)
+        datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = False
         try:
             ds = datasets.load_dataset(builder, data_files=[str(f) for f in files], split="train")
         except Exception as err:
             raise UserError(f"{files[0]}: could not be read as {builder} ({type(err).__name__})") from None
         finally:
+            datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = counts
             if bars:
                 datasets.enable_progress_bars()
     rows = []
@@ -345,7 +357,9 @@ def _wmdp(name: str, root: Path | None, max_rows: int | None, retain_choice: str
         forget_src = (WMDP_BIO_FORGET_ID, None, "train")
     else:
         forget_src = (WMDP_CORPORA_ID, "cyber-forget-corpus", "train")
-    retain_src = WIKITEXT if retain_choice == "wikitext" else (WMDP_CORPORA_ID, f"{name}-retain-corpus", "train")
+    retain_src = (
+        WIKITEXT if retain_choice == "wikitext" else (WMDP_CORPORA_ID, f"{name}-retain-corpus", "train")
+    )
 
     rows, where = load_rows(*forget_src, root)
     provenance["forget"] = where
@@ -353,7 +367,9 @@ def _wmdp(name: str, root: Path | None, max_rows: int | None, retain_choice: str
     rows, where = load_rows(*retain_src, root)
     provenance["retain"] = where
     if retain_choice == "wikitext":
-        rows = [r for r in rows if isinstance(r.get("text"), str) and len(r["text"].strip()) >= WIKITEXT_MIN_CHARS]
+        rows = [
+            r for r in rows if isinstance(r.get("text"), str) and len(r["text"].strip()) >= WIKITEXT_MIN_CHARS
+        ]
     retain = _cap(validate_text(rows, where), max_rows)
     _check_nonempty(f"wmdp:{name}", forget, retain)
     # Texts only: keep the text (and title, where given) so collation sees ``text`` rows.

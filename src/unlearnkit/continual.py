@@ -1,0 +1,191 @@
+"""Continual unlearning: forget requests arrive one after another; measure after each.
+
+The setting of MUSE's sustainability axis (arXiv 2407.06460, C6) and of sequential TOFU requests
+(e.g. forget01 ten times): the model that answered request ``i`` is the starting point of request
+``i + 1``, and every request is a separate :func:`unlearnkit.unlearn.unlearn` run (own optimiser,
+own schedule). Methods with a reference model (NPO, KL retain, the ASU teacher) take as reference
+*the model before the current request* (an in-memory snapshot), which is the usual convention.
+
+The returned curve has one dict per evaluation point: ``step`` (0 = before any request),
+``request_size``, ``n_forgotten`` (rows requested so far), ``train_loss`` and the metrics of
+``eval_fn``. :func:`plot_curve` draws it as a PNG.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from unlearnkit.errors import UserError
+
+EvalFn = Callable[..., dict[str, float]]
+
+
+def split_requests(rows: Sequence[dict], k: int) -> list[list[dict]]:
+    """``rows`` cut into ``k`` consecutive requests whose sizes differ by at most one."""
+    if k < 1 or k > len(rows):
+        raise UserError(
+            f"cannot split {len(rows)} forget rows into {k} requests (need 1 <= k <= {len(rows)})"
+        )
+    base, extra = divmod(len(rows), k)
+    out, start = [], 0
+    for i in range(k):
+        size = base + (1 if i < extra else 0)
+        out.append(list(rows[start : start + size]))
+        start += size
+    return out
+
+
+def tofu_eval_fn(bench, settings=None) -> EvalFn:
+    """A default ``eval_fn``: TOFU metrics on the rows forgotten so far, the rows still to come, and retain.
+
+    Keys: ``forget_*`` (rows of the requests applied so far; what must be gone), ``upcoming_*`` (rows of
+    later requests: collateral forgetting before they are requested), ``retain_*``, ``general_*`` when
+    the benchmark has a general split, and ``model_utility`` (harmonic mean of the retain/general
+    prob, ROUGE-L recall and truth ratio that are present). ``settings``: an
+    :class:`unlearnkit.evaluate.EvalSettings` (keep ``max_new_tokens`` small for long curves).
+    """
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.evaluate import UTILITY_KEYS, EvalSettings, evaluate_split, subsample
+    from unlearnkit.metrics.scores import harmonic_mean
+
+    st = settings or EvalSettings(progress=False)
+    eval_rows = getattr(bench, "eval_split", bench.split)
+
+    def run(
+        model, tokenizer, forgotten: Sequence[dict], upcoming: Sequence[dict], step: int
+    ) -> dict[str, float]:
+        fmt = PromptFormat.for_tokenizer(tokenizer, st.prompt_format)
+        out: dict[str, float] = {}
+        for prefix, rows, kind in (
+            ("forget", forgotten, "forget"),
+            ("upcoming", upcoming, "forget"),
+            ("retain", eval_rows("retain"), "retain"),
+            ("general", eval_rows("general"), "general"),
+        ):
+            rows = subsample(rows, st.max_items, st.seed)
+            if not rows:
+                continue
+            metrics, _ = evaluate_split(model, tokenizer, fmt, rows, kind, st)
+            out.update({f"{prefix}_{k.removeprefix(kind + '_')}": v for k, v in metrics.items()})
+        present = [out[k] for k in UTILITY_KEYS if k in out and not math.isnan(out[k])]
+        out["model_utility"] = harmonic_mean(present) if present else float("nan")
+        return out
+
+    return run
+
+
+def continual_unlearning(
+    model,
+    tokenizer,
+    bench,
+    method: str,
+    requests: Sequence[Sequence[dict]],
+    eval_fn: EvalFn | None = None,
+    *,
+    evaluate_start: bool = True,
+    work_dir: str | Path | None = None,
+    quiet: bool = True,
+    **overrides: Any,
+) -> list[dict]:
+    """Apply ``requests`` (lists of forget rows) one after another with ``method``; evaluate after each.
+
+    ``bench`` supplies the retain set (``bench.retain``) paired with every request. ``eval_fn`` is
+    called as ``eval_fn(model, tokenizer, forgotten=rows_so_far, upcoming=rows_of_later_requests,
+    step=i)`` and returns a dict of numbers; None = :func:`tofu_eval_fn` on ``bench``. ``overrides``
+    are config keys (``lr=...``, ``epochs=...``) for every request, validated as ``--set``.
+    The model is updated in place and the last one is ``curve``'s subject: pass a copy to keep the
+    original. Returns the curve (see the module docstring).
+    """
+    from unlearnkit.unlearn import resolve_configs, unlearn
+
+    requests = [list(r) for r in requests]
+    if not requests:
+        raise UserError("continual unlearning needs at least one forget request")
+    empty = [i + 1 for i, r in enumerate(requests) if not r]
+    if empty:
+        raise UserError(f"forget request(s) {empty} are empty")
+    resolve_configs(method, overrides)  # bad keys fail before any training
+    eval_fn = eval_fn or tofu_eval_fn(bench)
+    curve: list[dict] = []
+    forgotten: list[dict] = []
+
+    def upcoming(after: int) -> list[dict]:
+        return [row for req in requests[after:] for row in req]
+
+    if evaluate_start:
+        metrics = eval_fn(model, tokenizer, forgotten=[], upcoming=upcoming(0), step=0)
+        curve.append({"step": 0, "request_size": 0, "n_forgotten": 0, "train_loss": float("nan"), **metrics})
+    with tempfile.TemporaryDirectory(prefix="unlearnkit_continual_") as tmp:
+        base = Path(work_dir) if work_dir is not None else Path(tmp)
+        for i, request in enumerate(requests, start=1):
+            result = unlearn(
+                model,
+                tokenizer,
+                request,
+                bench.retain,
+                method,
+                work_dir=base / f"request_{i:03d}",
+                quiet=quiet,
+                **overrides,
+            )
+            model = result.model
+            forgotten.extend(request)
+            metrics = eval_fn(model, tokenizer, forgotten=list(forgotten), upcoming=upcoming(i), step=i)
+            curve.append(
+                {
+                    "step": i,
+                    "request_size": len(request),
+                    "n_forgotten": len(forgotten),
+                    "train_loss": result.train_loss,
+                    **metrics,
+                }
+            )
+    return curve
+
+
+DEFAULT_PLOT_KEYS = (
+    "forget_rougeL_recall",
+    "forget_prob",
+    "upcoming_rougeL_recall",
+    "retain_rougeL_recall",
+    "model_utility",
+)
+
+
+def plot_curve(
+    curve: Sequence[dict], path: str | Path, keys: Sequence[str] | None = None, title: str = ""
+) -> Path:
+    """Draw ``keys`` of a continual-unlearning curve against the number of forgotten rows; write a PNG.
+
+    Uses matplotlib's Agg canvas directly (no pyplot state, no display needed). Keys missing from
+    every point are skipped; NaN values leave gaps.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if not curve:
+        raise UserError("nothing to plot: the curve is empty")
+    keys = [k for k in (keys or DEFAULT_PLOT_KEYS) if any(k in point for point in curve)]
+    if not keys:
+        raise UserError("none of the requested keys is in the curve")
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = [point.get("n_forgotten", point.get("step", i)) for i, point in enumerate(curve)]
+    for key in keys:
+        ys = [float(point.get(key, float("nan"))) for point in curve]
+        ax.plot(xs, ys, marker="o", label=key)
+    ax.set_xlabel("forget rows requested so far")
+    ax.set_ylabel("score")
+    ax.set_title(title or "continual unlearning")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path

@@ -1,0 +1,102 @@
+"""Every shipped recipe under ``configs/`` (the whole tree, except ``configs/accelerate``) is valid.
+
+A recipe is flat YAML (at most one nesting level) with a ``method`` key naming a registered method,
+optional top-level ``model`` / ``data`` / ``retain_model`` keys, and otherwise only keys that
+``build_configs`` accepts for that method (TrainConfig fields or that method's own fields). Its
+leading comment block gives the exact ``unlearnkit unlearn`` command (which must agree with the
+keys), the hardware and what it reproduces.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from unlearnkit.config import build_configs, load_recipe
+from unlearnkit.methods import METHODS, get_method
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+TOP_LEVEL = ("model", "data", "retain_model")  # not training settings: which model / data / oracle
+SKIP = ("accelerate",)
+
+
+def _recipes() -> list[Path]:
+    return sorted(
+        p
+        for p in CONFIGS.rglob("*")
+        if p.suffix in (".yaml", ".yml") and p.is_file() and p.relative_to(CONFIGS).parts[0] not in SKIP
+    )
+
+
+RECIPES = _recipes()
+
+
+def _id(path: Path) -> str:
+    return str(path.relative_to(CONFIGS))
+
+
+def _header(path: Path) -> str:
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return "\n".join(lines)
+
+
+def test_the_tree_is_walked_and_covers_every_benchmark():
+    assert len(RECIPES) >= 40
+    families = {p.relative_to(CONFIGS).parts[0] for p in RECIPES}
+    assert {"tofu", "muse", "wmdp"} <= families
+    # nested folders are found too (configs/tofu/<model>/<split>/<method>.yaml)
+    assert any(len(p.relative_to(CONFIGS).parts) >= 4 for p in RECIPES)
+
+
+def test_representation_methods_are_registered():
+    """The WMDP recipes need ``rmu`` and ``asu_rmu`` in the registry."""
+    assert "rmu" in METHODS and "asu_rmu" in METHODS
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=_id)
+def test_recipe_is_valid(path: Path):
+    values = load_recipe(path)
+    nested = [k for k, v in values.items() if isinstance(v, dict | list)]
+    assert not nested, f"{path}: more than one nesting level at {nested}"
+    assert "method" in values, f"{path}: no 'method' key"
+    method = get_method(str(values.pop("method")))
+    assert method.name in METHODS
+    for key in TOP_LEVEL:
+        if key in values:
+            assert isinstance(values[key], str) and values[key].strip(), f"{path}: '{key}' must be a string"
+    train_cfg, method_cfg = build_configs(method.config, values, where=str(path), ignore=TOP_LEVEL)
+    assert train_cfg is not None and method_cfg is not None
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=_id)
+def test_recipe_header_gives_the_command_and_hardware(path: Path):
+    header = _header(path)
+    assert header, f"{path}: must start with a comment block"
+    assert "Hardware:" in header and "Reproduces" in header, (
+        f"{path}: say what it reproduces and on what hardware"
+    )
+    command = re.search(r"unlearnkit unlearn (.+?)--output (\S+)", header.replace("\\\n", " "), re.S)
+    assert command, f"{path}: no 'unlearnkit unlearn ... --output DIR' command in the header"
+    args = " ".join(command.group(1).split())
+    values = load_recipe(path)
+    assert f"--config configs/{_id(path)}" in args
+    assert f"--method {values['method']}" in args
+    for key in ("model", "data"):
+        if key in values:
+            assert f"--{key} {values[key]}" in args, f"{path}: the command's --{key} differs from '{key}:'"
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=_id)
+def test_recipe_data_spec_is_resolvable_form(path: Path):
+    """``data`` names a benchmark ``resolve_data`` knows (no download here: only the name is checked)."""
+    from unlearnkit.data.sources import KNOWN
+
+    data = load_recipe(path).get("data")
+    if data is not None:
+        assert data in KNOWN or not re.match(r"^[a-z]+:", data), f"{path}: unknown benchmark '{data}'"
