@@ -1,0 +1,46 @@
+"""Assemble BENCHMARKS.md from the sections the bench scripts wrote to bench/results/*.md.
+
+    python bench/make_benchmarks.py
+
+Order: quality (the quickstart table first), asu, tokenunlearn, audit, speed. A missing section is
+listed as not yet run, never filled with numbers by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+ORDER = [
+    ("quality", "python bench/quality.py"),
+    ("asu", "python bench/asu_sweep.py"),
+    ("tokenunlearn", "python bench/token_ablation.py"),
+    ("audit", "python bench/audit_all.py"),
+    ("speed", "python bench/speed.py"),
+]
+NOTES = ROOT / "NOTES.md"
+
+
+def main() -> None:
+    parts = [
+        "# Benchmarks",
+        "",
+        "Every number below is printed by a script in `bench/` (the command is in the comment above each "
+        "section); `python bench/make_benchmarks.py` assembles this file. Numbers are from one seed on a "
+        "2-core CPU machine; the embedded world is tiny, so read them as behaviour, not as paper results.",
+        "",
+    ]
+    if NOTES.is_file():
+        parts += [NOTES.read_text(encoding="utf-8").rstrip(), ""]
+    for name, command in ORDER:
+        path = ROOT / "results" / f"{name}.md"
+        if path.is_file():
+            parts += [path.read_text(encoding="utf-8").rstrip(), ""]
+        else:
+            parts += [f"## {name}", "", f"Not run yet: `{command}`.", ""]
+    (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(parts), encoding="utf-8")
+    print(f"wrote {ROOT.parent / 'BENCHMARKS.md'}")
+
+
+if __name__ == "__main__":
+    main()
