@@ -17,7 +17,10 @@ Peak memory, measured honestly per device:
 * CPU: torch's CPU allocations are invisible to tracemalloc, so we use the process's resident-set
   high-water mark: the peak is reset (``/proc/self/clear_refs``) after imports and data preparation,
   and ``VmHWM - VmRSS(baseline)`` is what loading the model(s), the reference / cache and training
-  added. It includes allocator slack and library buffers, so small differences are noise.
+  added. At the start of training every configuration returns freed heap memory to the OS
+  (``malloc_trim``), so that memory the one-off setup (cache build, attribution) freed is not counted
+  as if it were live. It still includes allocator slack and library buffers: differences of a few
+  percent are noise.
 
 The reference-cache build and the T-NPO attribution pass are one-off costs before training and are
 reported separately (seconds), not folded into the step time.
@@ -90,6 +93,18 @@ def _reset_peak_rss() -> bool:
         return False
 
 
+def _trim() -> None:
+    """Return freed heap memory to the OS (glibc keeps it otherwise and RSS would count it)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def worker(spec: dict) -> dict:
     import torch
     from transformers import TrainerCallback
@@ -113,6 +128,10 @@ def worker(spec: dict) -> dict:
     times: list[float] = []
 
     class StepTimer(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            out["setup_peak_mib"] = round((_status_kib("VmHWM") - base_rss) / 1024, 1)
+            _trim()  # same for every configuration: freed setup memory goes back before training
+
         def on_step_begin(self, args, state, control, **kw):
             if cuda:
                 torch.cuda.synchronize()

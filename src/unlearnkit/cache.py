@@ -164,6 +164,13 @@ class ReferenceCache(Reference):
         self.needs: set[Need] = set()
         self.nbytes = 0
         self.build_seconds = 0.0
+        self._residual = [0.0, 0]  # sum and count of the top-k residual mass r over cached positions
+
+    @property
+    def residual_mass(self) -> float:
+        """Mean probability mass outside the top-k (0 for an exact cache): the top-k error scale."""
+        total, count = self._residual
+        return total / count if count else 0.0
 
     @property
     def needs_student(self) -> bool:
@@ -210,7 +217,11 @@ class ReferenceCache(Reference):
                         output_hidden_states=bool(hidden_layers),
                         use_cache=False,
                     )
-                logps = token_logps(out.logits, batch["labels"])[0] if any(n.kind == "logps" for n in group) else None
+                logps = (
+                    token_logps(out.logits, batch["labels"])[0]
+                    if any(n.kind == "logps" for n in group)
+                    else None
+                )
                 for row, idx in enumerate(chunk):
                     entry = self._entry(part, idx, examples[part][idx])
                     pos = entry.pos.to(device)
@@ -223,6 +234,7 @@ class ReferenceCache(Reference):
                             value = self._store_distribution(out.logits[row, pos])
                         entry.values[need] = value
                         self.nbytes += _nbytes(value)
+                del out, logps  # free this batch's activations before the next forward
         self.build_seconds += time.perf_counter() - t0
         return self
 
@@ -241,17 +253,22 @@ class ReferenceCache(Reference):
         logp = torch.log_softmax(logits.float(), dim=-1)
         top = logp.topk(self.topk, dim=-1)
         log_rest = logp.scatter(-1, top.indices, float("-inf")).logsumexp(-1)
+        self._residual[0] += float(log_rest.exp().sum())
+        self._residual[1] += log_rest.numel()
         return (top.values.cpu(), top.indices.to(torch.int32).cpu(), log_rest.cpu())
 
     # --- lookups ------------------------------------------------------------------------------
 
-    def _rows(self, batch, need: Need) -> list[_Entry]:
+    def _check_need(self, need: Need) -> None:
         if need not in self.needs:
             known = ", ".join(sorted(n.describe() for n in self.needs)) or "nothing"
             raise RuntimeError(
                 f"reference=cache: the method asked for {need.describe()}, which was not cached (cached: "
                 f"{known}); use reference=copy for this method"
             )
+
+    def _rows(self, batch, need: Need) -> list[_Entry]:
+        self._check_need(need)
         ids, mask = batch["input_ids"], batch["attention_mask"]
         rows = []
         for b, idx in enumerate(batch["index"].tolist()):
@@ -260,7 +277,9 @@ class ReferenceCache(Reference):
             if entry is None or need not in entry.values:
                 raise RuntimeError(f"reference=cache: {need.part} example {idx} was not cached")
             if len(entry.ids) != n or not torch.equal(entry.ids, ids[b, :n].cpu()):
-                raise RuntimeError(f"reference=cache: {need.part} example {idx} does not match the cached ids")
+                raise RuntimeError(
+                    f"reference=cache: {need.part} example {idx} does not match the cached ids"
+                )
             rows.append(entry)
         return rows
 
@@ -296,6 +315,7 @@ class ReferenceCache(Reference):
         return self._distribution(batch, Need("teacher", _part(batch), float(tau), _layers(layers)), student)
 
     def _sample(self, need: Need):
+        self._check_need(need)
         for entry in self.entries.values():
             if need in entry.values:
                 return entry.values[need]

@@ -6,15 +6,16 @@ Bad input -> one line on stderr and exit code 2, before anything is written.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
-import shutil
 import sys
-from pathlib import Path
 
 from unlearnkit.errors import UserError
 
 EXIT_USER_ERROR = 2
 EXIT_DIVERGED = 3
+# Environment problems the user fixes (not bugs): one line and exit 2 instead of a traceback.
+USER_ERRNOS = (errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EROFS, errno.EDQUOT)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,11 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common_model_flags(f)
 
     u = sub.add_parser("unlearn", help="run one unlearning method and save the model")
-    u.add_argument("--model", required=True, help="model folder (or HF id) to unlearn from")
-    u.add_argument("--data", required=True, help="benchmark folder with forget.jsonl and retain.jsonl")
+    u.add_argument(
+        "--model", default=None, help="model folder (or HF id) to unlearn from (or 'model:' in the recipe)"
+    )
+    u.add_argument(
+        "--data", default=None, help="benchmark folder, or a name: tofu:forget10, muse:news, wmdp:cyber"
+    )
     u.add_argument(
         "--method",
-        required=True,
+        default=None,
         help="method name, e.g. asu, asu_kl, npo, t-npo, ga (see `unlearnkit methods`)",
     )
     u.add_argument("--output", required=True, help="model folder to write")
@@ -110,14 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
     e.add_argument("--model", required=True, help="model folder (or HF id)")
-    e.add_argument("--data", required=True, help="benchmark folder")
+    e.add_argument("--data", required=True, help="benchmark folder, or a name: tofu:forget10, muse:news")
     e.add_argument(
         "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
     )
     e.add_argument(
         "--protocol",
         default="tofu",
-        choices=("tofu", "closer-look"),
+        choices=("tofu", "closer-look", "muse", "wmdp"),
         help="metric set (default: %(default)s)",
     )
     e.add_argument("--output", required=True, help="folder for metrics.json and details.json")
@@ -138,6 +143,22 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     _common_model_flags(a)
 
+    c = sub.add_parser(
+        "continual", help="a sequence of forget requests applied one after another, evaluated after each"
+    )
+    c.add_argument("--model", required=True, help="model folder (or HF id) to unlearn from")
+    c.add_argument(
+        "--data", required=True, help="benchmark folder or name; its forget set is cut into requests"
+    )
+    c.add_argument("--method", required=True, help="method name (see `unlearnkit methods`)")
+    c.add_argument("--requests", type=int, default=5, help="number of forget requests (default: %(default)s)")
+    c.add_argument("--output", required=True, help="folder for curve.json, curve.png and the final model")
+    c.add_argument("--config", default=None, help="YAML recipe; --set wins over it")
+    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every request")
+    c.add_argument("--max-new-tokens", type=int, default=64, help="generation length of the evaluations")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    _common_model_flags(c)
+
     from unlearnkit.audit import add_audit_arguments
 
     add_audit_arguments(
@@ -150,29 +171,57 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; returns the exit code (0 ok, 2 bad input, 3 diverged, 130 interrupted).
+
+    Never calls ``sys.exit`` itself, so tests can call it in-process.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a bad flag (2, one line already printed)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         from unlearnkit import commands
 
         return getattr(commands, f"cmd_{args.command}")(args) or 0
     except UserError as err:
-        print(f"unlearnkit: error: {err}", file=sys.stderr)
+        _close_progress_bars()
+        print(f"unlearnkit: error: {_one_line(err)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
+        _close_progress_bars()
         print("unlearnkit: interrupted", file=sys.stderr)
         return 130
+    except OSError as err:
+        if err.errno not in USER_ERRNOS:
+            raise
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"unlearnkit: error: {where}{err.strerror or err}", file=sys.stderr)
+        return EXIT_USER_ERROR
     except Exception as err:  # noqa: BLE001 - divergence gets its own exit code and one line
         from unlearnkit.trainer import DivergenceError
 
         if isinstance(err, DivergenceError):
-            print(f"unlearnkit: diverged: {err}", file=sys.stderr)
+            _close_progress_bars()
+            print(f"unlearnkit: diverged: {_one_line(err)}", file=sys.stderr)
             return EXIT_DIVERGED
         raise
 
 
-def _cleanup(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+def _close_progress_bars() -> None:
+    """End any progress bar left open by the failure, so the message starts on a line of its own."""
+    tqdm_module = sys.modules.get("tqdm.std")
+    if tqdm_module is None:
+        return
+    for bar in list(getattr(tqdm_module.tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:  # noqa: BLE001 - cosmetic only
+            pass
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 if __name__ == "__main__":

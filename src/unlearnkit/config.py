@@ -43,6 +43,7 @@ class TrainConfig:
     save_every: int = 0  # optimiser steps between checkpoints; 0 = no checkpoints
     save_total_limit: int = 2
     reference: str = "auto"  # copy | adapter | cache | auto (cheapest exact one available)
+    cache_topk: int = 0  # reference=cache: 0 = exact full-vocabulary targets; k > 0 = top-k + residual mass
     precision: str = "auto"  # auto (bf16 on GPUs that support it) | fp32 | bf16 | fp16
     gradient_checkpointing: bool = False
     prompt_format: str = "auto"  # auto | chat | plain
@@ -88,6 +89,13 @@ class TrainConfig:
             "use linear, cosine, constant or constant_with_warmup",
         )
         _check(self.lora_r >= 0, "lora_r", self.lora_r, "must be >= 0")
+        _check(self.cache_topk >= 0, "cache_topk", self.cache_topk, "must be >= 0 (0 = exact)")
+        _check(
+            not (self.reference == "adapter" and self.lora_r == 0),
+            "reference",
+            self.reference,
+            "adapter needs LoRA: add --set lora_r=8 (or use reference=copy)",
+        )
         _check(self.lora_save in ("merged", "adapter"), "lora_save", self.lora_save, "use merged or adapter")
         _check(0 <= self.lora_dropout < 1, "lora_dropout", self.lora_dropout, "must be in [0, 1)")
 
@@ -338,6 +346,7 @@ ALIASES = {
     "lora.dropout": "lora_dropout",
     "lora.target": "lora_target",
     "lora.save": "lora_save",
+    "cache.topk": "cache_topk",
 }
 
 

@@ -47,7 +47,11 @@ class FinetuneResult:
 def training_rows(bench: Benchmark, split: str) -> list[dict]:
     if split not in SPLITS_FOR:
         raise UserError(f"--split {split}: use 'all' (the target) or 'retain' (the retain oracle)")
-    return [row for name in SPLITS_FOR[split] for row in bench.split(name)]
+    names = SPLITS_FOR[split]
+    if getattr(bench, "general_parts", None):
+        # Real TOFU: real authors / world facts measure utility only; the published models never saw them.
+        names = tuple(n for n in names if n != "general")
+    return [row for name in names for row in bench.split(name)]
 
 
 class StepProgress(TrainerCallback):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,31 +18,140 @@ from unlearnkit.errors import UserError
 from unlearnkit.io import atomic_dir
 
 PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.pth", "model.ckpt")
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+# A Hugging Face Hub id: ``name`` or ``owner/name`` (letters, digits, ``-``, ``_``, ``.``).
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
 def _is_local(name: str) -> bool:
-    return os.path.sep in name or name.startswith(".") or Path(name).exists()
+    """A path that exists (or whose parent folder exists), or anything that cannot be a hub id."""
+    path = Path(name).expanduser()
+    if path.exists() or not _HUB_ID.match(name) or name.endswith("."):
+        return True
+    return "/" in name and path.parent.is_dir()  # runs/target with ./runs present: a local path
 
 
-def check_model_path(name: str) -> None:
-    """A local folder must exist and hold safetensors weights; pickle-only folders are refused."""
-    path = Path(name)
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``, read at call time (huggingface_hub reads it at import)."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on"):
+            return True
+    return False
+
+
+def check_model_path(name: str, flag: str = "--model") -> None:
+    """Before anything is loaded: a local folder must exist, hold ``config.json`` and safetensors weights.
+
+    Pickle-only folders (``pytorch_model.bin`` ...) are refused without being opened: unpickling can
+    run arbitrary code. A hub id is accepted, except in offline mode when it is not in the local cache.
+    """
+    name = str(name)
+    path = Path(name).expanduser()
     if not _is_local(name):
-        return  # a hub id: transformers resolves it (and fails offline with its own message)
+        if hub_offline() and not _in_hub_cache(name):
+            raise UserError(
+                f"{flag} {name}: no such local folder, and HF_HUB_OFFLINE=1 forbids downloading it from the "
+                "Hugging Face Hub (it is not in the local cache); pass a model folder"
+            )
+        return  # a hub id: transformers resolves it (with use_safetensors=True, so no pickle either)
+    if not path.exists():
+        raise UserError(f"{flag} {name}: folder does not exist")
     if not path.is_dir():
-        raise UserError(f"--model {name}: folder does not exist")
-    if not (path / "config.json").is_file():
-        raise UserError(f"--model {name}: no config.json; expected a Hugging Face model folder")
+        raise UserError(f"{flag} {name}: is a file; pass the model folder (config.json + *.safetensors)")
+    if is_adapter_folder(path):
+        if not (path / "adapter_model.safetensors").is_file():
+            raise UserError(f"{flag} {name}: a LoRA adapter folder without adapter_model.safetensors")
+        base = adapter_base(path)
+        if not base:
+            raise UserError(f"{flag} {name}: adapter_config.json names no base_model_name_or_path")
+        check_model_path(base, flag=f"{flag} {name} (its base model)")
+        return
+    config = path / "config.json"
+    if not config.is_file():
+        raise UserError(f"{flag} {name}: no config.json; expected a Hugging Face model folder")
+    try:
+        json.loads(config.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UserError(f"{flag} {name}: config.json is not valid JSON ({err})") from None
     if not any(path.glob("*.safetensors")):
-        pickles = [
-            p.name for p in path.iterdir() if p.name in PICKLE_WEIGHTS or p.suffix in (".bin", ".pt", ".pth")
-        ]
+        pickles = sorted(
+            p.name for p in path.iterdir() if p.name in PICKLE_WEIGHTS or p.suffix in PICKLE_SUFFIXES
+        )
         if pickles:
             raise UserError(
-                f"--model {name}: only pickle weights ({pickles[0]}); unlearnkit loads safetensors only, because "
-                "unpickling can run arbitrary code. Convert with a trusted tool to model.safetensors first"
+                f"{flag} {name}: only pickle weights ({pickles[0]}); unlearnkit loads safetensors only, because "
+                "unpickling can run arbitrary code. Convert it to model.safetensors with a tool you trust first"
             )
-        raise UserError(f"--model {name}: no *.safetensors weights in the folder")
+        raise UserError(f"{flag} {name}: no *.safetensors weights in the folder")
+
+
+def is_adapter_folder(path: str | Path) -> bool:
+    """A PEFT adapter saved alone (``lora_save=adapter``): adapter_config.json and no config.json."""
+    path = Path(path)
+    return (path / "adapter_config.json").is_file() and not (path / "config.json").is_file()
+
+
+def adapter_base(path: str | Path) -> str | None:
+    try:
+        return json.loads((Path(path) / "adapter_config.json").read_text(encoding="utf-8")).get(
+            "base_model_name_or_path"
+        )
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def check_remote_code(name: str, trust_remote_code: bool) -> None:
+    """Refuse, before transformers sees it, a local folder whose architecture exists only as its own code.
+
+    (transformers would refuse too, with ``trust_remote_code=False``, but only after its own warnings.)
+    """
+    path = Path(str(name)).expanduser()
+    if trust_remote_code or not path.is_dir():
+        return
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    for file in ("config.json", "tokenizer_config.json"):
+        try:
+            data = json.loads((path / file).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not data.get("auto_map"):
+            continue
+        if file == "config.json" and data.get("model_type") in CONFIG_MAPPING:
+            continue  # a built-in architecture: transformers uses its own code, nothing from the folder
+        raise UserError(
+            f"--model {name}: {file} maps to the folder's own Python code (auto_map), which unlearnkit does "
+            "not run unless you pass --trust-remote-code (only for code you have read and trust)"
+        )
+
+
+def _in_hub_cache(name: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except Exception:  # noqa: BLE001 - an unusable cache is the same as no cache here
+        return False
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _load_error(name: str, what: str, err: BaseException) -> UserError:
+    text = str(err)
+    if "trust_remote_code" in text or "custom code" in text:
+        return UserError(
+            f"--model {name}: its {what} needs the folder's own Python code, which unlearnkit does not run "
+            "unless you pass --trust-remote-code (only for code you have read and trust)"
+        )
+    if not _is_local(name):
+        return UserError(
+            f"--model {name}: not a local folder, and the Hugging Face Hub could not provide its {what} "
+            f"({_first_line(err)})"
+        )
+    return UserError(f"--model {name}: cannot load the {what} ({_first_line(err)})")
 
 
 def load_model(
@@ -54,28 +164,51 @@ def load_model(
     from transformers import AutoModelForCausalLM
 
     check_model_path(name)
+    if _is_local(str(name)) and is_adapter_folder(name):
+        # An adapter saved alone: load its base, apply the adapter, merge (safetensors on both sides).
+        from peft import PeftModel
+
+        base = load_model(adapter_base(name), trust_remote_code, dtype, device)
+        try:
+            return PeftModel.from_pretrained(base, name, use_safetensors=True).merge_and_unload()
+        except Exception as err:  # noqa: BLE001 - mismatched base / corrupt adapter: one line
+            raise _load_error(name, "adapter", err) from None
+    check_remote_code(name, trust_remote_code)
     try:
         model = AutoModelForCausalLM.from_pretrained(
             name, use_safetensors=True, trust_remote_code=trust_remote_code, dtype=dtype or torch.float32
         )
-    except (OSError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(f"--model {name}: cannot load ({first})") from None
+    except Exception as err:  # noqa: BLE001 - corrupt weights, bad config, custom code, OOM: one line
+        raise _load_error(name, "model", err) from None
     if device is not None:
         model.to(device)
     return model
 
 
 def load_tokenizer(name: str, trust_remote_code: bool = False):
-    """Load the tokenizer; a missing pad token falls back to EOS (masks come from lengths, not ids)."""
+    """Load the tokenizer; a missing pad token falls back to EOS (masks come from lengths, not ids).
+
+    A tokenizer with neither a pad nor an EOS token is refused (answers end with EOS).
+    """
     from transformers import AutoTokenizer
 
+    if (
+        _is_local(str(name))
+        and is_adapter_folder(name)
+        and not (Path(name) / "tokenizer_config.json").is_file()
+    ):
+        name = adapter_base(name) or name  # an adapter saved without its tokenizer uses the base's
+    check_remote_code(name, trust_remote_code)
     try:
         tok = AutoTokenizer.from_pretrained(name, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UserError(f"--model {name}: cannot load the tokenizer ({first})") from None
-    if tok.pad_token is None and tok.eos_token is not None:
+    except Exception as err:  # noqa: BLE001 - missing/corrupt tokenizer files, custom code: one line
+        raise _load_error(name, "tokenizer", err) from None
+    if getattr(tok, "eos_token", None) is None:
+        raise UserError(
+            f"--model {name}: the tokenizer has no EOS token (answers are trained to end with it); "
+            "set eos_token in tokenizer_config.json"
+        )
+    if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok
 

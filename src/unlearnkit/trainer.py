@@ -144,6 +144,73 @@ class EpochCallback(TrainerCallback):
         self.dataset.epoch = int(state.epoch + 1e-6) if state.epoch else 0
 
 
+class TrainStepContext(StepContext):
+    """``StepContext`` for training: one policy forward per batch part and step, reused by every term.
+
+    A step that asks for the same part twice (or a top-k reference cache that needs the policy's
+    logits before the step's own ``policy()`` call) gets the already computed forward pass instead
+    of a second one.
+    """
+
+    def __init__(self, model, reference=None) -> None:
+        super().__init__(model, reference)
+        self._memo: dict[tuple[int, int | None], object] = {}
+
+    def policy(self, batch, hidden_layer=None):
+        key = (id(batch), hidden_layer)
+        if key not in self._memo:
+            self._memo[key] = (batch, super().policy(batch, hidden_layer))  # keep batch alive: stable id
+        return self._memo[key][1]
+
+    def ref_logits(self, batch):
+        ref = self._need_reference("reference logits")
+        if getattr(ref, "needs_student", False):
+            return ref.logits(batch, student=self.policy(batch).logits)[:, :-1]
+        return super().ref_logits(batch)
+
+    def teacher_logits(self, batch, tau, layers):
+        ref = self._need_reference("the smoothed teacher")
+        if getattr(ref, "needs_student", False):
+            return ref.teacher_logits(batch, tau, layers, student=self.policy(batch).logits)[:, :-1]
+        return super().teacher_logits(batch, tau, layers)
+
+
+class ChecksumCallback(TrainerCallback):
+    """Debug aid for multi-process runs: at the end of training every rank writes a digest of its weights.
+
+    Enabled by ``UNLEARNKIT_DEBUG_CHECKSUMS=<folder>``; writes ``<folder>/rank<R>.json`` with the SHA-256
+    of all parameters (identical weights on every rank <=> identical digests).
+    """
+
+    ENV = "UNLEARNKIT_DEBUG_CHECKSUMS"
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def on_train_end(self, args, state, control, model=None, **kwargs):
+        import hashlib
+        import json
+        from pathlib import Path
+
+        digest = hashlib.sha256()
+        total = 0.0
+        for name, param in sorted(model.named_parameters()):
+            data = param.detach().float().cpu().contiguous()
+            digest.update(name.encode())
+            digest.update(data.numpy().tobytes())
+            total += float(data.double().sum())
+        rank = int(os.environ.get("RANK", "0"))
+        Path(self.folder).mkdir(parents=True, exist_ok=True)
+        out = {
+            "rank": rank,
+            "world_size": world_size(),
+            "sha256": digest.hexdigest(),
+            "sum": total,
+            "global_step": state.global_step,
+        }
+        (Path(self.folder) / f"rank{rank}.json").write_text(json.dumps(out) + "\n", encoding="utf-8")
+
+
 class UnlearnTrainer(Trainer):
     """``compute_loss`` = one method step on a paired batch; extra loss terms are logged."""
 
@@ -154,9 +221,11 @@ class UnlearnTrainer(Trainer):
         self.reference = reference
         self._term_sums: dict[str, float] = defaultdict(float)
         self._term_counts: dict[str, int] = defaultdict(int)
+        if os.environ.get(ChecksumCallback.ENV):
+            self.add_callback(ChecksumCallback(os.environ[ChecksumCallback.ENV]))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        ctx = StepContext(model, self.reference)
+        ctx = TrainStepContext(model, self.reference)
         loss, terms = self.method.step(ctx, inputs, self.method_config)
         for name, value in terms.items():
             value = float(value)
@@ -189,6 +258,20 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def hf_steps_per_epoch(cfg: TrainConfig, n_examples: int, ws: int | None = None) -> int:
+    """Optimiser steps per epoch as the HF Trainer counts them (DistributedSampler pads to ``ws``)."""
+    ws = world_size() if ws is None else ws
+    batches = math.ceil(math.ceil(n_examples / ws) / cfg.batch_size)
+    return max(1, math.ceil(batches / cfg.grad_accum))
+
+
+def epochs_to_run(cfg: TrainConfig, n_examples: int, ws: int | None = None) -> int:
+    """How many (possibly partial) epochs a run starts: the epochs whose retain pairings it can see."""
+    if cfg.max_steps > 0:
+        return math.ceil(cfg.max_steps / hf_steps_per_epoch(cfg, n_examples, ws))
+    return math.ceil(cfg.epochs)
+
+
 def training_arguments(
     cfg: TrainConfig, output_dir: str, n_examples: int, quiet: bool = False
 ) -> TrainingArguments:
@@ -217,7 +300,8 @@ def training_arguments(
         data_seed=cfg.seed,
         bf16=bf16,
         fp16=cfg.precision == "fp16",
-        gradient_checkpointing=cfg.gradient_checkpointing,
+        # HF 5 name (``gradient_checkpointing`` is a deprecated alias that warns); non-reentrant.
+        activation_checkpointing=cfg.gradient_checkpointing,
         logging_steps=max(1, total // 10),
         save_strategy="steps" if cfg.save_every > 0 else "no",
         save_steps=cfg.save_every if cfg.save_every > 0 else 500,

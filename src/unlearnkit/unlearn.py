@@ -2,13 +2,21 @@
 
 Order of work: validate the config, encode the data (fails before any training on a bad row),
 compute TokenUnlearn scores with the original model when the method is token-level, set up the
-reference / teacher, then run the ``UnlearnTrainer``.
+reference / teacher (``reference``: copy | adapter | cache | auto, see ``docs/SCALING.md``), then
+run the ``UnlearnTrainer``.
+
+``reference=auto`` picks the cheapest EXACT strategy: ``adapter`` with LoRA; otherwise ``cache``
+when what the method asks for fits ``CACHE_BUDGET_BYTES`` exactly (per-token log-probs for NPO /
+DPO always do; full-vocabulary logits when ``n_tokens * V * 4`` bytes fit), else ``cache`` with
+top-k when the user opted in with ``cache_topk > 0`` and that fits, else ``copy``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,19 +27,22 @@ import torch
 from unlearnkit.config import build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
-from unlearnkit.methods import Method, get_method
+from unlearnkit.methods import Method, StepContext, get_method
 from unlearnkit.objectives.idk import idk_answer
-from unlearnkit.reference import AdapterReference, CopyReference
+from unlearnkit.reference import AdapterReference, CopyReference, eval_mode, is_peft_model, original_reference
 from unlearnkit.trainer import (
     EpochCallback,
     PaddingCollator,
     PairedDataset,
     UnlearnTrainer,
     encode_rows,
+    epochs_to_run,
     training_arguments,
 )
 
 log = logging.getLogger(__name__)
+
+CACHE_BUDGET_BYTES = 2 * 2**30  # reference=auto caches exactly only below this (host memory, per rank)
 
 
 @dataclass
@@ -42,6 +53,8 @@ class UnlearnResult:
     train_loss: float
     log_history: list[dict] = field(default_factory=list)
     attribution: dict[str, Any] | None = None
+    reference: dict[str, Any] = field(default_factory=dict)  # strategy used, cache size / build time
+    is_main_process: bool = True  # multi-process runs: only this rank should save the model
 
 
 def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = None):
@@ -51,6 +64,8 @@ def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = Non
 
 
 def _apply_lora(model, cfg):
+    import warnings
+
     from peft import LoraConfig, get_peft_model
 
     target = (
@@ -65,25 +80,127 @@ def _apply_lora(model, cfg):
         target_modules=target,
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, lora)
+    with warnings.catch_warnings():  # peft 0.21 reads transformers' deprecated alias; not the user's doing
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        return get_peft_model(model, lora)
 
 
-def _reference(strategy: str, model, model_path: str | None, is_peft: bool):
-    if strategy == "auto":
-        strategy = "adapter" if is_peft else "copy"
+def _autocast(args):
+    """The autocast the Trainer will train under, for reference passes computed outside it."""
+    device = args.device
+    if args.bf16 or args.fp16:
+        dtype = torch.bfloat16 if args.bf16 else torch.float16
+        return lambda: torch.autocast(device.type, dtype=dtype)
+    return contextlib.nullcontext
+
+
+def _to_device(batch, device):
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
+    return batch.to(device) if isinstance(batch, torch.Tensor) else batch
+
+
+def _copy_reference(model, model_path: str | None, args) -> CopyReference:
+    from unlearnkit.models import load_model
+
+    # A frozen copy loaded from the original checkpoint; an in-memory model without a path is
+    # snapshotted instead (documented cost: a second set of weights either way). Under bf16 the
+    # copy is stored in bf16 (its matmuls run in bf16 under autocast anyway): half the memory.
+    base = model.get_base_model() if is_peft_model(model) else model
+    if model_path:
+        frozen = load_model(model_path, dtype=torch.bfloat16 if args.bf16 else None)
+    elif is_peft_model(model):
+        raise UserError("reference=copy with LoRA needs model_path (or use reference=adapter)")
+    else:
+        frozen = copy.deepcopy(base)
+    frozen.to(next(model.parameters()).device)
+    return CopyReference(frozen, policy=base)
+
+
+def probe_needs(method: Method, method_cfg, model, dataset: PairedDataset, collator, device, autocast):
+    """Run one step of ``method`` on one paired batch against the original model; record its requests."""
+    from unlearnkit.cache import RecordingReference
+
+    recorder = RecordingReference(original_reference(model))
+    batch = _to_device(collator([dataset[i] for i in range(min(2, len(dataset)))]), device)
+    with torch.no_grad(), eval_mode(model), autocast():
+        method.step(StepContext(model, recorder), batch, method_cfg)
+    return recorder
+
+
+def setup_reference(
+    method: Method, method_cfg, train_cfg, model, model_path, dataset: PairedDataset, collator, args
+):
+    """Resolve ``train_cfg.reference`` and build the reference; returns ``(reference, info)``."""
+    if not method.needs_reference(method_cfg):
+        return None, {"strategy": "none"}
+    strategy = train_cfg.reference
+    topk = int(getattr(train_cfg, "cache_topk", 0))
+    is_peft = is_peft_model(model)
+    if strategy == "adapter" and not is_peft:
+        raise UserError("--set reference=adapter needs LoRA: add --set lora_r=8 (or use reference=copy)")
+    if strategy == "auto" and is_peft:
+        strategy = "adapter"
     if strategy == "adapter":
-        if not is_peft:
-            raise UserError("--set reference=adapter needs LoRA: add --set lora_r=8 (or use reference=copy)")
-        return AdapterReference(model)
+        return AdapterReference(model), {"strategy": "adapter"}
     if strategy == "copy":
-        from unlearnkit.models import load_model
+        return _copy_reference(model, model_path, args), {"strategy": "copy"}
+    if strategy not in ("cache", "auto"):
+        raise UserError(f"--set reference={strategy}: use copy, adapter, cache or auto")
 
-        # A frozen copy loaded from the original checkpoint; an in-memory model without a path is
-        # snapshotted instead (documented cost: a second set of weights either way).
-        frozen = load_model(model_path) if model_path else copy.deepcopy(model)
-        frozen.to(next(model.parameters()).device)
-        return CopyReference(frozen, policy=model)
-    raise UserError(f"--set reference={strategy}: not available here yet; use copy or adapter")
+    from unlearnkit.cache import ReferenceCache, estimate_bytes
+
+    device, autocast = args.device, _autocast(args)
+    if not getattr(model, "hf_device_map", None):
+        model.to(device)  # the Trainer would move it too; the cache is computed where training runs
+    recorder = probe_needs(method, method_cfg, model, dataset, collator, device, autocast)
+    parts = dataset.parts()
+    epochs = epochs_to_run(train_cfg, len(dataset))
+    retain_used = dataset.retain_indices(epochs)
+    indices = {
+        "forget": range(len(dataset.forget)),
+        "idk": range(len(dataset.forget)),
+        "retain": retain_used,
+        "retain_idk": retain_used,
+    }
+    sizes = {
+        "vocab": recorder.vocab or model.config.get_text_config().vocab_size,
+        "hidden_size": recorder.hidden_size or 0,
+        "logits_bytes": recorder.logits_dtype.itemsize if recorder.logits_dtype else 4,
+    }
+    exact = estimate_bytes(recorder.needs, parts, indices, topk=0, **sizes)
+    approx = estimate_bytes(recorder.needs, parts, indices, topk=topk, **sizes)
+    if strategy == "auto":
+        if exact <= CACHE_BUDGET_BYTES:
+            topk = 0
+        elif not (topk > 0 and approx <= CACHE_BUDGET_BYTES):
+            info = {"strategy": "copy", "auto": f"an exact cache needs {exact / 2**30:.2f} GiB"}
+            return _copy_reference(model, model_path, args), info
+    elif (exact if topk == 0 else approx) > CACHE_BUDGET_BYTES:
+        log.warning(
+            "reference=cache will hold %.2f GiB per process; consider cache_topk or reference=copy",
+            (exact if topk == 0 else approx) / 2**30,
+        )
+    t0 = time.perf_counter()
+    cache = ReferenceCache(topk).build(
+        original_reference(model),
+        recorder.needs,
+        parts,
+        indices,
+        collator,
+        batch_size=max(train_cfg.batch_size, 8),
+        device=device,
+        autocast=autocast,
+    )
+    info = {
+        "strategy": "cache",
+        "cache_topk": topk,
+        "cache_residual_mass": round(cache.residual_mass, 6),  # top-k: relative KL error ~1-3x this
+        "cache_mib": round(cache.nbytes / 2**20, 3),
+        "cache_seconds": round(time.perf_counter() - t0, 3),
+        "cached": sorted(n.describe() for n in recorder.needs),
+    }
+    return cache, info
 
 
 def unlearn(
@@ -114,6 +231,10 @@ def unlearn(
     if m.needs_idk(method_cfg):
         refusals = [{**r, "answer": idk_answer(train_cfg.seed, i)} for i, r in enumerate(forget)]
         idk_enc = encode_rows(refusals, tokenizer, fmt, train_cfg.max_length, where="forget")
+    retain_idk_enc = None
+    if getattr(m, "uses_retain_idk", False):
+        refusals = [{**r, "answer": idk_answer(train_cfg.seed, i)} for i, r in enumerate(retain)]
+        retain_idk_enc = encode_rows(refusals, tokenizer, fmt, train_cfg.max_length, where="retain")
 
     attribution = None
     if m.token_level:
@@ -124,22 +245,27 @@ def unlearn(
         )
 
     torch.manual_seed(train_cfg.seed)
-    if train_cfg.gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
-        model.config.use_cache = False
+    if train_cfg.gradient_checkpointing and hasattr(model, "config"):
+        model.config.use_cache = False  # the Trainer enables (non-reentrant) activation checkpointing
     is_peft = train_cfg.lora_r > 0
     if is_peft:
         model = _apply_lora(model, train_cfg)
-    reference = (
-        _reference(train_cfg.reference, model, model_path, is_peft) if m.needs_reference(method_cfg) else None
-    )
+    elif getattr(m, "prepare", None) is not None:
+        m.prepare(model, method_cfg)  # e.g. RMU trains only some layers (LoRA already restricts training)
 
-    dataset = PairedDataset(forget_enc, retain_enc, idk_enc, seed=train_cfg.seed)
+    dataset = PairedDataset(forget_enc, retain_enc, idk_enc, seed=train_cfg.seed, retain_idk=retain_idk_enc)
+    collator = PaddingCollator(pad_id_of(tokenizer))
     args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet)
+    reference, reference_info = setup_reference(
+        m, method_cfg, train_cfg, model, model_path, dataset, collator, args
+    )
+    if reference_info.get("strategy") not in (None, "none") and not quiet:
+        log.info("reference: %s", reference_info)
     trainer = UnlearnTrainer(
         model=model,
         args=args,
         train_dataset=dataset,
-        data_collator=PaddingCollator(pad_id_of(tokenizer)),
+        data_collator=collator,
         method=m,
         method_config=method_cfg,
         reference=reference,
@@ -152,13 +278,55 @@ def unlearn(
         trainer.remove_callback(PrinterCallback)
     out = trainer.train(resume_from_checkpoint=_last_checkpoint(work_dir) if resume else None)
     model = trainer.model
-    if is_peft and train_cfg.lora_save == "merged":
-        model = model.merge_and_unload()
+    is_main = bool(trainer.is_world_process_zero())
+    sharded = _sharded(trainer)
+    if sharded:  # FSDP / ZeRO-3: the live weights are shards; gather them into a real model
+        model = _gathered_model(trainer, model, is_peft, model_path, Path(work_dir) / "final")
+    if is_peft and train_cfg.lora_save == "merged" and (is_main or not sharded):
+        model = model.merge_and_unload()  # a plain transformers model (loads with AutoModelForCausalLM)
+    # lora_save=adapter: the PEFT model, unmerged; its save_pretrained writes the adapter alone.
     model.eval()
     cfg = {"method": m.name, **config_dict(train_cfg, method_cfg)}
     return UnlearnResult(
-        model, m.name, cfg, float(out.training_loss), list(trainer.state.log_history), attribution
+        model,
+        m.name,
+        cfg,
+        float(out.training_loss),
+        list(trainer.state.log_history),
+        attribution,
+        reference=reference_info,
+        is_main_process=is_main,
     )
+
+
+def _sharded(trainer) -> bool:
+    if getattr(trainer, "is_fsdp_enabled", False):
+        return True
+    if getattr(trainer, "is_deepspeed_enabled", False):
+        from transformers.integrations.deepspeed import is_deepspeed_zero3_enabled
+
+        return bool(is_deepspeed_zero3_enabled())
+    return False
+
+
+def _gathered_model(trainer, model, is_peft: bool, model_path: str | None, final: Path):
+    """Let the Trainer gather and write the full weights (rank 0), then load them back on rank 0.
+
+    Other ranks return their (sharded) model: only the main process saves (``is_main_process``).
+    """
+    trainer.save_model(str(final))  # collective: FULL_STATE_DICT (FSDP) / 16-bit gather (ZeRO-3)
+    trainer.accelerator.wait_for_everyone()
+    if not trainer.is_world_process_zero():
+        return model
+    from unlearnkit.models import load_model
+
+    if not is_peft:
+        return load_model(str(final))
+    from peft import PeftModel
+
+    if not model_path:
+        raise UserError("LoRA under FSDP / ZeRO-3 needs model_path to rebuild the model from its adapters")
+    return PeftModel.from_pretrained(load_model(model_path), str(final))
 
 
 def _last_checkpoint(work_dir: str | Path) -> str | None:

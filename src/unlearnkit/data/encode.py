@@ -110,3 +110,36 @@ def pad_id_of(tokenizer) -> int:
     if tokenizer.eos_token_id is not None:
         return tokenizer.eos_token_id
     raise UserError("the tokenizer has neither a pad nor an EOS token; add one to the model folder")
+
+
+def check_lengths(
+    tokenizer,
+    fmt: PromptFormat,
+    rows: Sequence[dict],
+    path,
+    max_length: int,
+    fields: Sequence[str] = ("answer",),
+    hint: str = "raise it with --set max_length=N",
+) -> None:
+    """Fail before any work if question + any of ``fields`` does not fit ``max_length`` (names file:line).
+
+    The same tokenisation as :func:`encode_qa` (answers are never cut, so a long one is an error
+    up front rather than hours into a run). Raw-text rows (``text`` without ``question``) are cut
+    by design and skipped.
+    """
+    for row in rows:
+        if "question" not in row:
+            continue
+        prompt = len(fmt.prompt_ids(tokenizer, row["question"]))
+        for key in fields:
+            values = row.get(key)
+            for value in values if isinstance(values, list) else [values]:
+                if not isinstance(value, str):
+                    continue
+                n = prompt + len(fmt.answer_ids(tokenizer, value))
+                if n > max_length:
+                    what = "answer" if key == "answer" else f"'{key}'"
+                    raise UserError(
+                        f"{path}:{row.get('_line', '?')}: question + {what} is {n} tokens, longer than "
+                        f"max_length={max_length}; {hint} (answers are never cut)"
+                    )

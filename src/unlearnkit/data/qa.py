@@ -27,7 +27,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
     if not path.is_file():
         raise UserError(f"data file {path} does not exist")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM (Windows editors) is fine
     except UnicodeDecodeError as err:
         raise UserError(
             f"{path} is not UTF-8 text (bad byte at offset {err.start}); re-save it as UTF-8"
@@ -48,22 +48,69 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 
 def validate_qa(rows: list[dict], path: str | Path, eval_fields: bool = False) -> list[dict]:
-    """Check every row has non-empty string ``question``/``answer`` (and the evaluation fields)."""
+    """Check every row has non-empty string ``question``/``answer``.
+
+    The evaluation fields are required with ``eval_fields``; without it they are optional, but a
+    present one must still be well formed (``perturbed_answer`` a non-empty list of non-empty strings),
+    so that a malformed file is an error wherever it is read, never silently mis-scored.
+    """
     required = QA_FIELDS + (EVAL_FIELDS if eval_fields else ())
     for row in rows:
         where = f"{path}:{row.get('_line', '?')}"
-        for key in required:
+        for key in QA_FIELDS + EVAL_FIELDS:
             if key not in row:
-                raise UserError(f"{where}: missing field '{key}' (required: {', '.join(required)})")
+                if key in required:
+                    raise UserError(f"{where}: missing field '{key}' (required: {', '.join(required)})")
+                continue
             value = row[key]
             if key == "perturbed_answer":
                 if not isinstance(value, list) or not value:
-                    raise UserError(f"{where}: 'perturbed_answer' must be a non-empty list of strings")
+                    raise UserError(
+                        f"{where}: 'perturbed_answer' must be a non-empty list of strings, "
+                        f"got {_describe(value)}"
+                    )
                 if not all(isinstance(v, str) and v.strip() for v in value):
                     raise UserError(f"{where}: 'perturbed_answer' must contain only non-empty strings")
             elif not isinstance(value, str) or not value.strip():
-                raise UserError(f"{where}: field '{key}' must be a non-empty string")
+                raise UserError(f"{where}: field '{key}' must be a non-empty string, got {_describe(value)}")
     return rows
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    if isinstance(value, list):
+        return "an empty list" if not value else "a list"
+    return "null" if value is None else type(value).__name__
+
+
+def eval_field_notes(bench: Benchmark) -> list[str]:
+    """For ``eval``: one note naming the splits without the truth-ratio fields (their truth ratio, and
+    for forget the forget quality, are not computed). A split where only some rows have the fields is
+    an error naming the first row without them: its metrics would otherwise be silently wrong.
+    """
+    lacking = []
+    for name in SPLITS:
+        rows = bench.split(name)
+        have = [all(k in r for k in EVAL_FIELDS) for r in rows]
+        if not rows or all(have):
+            continue
+        if any(have):
+            row = rows[have.index(False)]
+            missing = [k for k in EVAL_FIELDS if k not in row]
+            raise UserError(
+                f"{Path(bench.path) / f'{name}.jsonl'}:{row.get('_line', '?')}: missing field '{missing[0]}' "
+                "although other rows of this file have it; truth ratios need paraphrased_answer and "
+                "perturbed_answer on every row"
+            )
+        lacking.append(f"{name}.jsonl")
+    if not lacking:
+        return []
+    quality = " (so no forget quality)" if "forget.jsonl" in lacking else ""
+    return [
+        f"{', '.join(lacking)} in {bench.path} have no paraphrased_answer/perturbed_answer: "
+        f"truth ratios are not computed for {'it' if len(lacking) == 1 else 'them'}{quality}"
+    ]
 
 
 @dataclass
@@ -107,5 +154,30 @@ def load_benchmark(data_dir: str | Path, eval_fields: bool = False) -> Benchmark
 
 def forget_retain_overlap(bench: Benchmark) -> int:
     """Number of forget questions that also appear verbatim in the retain set (reported, not fatal)."""
-    retain_q = {r["question"].strip() for r in bench.retain}
-    return sum(1 for r in bench.forget if r["question"].strip() in retain_q)
+    return len(overlapping_questions(bench))
+
+
+def overlapping_questions(bench: Benchmark) -> list[tuple[int, int]]:
+    """``(forget line, retain line)`` of every forget question that is also a retain question."""
+    retain_q: dict[str, int] = {}
+    for r in bench.retain:
+        retain_q.setdefault(" ".join(r["question"].split()).lower(), r.get("_line", 0))
+    out = []
+    for r in bench.forget:
+        key = " ".join(r["question"].split()).lower()
+        if key in retain_q:
+            out.append((r.get("_line", 0), retain_q[key]))
+    return out
+
+
+def overlap_warning(bench: Benchmark) -> str | None:
+    """One warning line about forget/retain overlap, or None."""
+    pairs = overlapping_questions(bench)
+    if not pairs:
+        return None
+    f_line, r_line = pairs[0]
+    forget, retain = Path(bench.path) / "forget.jsonl", Path(bench.path) / "retain.jsonl"
+    return (
+        f"{len(pairs)} of {len(bench.forget)} forget questions also appear in {retain} (e.g. {forget}:{f_line} "
+        f"= {retain}:{r_line}); the model is asked to forget and to keep the same fact"
+    )

@@ -29,5 +29,10 @@ def forward_kl_loss(target_logits: torch.Tensor, logits: torch.Tensor, weights: 
             (the reference code's retain KL averaged over them).
     Zero when the two distributions agree; rows without weighted tokens are left out.
     """
-    per_row, valid = sequence_mean(token_kl(target_logits, logits), weights)
+    # Only weighted positions are turned into full-vocabulary distributions: with a 128k vocabulary
+    # the prompt and padding positions would otherwise dominate the memory of this loss.
+    selected = weights > 0
+    kl = torch.zeros(weights.shape, dtype=torch.float32, device=weights.device)
+    kl = kl.masked_scatter(selected, token_kl(target_logits[selected], logits[selected]))
+    per_row, valid = sequence_mean(kl, weights)
     return batch_mean(per_row, valid)
