@@ -144,6 +144,22 @@ class EpochCallback(TrainerCallback):
         self.dataset.epoch = int(state.epoch + 1e-6) if state.epoch else 0
 
 
+class FiniteGradientGuard(TrainerCallback):
+    """Stops before the optimiser applies a NaN/inf gradient (the loss can still be finite then), so no
+    checkpoint ever holds weights from a diverged update."""
+
+    def __init__(self, method_name: str) -> None:
+        self.method_name = method_name
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        for name, param in model.named_parameters():
+            if param.grad is not None and not torch.isfinite(param.grad).all():
+                raise DivergenceError(
+                    f"{self.method_name}: the gradient of '{name}' is not finite at step {state.global_step + 1}; "
+                    "lower lr or forget_weight (gradient-ascent methods diverge by design when run too long)"
+                )
+
+
 class TrainStepContext(StepContext):
     """``StepContext`` for training: one policy forward per batch part and step, reused by every term.
 

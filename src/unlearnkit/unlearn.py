@@ -32,6 +32,7 @@ from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.reference import AdapterReference, CopyReference, eval_mode, is_peft_model, original_reference
 from unlearnkit.trainer import (
     EpochCallback,
+    FiniteGradientGuard,
     PaddingCollator,
     PairedDataset,
     UnlearnTrainer,
@@ -269,7 +270,7 @@ def unlearn(
         method=m,
         method_config=method_cfg,
         reference=reference,
-        callbacks=[EpochCallback(dataset)],
+        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name)],
     )
     if quiet:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -335,4 +336,9 @@ def _last_checkpoint(work_dir: str | Path) -> str | None:
     work_dir = Path(work_dir)
     if not work_dir.is_dir():
         return None
+    # The Trainer writes trainer_state.json last: a checkpoint without it was cut short while saving.
+    complete = sorted((p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
+                      key=lambda p: int(p.name.rsplit("-", 1)[-1]) if p.name.rsplit("-", 1)[-1].isdigit() else -1)
+    if complete:
+        return str(complete[-1])
     return get_last_checkpoint(str(work_dir))
