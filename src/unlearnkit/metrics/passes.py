@@ -80,6 +80,49 @@ def score_answers(
 
 
 @torch.no_grad()
+def greedy_token_ids(
+    model,
+    tokenizer,
+    prompts: Sequence[list[int]],
+    max_new_tokens: int,
+    batch_size: int = 32,
+    desc: str | None = None,
+) -> list[list[int]]:
+    """Greedy new tokens after each prompt (ids), cut at the first EOS, batched with left padding."""
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    out: list[list[int]] = [[] for _ in prompts]
+    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
+    was_training = model.training
+    model.eval()
+    try:
+        for s in tqdm(range(0, len(order), batch_size), desc=desc, disable=desc is None, leave=False):
+            idx = order[s : s + batch_size]
+            batch = pad_batch(
+                [{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left"
+            )
+            gen = model.generate(
+                input_ids=batch["input_ids"].to(device),
+                attention_mask=batch["attention_mask"].to(device),
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                num_beams=1,
+                pad_token_id=pad,
+                eos_token_id=eos,
+            )
+            new = gen[:, batch["input_ids"].shape[1] :]
+            for row, i in enumerate(idx):
+                toks = new[row].tolist()
+                if eos is not None and eos in toks:
+                    toks = toks[: toks.index(eos)]
+                elif pad != eos:
+                    while toks and toks[-1] == pad:  # finished rows are padded after their EOS
+                        toks.pop()
+                out[i] = toks
+    finally:
+        model.train(was_training)
+    return out
+
+
 def generate_answers(
     model,
     tokenizer,
@@ -89,32 +132,7 @@ def generate_answers(
     batch_size: int = 32,
     desc: str | None = None,
 ) -> tuple[list[str], list[list[int]]]:
-    """Greedy answers (text, token ids without EOS/padding), batched with left padding."""
+    """Greedy answers to questions in the prompt format: (text, token ids without EOS/padding)."""
     prompts = [fmt.prompt_ids(tokenizer, q) for q in questions]
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    texts, ids = [""] * len(prompts), [[] for _ in prompts]
-    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
-    was_training = model.training
-    model.eval()
-    for s in tqdm(range(0, len(order), batch_size), desc=desc, disable=desc is None, leave=False):
-        idx = order[s : s + batch_size]
-        batch = pad_batch([{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left")
-        out = model.generate(
-            input_ids=batch["input_ids"].to(device),
-            attention_mask=batch["attention_mask"].to(device),
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            num_beams=1,
-            pad_token_id=pad,
-            eos_token_id=eos,
-        )
-        new = out[:, batch["input_ids"].shape[1] :]
-        for row, i in enumerate(idx):
-            toks = new[row].tolist()
-            if eos in toks:
-                toks = toks[: toks.index(eos)]
-            toks = [t for t in toks if t != pad or pad == eos]
-            ids[i] = toks
-            texts[i] = tokenizer.decode(toks, skip_special_tokens=True).strip()
-    model.train(was_training)
-    return texts, ids
+    ids = greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size, desc)
+    return [tokenizer.decode(t, skip_special_tokens=True).strip() for t in ids], ids

@@ -40,6 +40,7 @@ from unlearnkit.data.encode import pad_batch, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
 from unlearnkit.metrics import scores as S
+from unlearnkit.metrics.passes import greedy_token_ids
 from unlearnkit.tokens import token_logps
 
 KNOWMEM_STOPS = ("\n\n", "\nQuestion", "Question:")
@@ -107,43 +108,11 @@ def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
-@torch.no_grad()
 def greedy_continuations(
     model, tokenizer, prompts: Sequence[list[int]], max_new_tokens: int, batch_size: int = 8
 ) -> list[list[int]]:
-    """Greedy new tokens after each prompt (cut at the first EOS), batched with left padding."""
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    out: list[list[int]] = [[] for _ in prompts]
-    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
-    was_training = model.training
-    model.eval()
-    try:
-        for s in range(0, len(order), batch_size):
-            idx = order[s : s + batch_size]
-            batch = pad_batch(
-                [{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left"
-            )
-            gen = model.generate(
-                input_ids=batch["input_ids"].to(device),
-                attention_mask=batch["attention_mask"].to(device),
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=pad,
-                eos_token_id=eos,
-            )
-            new = gen[:, batch["input_ids"].shape[1] :]
-            for row, i in enumerate(idx):
-                toks = new[row].tolist()
-                if eos is not None and eos in toks:
-                    toks = toks[: toks.index(eos)]
-                elif pad != eos:
-                    while toks and toks[-1] == pad:
-                        toks.pop()
-                out[i] = toks
-    finally:
-        model.train(was_training)
-    return out
+    """Greedy new tokens after each prompt (cut at the first EOS): the shared evaluation pass."""
+    return greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size)
 
 
 def _prompt_ids(tokenizer, text: str, max_prompt_tokens: int | None) -> list[int]:
