@@ -564,20 +564,14 @@ def _forget_only(bench):
     return Benchmark(path=bench.path, forget=bench.forget, retain=[], holdout=[], general=[])
 
 
-HEADLINE = (
-    "forget_quality",
-    "model_utility",
-    "forget_rougeL_recall",
-    "forget_prob",
-    "forget_truth_ratio",
-    "forget_token_entropy",
-    "retain_rougeL_recall",
-    "mia_min_k_auc",
-)
+def _headline_keys() -> tuple[str, ...]:
+    from unlearnkit.report import DEFAULT_COLUMNS
+
+    return (*DEFAULT_COLUMNS, "mia_min_k_auc")
 
 
 def print_headline(metrics: dict) -> None:
-    for key in HEADLINE:
+    for key in _headline_keys():
         if key in metrics:
             value = metrics[key]
             print(f"{key:24s} {value:.3g}" if key == "forget_quality" else f"{key:24s} {value:.4f}")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.errors import UserError
+from unlearnkit.report import DEFAULT_COLUMNS as TABLE_COLUMNS
 
 DEFAULT_METHODS = ("ga", "gd", "npo", "idk", "asu", "asu_kl", "t-npo", "s-npo")
 
@@ -39,16 +40,7 @@ TINY_METHOD = {
     "s-asu": dict(tau=5.0, forget_weight=1.0),
 }
 WORLD = dict(n_authors=100, facts_per_author=10, forget_fraction=0.1, holdout_fraction=0.1, n_general=100)
-MODEL_RECIPE_VERSION = 1
-TABLE_COLUMNS = (
-    "forget_quality",
-    "model_utility",
-    "forget_rougeL_recall",
-    "forget_prob",
-    "forget_truth_ratio",
-    "forget_token_entropy",
-    "retain_rougeL_recall",
-)  # bump when the tiny model or its training changes (invalidates the cache)
+MODEL_RECIPE_VERSION = 1  # bump when the tiny model or its training changes (invalidates the cache)
 
 
 def method_overrides(name: str, seed: int) -> dict:
