@@ -19,7 +19,7 @@ from unlearnkit.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.quickstart import DEFAULT_METHODS, TABLE_COLUMNS  # noqa: E402
 from unlearnkit.report import markdown_table  # noqa: E402
 
-EXTRA_METHODS = ("asu_idk", "wga", "simnpo", "idk_dpo", "idk_ap", "me_gd", "undial", "rmu", "t-ga", "t-asu")
+EXTRA_METHODS = ("asu_idk", "wga", "simnpo", "idk_dpo", "idk_ap", "me_gd", "undial", "rmu", "asu_rmu", "t-ga", "t-asu")
 COLUMNS = (*TABLE_COLUMNS, "fe", "mu_closer_look", "mia_min_k_auc", "train_seconds")
 
 

@@ -76,3 +76,91 @@ def test_unknown_method_suggests_nearest():
 def test_t_and_s_aliases_with_underscores():
     assert get_method("T_NPO").name == "t-npo"
     assert get_method("s_asu").config().selection == "soft"
+
+
+def test_asu_raw_text_mode_targets_every_token(world_tokenizer, mini_bench):
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.trainer import encode_rows
+
+    fmt = PromptFormat.for_tokenizer(world_tokenizer)
+    row = mini_bench.forget[0]
+    enc = encode_rows([{"text": f"{row['question']} {row['answer']}"}], world_tokenizer, fmt, 128)[0]
+    assert all(label != -100 for label in enc["labels"])  # every token, prompt included, is a target
+
+
+def test_asu_raw_text_runs_on_qa_rows(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
+    from unlearnkit.unlearn import unlearn
+
+    result = unlearn(
+        tiny_random_llama,
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        "asu",
+        work_dir=tmp_path / "run",
+        quiet=True,
+        raw_text=True,
+        tau=3.0,
+        **FAST,
+    )
+    assert all(math.isfinite(h["loss"]) for h in result.log_history if "loss" in h)
+
+
+@pytest.mark.parametrize(
+    ("token_method", "base", "extra"),
+    [
+        ("t-npo", "npo", {"r": 1.0}),
+        ("s-npo", "npo", {"tau_w": 1e9}),
+        ("t-ga", "ga", {"r": 1.0}),
+    ],
+)
+def test_token_variants_reduce_to_their_base(
+    token_method, base, extra, world_tokenizer, mini_bench, tmp_path
+):
+    """r = 1 (hard) and tau_w -> infinity (soft) give uniform weights: the sequence-level objective exactly."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from unlearnkit.unlearn import unlearn
+
+    def model():
+        torch.manual_seed(0)
+        cfg = LlamaConfig(
+            vocab_size=len(world_tokenizer),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=128,
+        )
+        return LlamaForCausalLM(cfg)
+
+    common = {**FAST, "max_steps": 3, "retain_loss": "nll", "reference": "copy"}
+    if base == "ga":
+        common["retain_loss"] = "none"
+    a = unlearn(
+        model(),
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        base,
+        work_dir=tmp_path / "a",
+        quiet=True,
+        **common,
+    )
+    b = unlearn(
+        model(),
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        token_method,
+        work_dir=tmp_path / "b",
+        quiet=True,
+        **common,
+        **extra,
+    )
+    la = [h["forget_loss"] for h in a.log_history if "forget_loss" in h]
+    lb = [h["forget_loss"] for h in b.log_history if "forget_loss" in h]
+    assert la and la == pytest.approx(lb, rel=1e-5)
+    for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):
+        assert torch.allclose(p, q, atol=1e-6), name

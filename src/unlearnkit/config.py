@@ -165,7 +165,8 @@ class ASUConfig(MethodConfig):
     Defaults from the authors' Llama-2-7B TOFU recipe: tau 2.3, lambda 0.1 (stable for tau in [2, 2.8]).
     ``layers``: comma-separated decoder-layer indices to smooth (empty = all layers).
     ``idk``: ASU+IDK (first answer token excluded from the KL, plus the IDK loss).
-    ``raw_text``: KL over every token of the passage (MUSE-style data without questions).
+    ``raw_text``: KL over every token of the passage (MUSE-style); raw ``text`` rows are used as they
+    are, QA rows become "question answer" passages.
     """
 
     forget_weight: float = 0.1

@@ -226,6 +226,10 @@ def unlearn(
     if not forget:
         raise UserError("the forget set is empty: there is nothing to unlearn")
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
+    if getattr(method_cfg, "raw_text", False):
+        # Raw-text mode (MUSE-style): every token of the passage is a target, so the ASU KL covers all
+        # of them; QA rows become "question answer" passages.
+        forget = [r if "text" in r else {"text": f"{r['question']} {r['answer']}"} for r in forget]
     forget_enc = encode_rows(forget, tokenizer, fmt, train_cfg.max_length, where="forget")
     retain_enc = encode_rows(retain, tokenizer, fmt, train_cfg.max_length, where="retain")
     idk_enc = None
