@@ -13,21 +13,43 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, parser, setup, write_result  # noqa: E402
+from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.quickstart import DEFAULT_METHODS, TABLE_COLUMNS  # noqa: E402
 from unlearnkit.report import markdown_table  # noqa: E402
 
-EXTRA_METHODS = ("asu_idk", "wga", "simnpo", "idk_dpo", "idk_ap", "me_gd", "undial", "rmu", "asu_rmu", "t-ga", "t-asu")
+EXTRA_METHODS = (
+    "asu_idk",
+    "wga",
+    "simnpo",
+    "idk_dpo",
+    "idk_ap",
+    "me_gd",
+    "undial",
+    "rmu",
+    "asu_rmu",
+    "t-ga",
+    "t-asu",
+)
 COLUMNS = (*TABLE_COLUMNS, "fe", "mu_closer_look", "mia_min_k_auc", "train_seconds")
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--methods", default=",".join(DEFAULT_METHODS + EXTRA_METHODS))
+    p.add_argument(
+        "--only", default=None, help="re-run just these methods, keep the other rows of quality.json"
+    )
     args = p.parse_args()
     emb = setup(args)
+    if args.only:
+        kept = previous("quality")
+        order = ["target", "oracle", *args.methods.split(",")]
+        emb.results.update({k: v for k, v in kept.items() if k not in ("target", "oracle")})
+        args.methods = args.only
+    else:
+        order = None
     work = Path(".bench_work")
     for name in args.methods.split(","):
         metrics, _ = emb.run_method(name, work / name, TINY_EXTRA.get(name))
@@ -36,7 +58,11 @@ def main() -> None:
             f"FQ {metrics['forget_quality']:.2g}",
             flush=True,
         )
+    if order:
+        emb.results = {k: emb.results[k] for k in order if k in emb.results}
     for row, metrics in emb.results.items():
+        if row not in emb.details:
+            continue  # kept from the previous run, closer-look numbers included
         cl, _ = closer_look_metrics(
             metrics, emb.details[row], embed_fn=None, nli_fn=None, models=_no_models()
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, parser, setup, write_result  # noqa: E402
+from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.report import markdown_table  # noqa: E402
 
@@ -32,8 +32,12 @@ COLUMNS = (
 
 
 def main() -> None:
-    args = parser(__doc__).parse_args()
+    p = parser(__doc__)
+    p.add_argument("--only-bases", default=None, help="re-run just these bases' rows, keep the rest")
+    args = p.parse_args()
     emb = setup(args)
+    kept = previous("tokenunlearn") if args.only_bases else {}
+    only = set(args.only_bases.split(",")) if args.only_bases else None
     work = Path(".bench_work")
 
     def run(method: str, row: str, overrides: dict | None = None) -> dict:
@@ -54,12 +58,16 @@ def main() -> None:
     variants = {"target": emb.results["target"], "oracle": emb.results["oracle"]}
     for base in BASES:
         for name in (base, f"t-{base}", f"s-{base}"):
-            variants[name] = run(name, name)
-    ablation = {}
-    for r in RS:
-        for alpha in ALPHAS:
-            row = f"t-npo r={r} alpha={alpha}"
-            ablation[row] = run("t-npo", row, {"r": r, "alpha": alpha})
+            if only is None or base in only:
+                variants[name] = run(name, name)
+            else:
+                variants[name] = kept["variants"][name]
+    ablation = kept.get("ablation", {}) if only is not None and "npo" not in only else {}
+    if not ablation:
+        for r in RS:
+            for alpha in ALPHAS:
+                row = f"t-npo r={r} alpha={alpha}"
+                ablation[row] = run("t-npo", row, {"r": r, "alpha": alpha})
     chance = _fact_token_share(emb)
     md = [
         "## TokenUnlearn: token-level variants against their bases",
