@@ -275,7 +275,7 @@ def _table(results: dict, meta: dict) -> str:
         results.get(k, {}) for k in ("finetune", "finetune+lora", "ga", "gd (ga + retain nll)")
     )
     lines = [
-        "# unlearnkit speed and memory (bench/speed.py)",
+        "## Speed and memory (python bench/speed.py)",
         "",
         f"{meta['desc']}. Step = one optimiser step (median of steps 3..{meta['steps']}); "
         f"unlearning steps see {meta['batch_size']} forget + {meta['batch_size']} retain sequences, "
