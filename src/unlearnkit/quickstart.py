@@ -89,9 +89,12 @@ def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[P
         model, tokenizer = build_tiny(bench, seed)
         cfg = default_config(True, {"seed": seed})
         work = model_dir / f".{path.name}.work"
-        result = run_finetune(
-            model, tokenizer, training_rows(bench, split), cfg, work, progress=f"training {path.name}"
-        )
+        try:
+            result = run_finetune(
+                model, tokenizer, training_rows(bench, split), cfg, work, progress=f"training {path.name}"
+            )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         save_model(
             result.model,
             tokenizer,
