@@ -164,3 +164,31 @@ def test_token_variants_reduce_to_their_base(
     assert la and la == pytest.approx(lb, rel=1e-5)
     for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):
         assert torch.allclose(p, q, atol=1e-6), name
+
+
+def test_long_raw_text_is_cut_into_windows(world_tokenizer):
+    from unlearnkit.data.encode import encode_text
+
+    text = " ".join(["Velmir is the capital of Pesh."] * 40)
+    windows = encode_text(world_tokenizer, text, max_length=32)
+    whole = world_tokenizer(text, add_special_tokens=True)["input_ids"]
+    assert len(windows) > 1 and all(len(w["input_ids"]) <= 32 for w in windows)
+    assert all(w["input_ids"][0] == world_tokenizer.bos_token_id for w in windows)
+    # every token of the passage is a target exactly once, in order
+    assert [t for w in windows for t in w["labels"][1:]] == whole[1:]
+
+
+def test_idk_methods_refuse_raw_text(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
+    from unlearnkit.unlearn import unlearn
+
+    with pytest.raises(UserError, match="needs question/answer rows"):
+        unlearn(
+            tiny_random_llama,
+            world_tokenizer,
+            [{"text": "Velmir is the capital of Pesh."}],
+            mini_bench.retain,
+            "idk",
+            work_dir=tmp_path / "run",
+            quiet=True,
+            **FAST,
+        )

@@ -39,7 +39,7 @@ def encode_rows(
     for i, row in enumerate(rows):
         loc = f"{where}:{row.get('_line', i + 1)}" if where else f"example {i}"
         if "text" in row and "question" not in row:
-            out.append(encode_text(tokenizer, row["text"], max_length))
+            out.extend(encode_text(tokenizer, row["text"], max_length))
         else:
             out.append(encode_qa(tokenizer, fmt, row["question"], row[answer_key], max_length, where=loc))
     return out

@@ -233,6 +233,12 @@ def unlearn(
     forget_enc = encode_rows(forget, tokenizer, fmt, train_cfg.max_length, where="forget")
     retain_enc = encode_rows(retain, tokenizer, fmt, train_cfg.max_length, where="retain")
     idk_enc = None
+    raw = [r for r in list(forget) + list(retain) if "question" not in r]
+    if raw and (m.needs_idk(method_cfg) or m.token_level):
+        raise UserError(
+            f"{m.name} needs question/answer rows (a refusal or token scores per answer); "
+            "the data has raw 'text' rows: use e.g. ga, npo, asu or rmu"
+        )
     if m.needs_idk(method_cfg):
         refusals = [{**r, "answer": idk_answer(train_cfg.seed, i)} for i, r in enumerate(forget)]
         idk_enc = encode_rows(refusals, tokenizer, fmt, train_cfg.max_length, where="forget")
@@ -341,8 +347,10 @@ def _last_checkpoint(work_dir: str | Path) -> str | None:
     if not work_dir.is_dir():
         return None
     # The Trainer writes trainer_state.json last: a checkpoint without it was cut short while saving.
-    complete = sorted((p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
-                      key=lambda p: int(p.name.rsplit("-", 1)[-1]) if p.name.rsplit("-", 1)[-1].isdigit() else -1)
+    complete = sorted(
+        (p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
+        key=lambda p: int(p.name.rsplit("-", 1)[-1]) if p.name.rsplit("-", 1)[-1].isdigit() else -1,
+    )
     if complete:
         return str(complete[-1])
     return get_last_checkpoint(str(work_dir))

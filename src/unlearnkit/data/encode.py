@@ -71,10 +71,16 @@ def encode_qa(
     }
 
 
-def encode_text(tokenizer, text: str, max_length: int) -> dict[str, list[int]]:
-    """Raw text (MUSE-style): every token is a target; long passages are cut into the first window."""
-    ids = tokenizer(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
-    return {"input_ids": list(ids), "labels": list(ids), "prompt_len": 0}
+def encode_text(tokenizer, text: str, max_length: int) -> list[dict[str, list[int]]]:
+    """Raw text (MUSE-style): every token is a target. A passage longer than ``max_length`` is cut into
+    consecutive windows (each starting with BOS when the tokenizer adds one), so a long book chapter is
+    unlearned whole rather than only its first window."""
+    ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
+    bos = [ids[0]] if ids and ids[0] == getattr(tokenizer, "bos_token_id", None) else []
+    body = ids[len(bos) :]
+    width = max(1, max_length - len(bos))
+    windows = [bos + body[i : i + width] for i in range(0, max(len(body), 1), width)]
+    return [{"input_ids": w, "labels": list(w), "prompt_len": 0} for w in windows if len(w) > len(bos)]
 
 
 def pad_batch(features: Sequence[dict], pad_id: int, side: str = "right") -> dict[str, torch.Tensor]:
