@@ -192,3 +192,19 @@ def test_idk_methods_refuse_raw_text(tiny_random_llama, world_tokenizer, mini_be
             quiet=True,
             **FAST,
         )
+
+
+def test_gradient_guard_stops_before_a_non_finite_update(tiny_random_llama):
+    from types import SimpleNamespace
+
+    from unlearnkit.trainer import DivergenceError, FiniteGradientGuard
+
+    guard = FiniteGradientGuard("ga")
+    state = SimpleNamespace(global_step=3)
+    for p in tiny_random_llama.parameters():
+        p.grad = torch.ones_like(p)
+    guard.on_pre_optimizer_step(None, state, None, model=tiny_random_llama)  # finite: no error
+    name, param = next((n, p) for n, p in tiny_random_llama.named_parameters() if "down_proj" in n)
+    param.grad[0, 0] = float("nan")
+    with pytest.raises(DivergenceError, match=rf"gradient of '{name}' is not finite at step 4"):
+        guard.on_pre_optimizer_step(None, state, None, model=tiny_random_llama)

@@ -152,8 +152,15 @@ class FiniteGradientGuard(TrainerCallback):
         self.method_name = method_name
 
     def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
-        for name, param in model.named_parameters():
-            if param.grad is not None and not torch.isfinite(param.grad).all():
+        named = [(n, p.grad) for n, p in model.named_parameters() if p.grad is not None]
+        if not named:
+            return
+        # One fused norm per tensor and a single device sync per step; names only on the error path.
+        norms = torch.stack(torch._foreach_norm([g for _, g in named]))
+        if bool(torch.isfinite(norms).all()):
+            return
+        for name, grad in named:
+            if not torch.isfinite(grad).all():
                 raise DivergenceError(
                     f"{self.method_name}: the gradient of '{name}' is not finite at step {state.global_step + 1}; "
                     "lower lr or forget_weight (gradient-ascent methods diverge by design when run too long)"
