@@ -233,7 +233,7 @@ def plot_tradeoff(results: Results, path: Path, reference_rows: Sequence[str] = 
     from matplotlib.figure import Figure  # no pyplot: no global state, Agg canvas, no display needed
 
     path = Path(path)
-    fig = Figure(figsize=(7.5, 5.0), dpi=120, layout="constrained")
+    fig = Figure(figsize=(8.5, 5.0), dpi=120, layout="constrained")
     ax = fig.add_subplot()
     ref_style = {
         "target": {"marker": "s", "color": "#c0392b", "s": 80},
@@ -304,7 +304,7 @@ def plot_tradeoff(results: Results, path: Path, reference_rows: Sequence[str] = 
             0.01, 0.01, "\n".join(notes), transform=ax.transAxes, fontsize=7, color="#666666", va="bottom"
         )
     if xs:
-        ax.legend(loc="lower right", fontsize=8, framealpha=0.8)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, framealpha=0.8)  # never over a point
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
@@ -469,11 +469,11 @@ def _metrics_table_html(
         tr_cls = ' class="ref"' if name in reference_rows else ""
         body.append(f"<tr{tr_cls}>{''.join(cells)}</tr>")
     return (
-        '<table class="metrics">\n<thead><tr>'
+        '<div style="overflow-x:auto"><table class="metrics">\n<thead><tr>'
         + "".join(head)
         + "</tr></thead>\n<tbody>\n"
         + "\n".join(body)
-        + "\n</tbody>\n</table>"
+        + "\n</tbody>\n</table></div>"
     )
 
 
