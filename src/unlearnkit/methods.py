@@ -383,7 +383,8 @@ def _add_token_variants() -> None:
                 name=f"{prefix}-{base_name}",
                 config=cls,
                 token_level=True,
-                summary=f"{base.summary}, {selection} token selection (TokenUnlearn)",
+                summary=f"{base.summary.replace(' (retain NLL)', '').replace(' + retain', '')}, {selection} token "
+                f"selection (TokenUnlearn) + {'activation retain' if base_name == 'rmu' else 'retain KL'}",
                 paper=f"{base.paper}; arXiv 2605.00364",
             )
 
