@@ -40,24 +40,33 @@ def world_tokenizer(mini_bench):
 
 
 @pytest.fixture
-def tiny_random_llama(world_tokenizer):
-    """A 2-layer, hidden-16 random Llama over the world's tokenizer (float32, eval mode)."""
+def make_tiny_llama(world_tokenizer):
+    """Factory: a fresh 2-layer, hidden-16 random Llama over the world's tokenizer (same seed, same weights)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(world_tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=world_tokenizer.pad_token_id,
-        bos_token_id=world_tokenizer.bos_token_id,
-        eos_token_id=world_tokenizer.eos_token_id,
-    )
-    return LlamaForCausalLM(cfg).eval()
+    def make():
+        torch.manual_seed(0)
+        cfg = LlamaConfig(
+            vocab_size=len(world_tokenizer),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=128,
+            pad_token_id=world_tokenizer.pad_token_id,
+            bos_token_id=world_tokenizer.bos_token_id,
+            eos_token_id=world_tokenizer.eos_token_id,
+        )
+        return LlamaForCausalLM(cfg).eval()
+
+    return make
+
+
+@pytest.fixture
+def tiny_random_llama(make_tiny_llama):
+    """A 2-layer, hidden-16 random Llama over the world's tokenizer (float32, eval mode)."""
+    return make_tiny_llama()
 
 
 @pytest.fixture(scope="session")

@@ -115,25 +115,12 @@ def test_asu_raw_text_runs_on_qa_rows(tiny_random_llama, world_tokenizer, mini_b
     ],
 )
 def test_token_variants_reduce_to_their_base(
-    token_method, base, extra, world_tokenizer, mini_bench, tmp_path
+    token_method, base, extra, make_tiny_llama, world_tokenizer, mini_bench, tmp_path
 ):
     """r = 1 (hard) and tau_w -> infinity (soft) give uniform weights: the sequence-level objective exactly."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from unlearnkit.unlearn import unlearn
 
-    def model():
-        torch.manual_seed(0)
-        cfg = LlamaConfig(
-            vocab_size=len(world_tokenizer),
-            hidden_size=16,
-            intermediate_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=128,
-        )
-        return LlamaForCausalLM(cfg)
+    model = make_tiny_llama
 
     common = {**FAST, "max_steps": 3, "retain_loss": "nll", "reference": "copy"}
     if base == "ga":
