@@ -127,6 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--output", required=True, help="folder for metrics.json and details.json")
     e.add_argument(
+        "--embedder",
+        default="sentence-transformers/paraphrase-MiniLM-L6-v2",
+        help="closer-look cosine similarity: sentence-embedding model id or folder, or 'none'",
+    )
+    e.add_argument(
+        "--nli-model",
+        default="sileod/deberta-v3-base-tasksource-nli",
+        help="closer-look entailment: NLI model id or folder, or 'none' (default: the authors' models)",
+    )
+    e.add_argument(
         "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
     )
     e.add_argument("--max-items", type=int, default=400, help="items per split (default: %(default)s)")

@@ -95,7 +95,17 @@ class CloserLookModels:
 
 
 def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    """HF_HUB_OFFLINE set, or the hub not reachable within 3 s: then only the local cache is tried
+    (otherwise huggingface_hub retries each file for about a minute before giving up)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    import socket
+
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=3).close()
+    except OSError:
+        return True
+    return False
 
 
 def _reason(model_id: str, err: BaseException) -> str:

@@ -502,9 +502,13 @@ def cmd_eval(args) -> int:
     model = load_model(args.model, args.trust_remote_code)
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
     if args.protocol == "closer-look":
-        from unlearnkit.closer_look import closer_look_metrics
+        from unlearnkit.closer_look import CloserLookModels, closer_look_metrics
 
-        cl_flat, cl_info = closer_look_metrics(metrics, details)
+        models = CloserLookModels(
+            embedder_id=None if args.embedder == "none" else args.embedder,
+            nli_id=None if args.nli_model == "none" else args.nli_model,
+        )
+        cl_flat, cl_info = closer_look_metrics(metrics, details, models=models)
         metrics.update(cl_flat)
         details["closer_look"] = cl_info
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
