@@ -42,25 +42,9 @@ def world_tokenizer(mini_bench):
 @pytest.fixture
 def make_tiny_llama(world_tokenizer):
     """Factory: a fresh 2-layer, hidden-16 random Llama over the world's tokenizer (same seed, same weights)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from tiny_models import random_llama
 
-    def make():
-        torch.manual_seed(0)
-        cfg = LlamaConfig(
-            vocab_size=len(world_tokenizer),
-            hidden_size=16,
-            intermediate_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=128,
-            pad_token_id=world_tokenizer.pad_token_id,
-            bos_token_id=world_tokenizer.bos_token_id,
-            eos_token_id=world_tokenizer.eos_token_id,
-        )
-        return LlamaForCausalLM(cfg).eval()
-
-    return make
+    return lambda: random_llama(world_tokenizer)
 
 
 @pytest.fixture
@@ -72,26 +56,13 @@ def tiny_random_llama(make_tiny_llama):
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory, mini_bench, world_tokenizer):
     """A tiny random Llama saved as an HF folder with safetensors (no training)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from tiny_models import random_llama
 
     from unlearnkit.models import save_model
 
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=len(world_tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=128,
-        pad_token_id=world_tokenizer.pad_token_id,
-        bos_token_id=world_tokenizer.bos_token_id,
-        eos_token_id=world_tokenizer.eos_token_id,
-        tie_word_embeddings=True,
-    )
+    model = random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True)
     path = tmp_path_factory.mktemp("models") / "tiny"
-    save_model(LlamaForCausalLM(cfg), world_tokenizer, path, {"kind": "test model"})
+    save_model(model, world_tokenizer, path, {"kind": "test model"})
     return path
 
 

@@ -36,23 +36,9 @@ TOPK, TOPK_FACTOR = 16, 4.0
 
 
 def _model(tokenizer, dropout: float = 0.0, seed: int = 0):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from tiny_models import random_llama
 
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        attention_dropout=dropout,
-    )
-    return LlamaForCausalLM(cfg).eval()
+    return random_llama(tokenizer, hidden=32, seed=seed, attention_dropout=dropout)
 
 
 @pytest.fixture(scope="module")
