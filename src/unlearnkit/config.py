@@ -109,9 +109,19 @@ class MethodConfig:
 
     forget_weight: float = 1.0
     retain_weight: float = 1.0
-    retain_loss: str = "nll"  # nll (NLL_mean on retain answers) | kl (KL(p_ref || p_theta)) | none
+    retain_loss: str = "nll"  # nll (NLL on retain answers) | kl (KL(p_ref || p_theta), answer tokens) | none
+    # How GA / GD / WGA / IDK and the retain NLL / KL average their tokens: sequence = per-sequence mean,
+    # then over the batch; token = one mean over every answer token of the batch (Hugging Face's
+    # outputs.loss, as TOFU, open-unlearning and the ASU authors). See docs/CONVENTIONS.md.
+    loss_reduction: str = "sequence"
 
     def __post_init__(self) -> None:
+        _check(
+            self.loss_reduction in ("sequence", "token"),
+            "loss_reduction",
+            self.loss_reduction,
+            "use sequence or token",
+        )
         _check(self.forget_weight >= 0, "forget_weight", self.forget_weight, "must be >= 0")
         _check(self.retain_weight >= 0, "retain_weight", self.retain_weight, "must be >= 0")
         _check(
@@ -165,6 +175,10 @@ class ASUConfig(MethodConfig):
     Defaults from the authors' Llama-2-7B TOFU recipe: tau 2.3, lambda 0.1 (stable for tau in [2, 2.8]).
     ``layers``: comma-separated decoder-layer indices to smooth (empty = all layers).
     ``idk``: ASU+IDK (first answer token excluded from the KL, plus the IDK loss).
+    ``lambda_scales_idk``: with ``idk``, whether lambda (``forget_weight``) multiplies the IDK term too,
+    ``L = lambda * (KL + IDK) + L_retain`` (true, the default) or only the KL,
+    ``L = lambda * KL + IDK + L_retain`` (false). The authors' code never ran this combination, so
+    neither is "theirs".
     ``raw_text``: KL over every token of the passage (MUSE-style); raw ``text`` rows are used as they
     are, QA rows become "question answer" passages.
     """
@@ -173,6 +187,7 @@ class ASUConfig(MethodConfig):
     tau: float = 2.3
     layers: str = ""
     idk: bool = False
+    lambda_scales_idk: bool = True
     raw_text: bool = False
 
     def __post_init__(self) -> None:

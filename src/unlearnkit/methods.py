@@ -94,9 +94,9 @@ def retain_term(ctx: StepContext, batch: dict, cfg: C.MethodConfig) -> tuple[tor
         return None, {}
     r = ctx.policy(batch["retain"])
     if cfg.retain_loss == "nll":
-        loss = nll_loss(r.logps, r.mask.float())
+        loss = nll_loss(r.logps, r.mask.float(), cfg.loss_reduction)
     else:
-        loss = forward_kl_loss(ctx.ref_logits(batch["retain"]), r.logits, r.mask.float())
+        loss = forward_kl_loss(ctx.ref_logits(batch["retain"]), r.logits, r.mask.float(), cfg.loss_reduction)
     return loss, {f"retain_{cfg.retain_loss}": loss.detach()}
 
 
@@ -116,12 +116,12 @@ def combine(
 
 def step_ga(ctx, batch, cfg):
     f = ctx.policy(batch["forget"])
-    return combine(ga_loss(f.logps, f.weights), ctx, batch, cfg)
+    return combine(ga_loss(f.logps, f.weights, cfg.loss_reduction), ctx, batch, cfg)
 
 
 def step_wga(ctx, batch, cfg):
     f = ctx.policy(batch["forget"])
-    return combine(wga_loss(f.logps, f.weights, cfg.beta), ctx, batch, cfg)
+    return combine(wga_loss(f.logps, f.weights, cfg.beta, cfg.loss_reduction), ctx, batch, cfg)
 
 
 def step_npo(ctx, batch, cfg):
@@ -132,7 +132,7 @@ def step_npo(ctx, batch, cfg):
 
 def step_idk(ctx, batch, cfg):
     i = ctx.policy(batch["idk"])
-    return combine(nll_loss(i.logps, i.mask.float()), ctx, batch, cfg)
+    return combine(nll_loss(i.logps, i.mask.float(), cfg.loss_reduction), ctx, batch, cfg)
 
 
 def step_asu(ctx, batch, cfg):
@@ -143,8 +143,12 @@ def step_asu(ctx, batch, cfg):
     # ASU+IDK: the refusal loss decides how the answer starts, so its first token leaves the KL.
     kl = asu_loss(teacher, f.logits, drop_first_answer_token(f.weights))
     i = ctx.policy(batch["idk"])
-    idk = nll_loss(i.logps, i.mask.float())
-    return combine(kl + idk, ctx, batch, cfg, {"asu_kl": kl.detach(), "idk_nll": idk.detach()})
+    idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
+    logs = {"asu_kl": kl.detach(), "idk_nll": idk.detach()}
+    if cfg.lambda_scales_idk:  # L = lambda * (KL + IDK) + L_retain
+        return combine(kl + idk, ctx, batch, cfg, logs)
+    total, logs = combine(kl, ctx, batch, cfg, logs)  # L = lambda * KL + IDK + L_retain
+    return total + idk, logs
 
 
 def step_simnpo(ctx, batch, cfg):
@@ -170,7 +174,7 @@ def step_idk_dpo(ctx, batch, cfg):
 def step_idk_ap(ctx, batch, cfg):
     """Refusal NLL on forget + AP on retain: prefer the true retain answer over a refusal to it."""
     i = ctx.policy(batch["idk"])
-    idk = nll_loss(i.logps, i.mask.float())
+    idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
     r, ri = ctx.policy(batch["retain"]), ctx.policy(batch["retain_idk"])
     ap = ap_loss(r.logps, r.mask.float(), ri.logps, ri.mask.float(), cfg.beta)
     total, logs = combine(idk, ctx, batch, cfg, {"ap": ap.detach()})

@@ -14,7 +14,9 @@ import torch
 from unlearnkit.objectives.kl import forward_kl_loss
 
 
-def asu_loss(teacher_logits: torch.Tensor, logits: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+def asu_loss(
+    teacher_logits: torch.Tensor, logits: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence"
+) -> torch.Tensor:
     """``L_ASU = E_F[(1/T) sum_t KL(p_teacher(.|x,y_<t) || p_theta(.|x,y_<t))]`` (forward KL, full vocab).
 
     Args:
@@ -22,9 +24,13 @@ def asu_loss(teacher_logits: torch.Tensor, logits: torch.Tensor, weights: torch.
         logits (`Tensor [B,T,V]`): the student's logits on the same forget inputs.
         weights (`Tensor [B,T]`): answer mask (QA), all real tokens (raw text, MUSE), the mask without
             the first answer token (ASU+IDK), or TokenUnlearn weights (``t-asu``, untried by both papers).
-    Mean per sequence, then over the batch; zero when student = teacher.
+        reduction (`str`, defaults to ``"sequence"``): the paper's ``E_F[(1/T) sum_t ...]`` is
+            ``sequence`` (mean per sequence, then over the batch); ``token`` is one mean over all
+            answer tokens of the batch. ``unlearnkit.methods`` always uses ``sequence`` for this term
+            (the paper's equation); ``loss_reduction`` applies to the retain term.
+    Zero when student = teacher.
     """
-    return forward_kl_loss(teacher_logits, logits, weights)
+    return forward_kl_loss(teacher_logits, logits, weights, reduction)
 
 
 def drop_first_answer_token(weights: torch.Tensor) -> torch.Tensor:

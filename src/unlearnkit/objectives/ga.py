@@ -8,26 +8,29 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.objectives.reduction import reduce_tokens
 
 
-def nll_loss(logps: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """NLL_mean: per sequence the weighted mean of ``-log p(y_t)``, then the mean over sequences.
+def nll_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence") -> torch.Tensor:
+    """NLL of the answer tokens: ``-log p(y_t)`` reduced as ``reduction`` says.
 
     Args:
         logps (`Tensor [B,T]`): log-probabilities of the answer tokens (aligned, see ``tokens.shift``).
         weights (`Tensor [B,T]`): token weights, 0 outside the answer. The answer mask gives the
             usual NLL_mean; TokenUnlearn weights give its token-level variant.
-    Rows without any weighted token are left out of the mean.
+        reduction (`str`, defaults to ``"sequence"``): ``sequence`` = per-sequence mean, then the mean
+            over sequences (METHODS.md's NLL_mean); ``token`` = one mean over every answer token of the
+            batch, i.e. Hugging Face's ``outputs.loss`` as TOFU, open-unlearning and the ASU authors use
+            it (see ``unlearnkit.objectives.reduction``).
+    Rows without any weighted token are left out (``sequence``) or add nothing (``token``).
     """
-    per_row, valid = sequence_mean(-logps, weights)
-    return batch_mean(per_row, valid)
+    return reduce_tokens(-logps, weights, reduction)
 
 
-def ga_loss(logps: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Gradient ascent, ``L = -NLL_mean(F)``: minimising it pushes the forget answers' likelihood down.
+def ga_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence") -> torch.Tensor:
+    """Gradient ascent, ``L = -NLL(F)``: minimising it pushes the forget answers' likelihood down.
 
     Unbounded below, so GA collapses the model if run long enough (expected; report it).
-    Shapes as in :func:`nll_loss`.
+    Shapes and ``reduction`` as in :func:`nll_loss` (open-unlearning's GradAscent: ``token``).
     """
-    return -nll_loss(logps, weights)
+    return -nll_loss(logps, weights, reduction)

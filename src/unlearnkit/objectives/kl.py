@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.objectives.reduction import reduce_tokens
 
 
 def token_kl(target_logits: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
@@ -18,8 +18,10 @@ def token_kl(target_logits: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
     return (target_logp.exp() * (target_logp - logp)).sum(-1)
 
 
-def forward_kl_loss(target_logits: torch.Tensor, logits: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Mean over sequences of the weighted per-sequence mean of the token KL(target || model).
+def forward_kl_loss(
+    target_logits: torch.Tensor, logits: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence"
+) -> torch.Tensor:
+    """The token KL(target || model) on weighted (answer) tokens, reduced per ``reduction``.
 
     Args:
         target_logits (`Tensor [B,T,V]`): frozen target (reference model or smoothed teacher),
@@ -27,6 +29,8 @@ def forward_kl_loss(target_logits: torch.Tensor, logits: torch.Tensor, weights: 
         logits (`Tensor [B,T,V]`): the model being trained.
         weights (`Tensor [B,T]`): 0 on prompt and padding positions, so neither enters the average
             (the reference code's retain KL averaged over them).
+        reduction (`str`, defaults to ``"sequence"``): ``sequence`` = weighted mean per sequence, then
+            over sequences; ``token`` = one mean over all weighted tokens of the batch.
     Zero when the two distributions agree; rows without weighted tokens are left out.
     """
     # Only weighted positions are turned into full-vocabulary distributions: with a 128k vocabulary
@@ -34,5 +38,4 @@ def forward_kl_loss(target_logits: torch.Tensor, logits: torch.Tensor, weights: 
     selected = weights > 0
     kl = torch.zeros(weights.shape, dtype=torch.float32, device=weights.device)
     kl = kl.masked_scatter(selected, token_kl(target_logits[selected], logits[selected]))
-    per_row, valid = sequence_mean(kl, weights)
-    return batch_mean(per_row, valid)
+    return reduce_tokens(kl, weights, reduction)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.objectives.reduction import reduce_tokens
 
 
-def wga_loss(logps: torch.Tensor, weights: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+def wga_loss(
+    logps: torch.Tensor, weights: torch.Tensor, beta: float = 1.0, reduction: str = "sequence"
+) -> torch.Tensor:
     """GA with each token's ascent scaled by its (detached) confidence ``p_theta(y_t)^beta``.
 
     Tokens the model has already forgotten (low probability) stop receiving a push, which keeps
@@ -21,8 +23,10 @@ def wga_loss(logps: torch.Tensor, weights: torch.Tensor, beta: float = 1.0) -> t
         logps (`Tensor [B,T]`): log-probs of the forget answer tokens.
         weights (`Tensor [B,T]`): answer mask or TokenUnlearn weights (multiplied with p^beta).
         beta (`float`, defaults to 1.0): sharpness of the confidence weighting (paper range 1-5).
-    Reduction: weighted mean per sequence (normalised by the token weights), then over sequences.
+        reduction (`str`, defaults to ``"sequence"``): ``sequence`` = weighted mean per sequence
+            (normalised by the token weights, not by the confidences), then over sequences; ``token`` =
+            one mean over all answer tokens of the batch, as open-unlearning's WGA
+            (``-(w * nll)[labels != -100].mean()``).
     """
     confidence = torch.exp(beta * logps.detach()) * (weights > 0)
-    per_row, valid = sequence_mean(confidence * logps, weights)
-    return batch_mean(per_row, valid)
+    return reduce_tokens(confidence * logps, weights, reduction)
