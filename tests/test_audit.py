@@ -22,7 +22,9 @@ from unlearnkit.audit import (
     audit_command,
     audit_markdown,
     parse_int_list,
+    relearn_curve,
     relearn_split,
+    relearned_copy,
     run_audit,
     write_audit,
 )
@@ -45,10 +47,10 @@ def _one_thread():
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, _one_thread):
-    from unlearnkit.commands import build_tiny
     from unlearnkit.finetune import default_config, finetune, training_rows
     from unlearnkit.models import load, save_model
     from unlearnkit.world import write_world
+    from unlearnkit.world.tiny import build_tiny
 
     root = tmp_path_factory.mktemp("audit")
     data = root / "world"
@@ -104,6 +106,7 @@ def audited(world):
         original=original,
         settings=AuditSettings(**SETTINGS),
         names={"audited": "<b>target</b>", "oracle": "oracle", "original": "target"},
+        method="target-as-npo",
     )
     return {
         "audit": audit,
@@ -155,12 +158,78 @@ def test_relearning_attack(audited):
     # Seeded: the same weights give the same attacked numbers.
     assert m["audited"]["relearn"] == m["original"]["relearn"]
     check = _check(audit, "relearning")
-    restored = {r["label"]: r for r in check["rows"] if r["label"].startswith("restored")}
+    assert [r["label"] for r in check["rows"]] == [
+        "ROUGE-L recall after 0 steps",
+        "ROUGE-L recall after 5 steps",
+        "ROUGE-L recall after 20 steps",
+        "prob after 0 steps",
+        "prob after 5 steps",
+        "prob after 20 steps",
+    ]
     base = m["original"]["relearn"]["0"]["rougeL_recall"]
-    assert restored["restored after 20 steps"]["oracle"] == pytest.approx(
-        m["oracle"]["relearn"]["20"]["rougeL_recall"] / base
+    oracle_restored = m["oracle"]["relearn"]["20"]["rougeL_recall"] / base
+    assert (
+        "restores" in check["verdict"]
+        and f"the oracle reaches {100 * oracle_restored:.0f} %" in check["verdict"]
     )
-    assert "restores" in check["verdict"] and "the oracle reaches" in check["verdict"]
+
+
+def test_relearning_curve_and_gap(audited):
+    audit = audited["audit"]
+    m = audit["measured"]
+    curve = audit["relearn_curve"]
+    assert list(curve) == ["audited", "oracle", "original"]
+    for role, points in curve.items():
+        assert list(points) == ["0", "5", "20"]
+        assert points == m[role]["relearn"]
+        assert all(set(p) == {"rougeL_recall", "prob"} for p in points.values())
+    gap = m["audited"]["relearn"]["20"]["rougeL_recall"] - m["oracle"]["relearn"]["20"]["rougeL_recall"]
+    assert audit["relearn_gap_20"] == pytest.approx(gap) and audit["relearn_gap_20_note"] is None
+    assert audit["relearn_gap"]["5"] == pytest.approx(
+        m["audited"]["relearn"]["5"]["rougeL_recall"] - m["oracle"]["relearn"]["5"]["rougeL_recall"]
+    )
+    assert audit["relearn_gap_20"] > 0.3  # the target still knows the held-out facts; the oracle never did
+
+
+def test_one_relearning_run_equals_separate_runs(world):
+    """The curve's checkpoints (one run, measured on the way) give the weights and numbers that
+    separate runs of k steps give: measuring consumes none of the run's random state."""
+    from unlearnkit.audit import _Auditor
+
+    model, tok = world["target"]
+    st = AuditSettings(relearn_steps=(2, 5), max_new_tokens=16, relearn_batch_size=4, seed=3)
+    auditor = _Auditor(world["bench"], st)
+    train = [auditor.forget_qa[i] for i in auditor.train_idx]
+    held = [auditor.forget_qa[i] for i in auditor.held_idx]
+    seen: dict[int, tuple] = {}
+
+    def measure(k, attacked):
+        metrics, _ = auditor.split(attacked, tok, held, "forget")
+        state = {n: p.detach().clone() for n, p in attacked.named_parameters()}
+        seen[k] = (metrics["forget_rougeL_recall"], metrics["forget_prob"], state)
+
+    relearn_curve(model, tok, train, st.relearn_steps, st, measure)
+    assert sorted(seen) == [2, 5]
+    for k in (2, 5):
+        alone = relearned_copy(model, tok, train, k, st)
+        for name, p in alone.named_parameters():
+            assert torch.equal(p.detach(), seen[k][2][name]), (k, name)
+        metrics, _ = auditor.split(alone, tok, held, "forget")
+        assert (metrics["forget_rougeL_recall"], metrics["forget_prob"]) == seen[k][:2]
+    assert any(not torch.equal(v, seen[5][2][n]) for n, v in seen[2][2].items())  # the run went on
+
+
+def test_relearn_gap_needs_an_oracle(world):
+    model, tok = world["target"]
+    st = AuditSettings(relearn_steps=(2,), quant_bits=(), max_items=8, max_new_tokens=8)
+    audit = run_audit(model, tok, world["bench"], settings=st)
+    assert list(audit["relearn_curve"]) == ["audited"] and list(audit["relearn_curve"]["audited"]) == [
+        "0",
+        "2",
+    ]
+    assert audit["relearn_gap_20"] is None and audit["relearn_gap"] == {}
+    assert "no retain oracle" in audit["relearn_gap_20_note"]
+    assert "relearn_gap_20: n/a (no retain oracle" in audit_markdown(audit)
 
 
 def test_relearning_never_touches_the_audited_model(world, audited):
@@ -199,17 +268,21 @@ def test_write_audit(tmp_path, audited):
     audit = audited["audit"]
     out = tmp_path / "card"
     write_audit(out, audit, overwrite=False)
-    assert sorted(p.name for p in out.iterdir()) == ["audit.json", "audit.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["audit.json", "audit.md", "relearn_curve.png"]
+    assert (out / "relearn_curve.png").read_bytes().startswith(b"\x89PNG")
     data = json.loads((out / "audit.json").read_text())
     assert data["verdicts"] == audit["verdicts"]
     assert (
         data["measured"]["audited"]["forget_rougeL_recall"]
         == audit["measured"]["audited"]["forget_rougeL_recall"]
     )
+    assert data["relearn_gap_20"] == audit["relearn_gap_20"]
     md = (out / "audit.md").read_text()
-    assert md.startswith("# Unlearning audit card")
+    assert md.startswith("# Unlearning audit card: target-as-npo\n")
     assert md.count("**Verdict:**") == 4
-    assert "| | audited | oracle | original |" in md
+    assert "| | target-as-npo (audited) | retain oracle | target (original) |" in md
+    assert "![relearning curve](relearn_curve.png)" in md
+    assert "| 20 | " in md and f"relearn_gap_20 = {audit['relearn_gap_20']:+.3f}" in md
     for line in md.splitlines():
         if line.startswith("**Verdict:**"):
             assert NUMBER.search(line), line
@@ -225,6 +298,40 @@ def test_html_card_is_escaped(audited):
     assert page.startswith("<section") and page.rstrip().endswith("</section>")
     assert page.count("class='verdict'") == 4
     assert "<script" not in page and "http" not in page  # self-contained
+    assert page.count("src='data:image/png;base64,") == 1  # the relearning curve, inline
+
+
+def _table_rows(page: str) -> list[list[str]]:
+    return [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", t) for t in re.findall(r"<tr>(.*?)</tr>", page)]
+
+
+def test_card_names_each_role_once_and_has_one_heading(audited):
+    audit = audited["audit"]
+    md = audit_markdown(audit)
+    assert md.count("\n# ") + md.startswith("# ") == 1
+    for title in ("target-as-npo (audited)", "retain oracle", "target (original)"):
+        assert sum(line.startswith(f"- **{title}**") for line in md.splitlines()) == 1, title
+    page = audit_card_html(audit)
+    assert page.count("<h2>") == 1 and "Unlearning audit card: target-as-npo" in page
+    embedded = audit_card_html(audit, heading=False)
+    assert "<h2>" not in embedded and "<h1>" not in embedded  # the page that embeds it has the heading
+    assert embedded.count("<li><b>retain oracle</b>") == 1
+    # No table repeats a row: every check's labels are distinct, and no two rows carry the same numbers
+    # under different labels (the old 'restored after k' rows did, whenever the original was at 1.0).
+    for check in audit["checks"]:
+        labels = [r["label"] for r in check.get("rows", [])]
+        assert len(labels) == len(set(labels)), labels
+    all_rows = [tuple(c) for c in _table_rows(page) if c and c[0] and not c[0].startswith("<")]
+    label_sets = {}
+    for row in all_rows:
+        label_sets.setdefault(row[0], []).append(row)
+    assert all(len(rows) == 1 for label, rows in label_sets.items() if not label.isdigit()), label_sets
+    # A compared (plain) model's curve sits next to the audited one's, in the table and the plot.
+    with_plain = audit_card_html(audit, heading=False, compare={"npo (plain)": audit})
+    header = next(r for r in _table_rows(with_plain) if r and r[0] == "steps")
+    assert header == ["steps", "target-as-npo (audited)", "npo (plain)", "retain oracle", "target (original)"]
+    # Fits a 1400 px page: the card never grows past its container and numbers do not wrap.
+    assert "max-width:100%" in page and "white-space:nowrap" in page
 
 
 @pytest.mark.parametrize(
@@ -318,6 +425,9 @@ def test_cli(world, tmp_path, capsys):
     data = json.loads((out / "audit.json").read_text())
     assert data["data"]["forget_items"] == 8 and data["settings"]["quant_bits"] == [4]
     assert data["models"]["oracle"] == str(world["paths"]["oracle"])
+    assert list(data["relearn_curve"]["audited"]) == ["0", "3"]  # --relearn-steps sets the curve's points
+    assert data["relearn_gap_20"] is None and "20 is not among" in data["relearn_gap_20_note"]
+    assert data["relearn_gap"]["3"] is not None and (out / "relearn_curve.png").is_file()
     # An existing output is refused before any model is loaded (the model path is bogus here).
     argv[1] = str(tmp_path / "no_such_model")
     with pytest.raises(UserError, match="already exists"):
@@ -333,4 +443,5 @@ def test_add_audit_arguments_keeps_an_existing_trust_flag():
     parser.add_argument("--trust-remote-code", action="store_true")
     add_audit_arguments(parser)  # no "conflicting option string" error
     args = parser.parse_args(["--model", "m", "--data", "d", "--output", "o", "--trust-remote-code"])
-    assert args.trust_remote_code and args.relearn_steps == "5,20,50" and args.max_items == 200
+    assert args.trust_remote_code and args.relearn_steps == "5,10,20,50" and args.max_items == 200
+    assert AuditSettings().relearn_steps == (5, 10, 20, 50)

@@ -23,9 +23,13 @@ Each check ends with a verdict line with numbers next to the oracle's (and origi
 there is deliberately no bare pass/fail: what is "close enough to the oracle" depends on the use.
 
 Costs: per model, two scoring passes for MIA (the holdout split is scored but generated for only
-one token), ``len(relearn_steps)`` short fine-tunings of a copy (memory: the model, its copy and the
-optimiser state), ``len(quant_bits)`` quantised copies and one paraphrase pass, each with greedy
-generation of at most ``max_new_tokens`` on at most ``max_items`` forget items.
+one token), one fine-tuning of a copy for ``max(relearn_steps)`` steps measured on the held-out half at
+every listed step count (memory: the model, its copy and the optimiser state), ``len(quant_bits)``
+quantised copies and one paraphrase pass, each with greedy generation of at most ``max_new_tokens`` on
+at most ``max_items`` forget items.
+
+The relearning curve (forget ROUGE-L and probability on the held-out half after 0, 5, 10, 20, 50 steps
+by default) is summarised by ``relearn_gap_20``: audited minus oracle forget ROUGE-L after 20 steps.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class AuditSettings:
     """How hard to attack. ``relearn_lr`` 1e-3 suits the embedded tiny model trained from scratch;
     for pretrained 1B+ models 1e-5 (the usual fine-tuning rate) is typical: set it explicitly."""
 
-    relearn_steps: tuple[int, ...] = (5, 20, 50)  # () skips the relearning attack
+    relearn_steps: tuple[int, ...] = (5, 10, 20, 50)  # the curve's points; () skips the attack
     relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
     relearn_lr: float = 1e-3
     relearn_batch_size: int = 8
@@ -275,7 +279,11 @@ class _Auditor:
         return out
 
     def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
-        """Forget ROUGE / prob on the held items after k relearning steps (k = 0: before the attack)."""
+        """Forget ROUGE / prob on the held items after k relearning steps (k = 0: before the attack).
+
+        One relearning run up to the largest k, measured at every k on the way (the curve): the same
+        numbers as separate runs of k steps each, because the schedule is constant and the
+        measurements leave the random state untouched (see :func:`relearn_curve`)."""
         rouge, nll = forget_details["rougeL_recall"], forget_details["nll_mean"]
         held = [self.forget_qa[i] for i in self.held_idx]
         train = [self.forget_qa[i] for i in self.train_idx]
@@ -285,26 +293,23 @@ class _Auditor:
                 "prob": _mean([math.exp(-nll[i]) for i in self.held_idx]),
             }
         }
-        for k in self.st.relearn_steps:
-            self.log(f"{role}: relearning {k} steps on {len(train)} forget items")
-            attacked = relearned_copy(model, tok, train, k, self.st)
+
+        def at_step(k: int, attacked) -> None:
             m, _ = self.split(attacked, tok, held, "forget")
             res[str(k)] = {"rougeL_recall": _num(m["forget_rougeL_recall"]), "prob": _num(m["forget_prob"])}
-            del attacked
-            _free()
+
+        steps = self.st.relearn_steps
+        self.log(f"{role}: relearning {max(steps)} steps on {len(train)} forget items (measured at {steps})")
+        relearn_curve(model, tok, train, steps, self.st, at_step)
+        _free()
         return res
 
 
-def relearned_copy(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings):
-    """A deep copy of ``model`` fine-tuned ``steps`` optimiser steps on ``rows``; ``model`` is untouched.
-
-    Constant learning rate ``settings.relearn_lr``, no warm-up, no weight decay, no checkpoints; the
-    Trainer's working folder is a temporary folder removed afterwards.
-    """
+def _relearn_config(steps: int, settings: AuditSettings):
+    """The attack's fine-tuning recipe: constant lr, no warm-up, no weight decay, seeded."""
     from unlearnkit.config import TrainConfig
-    from unlearnkit.finetune import finetune
 
-    cfg = TrainConfig(
+    return TrainConfig(
         lr=settings.relearn_lr,
         max_steps=steps,
         batch_size=settings.relearn_batch_size,
@@ -316,17 +321,102 @@ def relearned_copy(model, tokenizer, rows: list[dict], steps: int, settings: Aud
         max_length=settings.max_length,
         prompt_format=settings.prompt_format,
     )
+
+
+def _relearn_run(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings, callbacks=()):
+    """Fine-tune ``model`` in place for ``steps`` optimiser steps on ``rows`` (the attack's recipe).
+
+    The same Trainer set-up as :func:`unlearnkit.finetune.finetune`, plus ``callbacks``; the Trainer's
+    working folder is a temporary folder removed afterwards."""
+    from transformers import Trainer
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    from unlearnkit.data.encode import PromptFormat, pad_id_of
+    from unlearnkit.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
+
+    cfg = _relearn_config(steps, settings)
+    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
+    work = tempfile.mkdtemp(prefix="unlearnkit-relearn-")
+    try:
+        trainer = Trainer(
+            model=model,
+            args=training_arguments(cfg, work, len(encoded), quiet=True),
+            train_dataset=QADataset(encoded),
+            data_collator=PaddingCollator(pad_id_of(tokenizer)),
+        )
+        trainer.remove_callback(ProgressCallback)
+        trainer.remove_callback(PrinterCallback)
+        for cb in callbacks:
+            trainer.add_callback(cb)
+        trainer.train()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    model.eval()
+
+
+def _attack_copy(model):
     attacked = copy.deepcopy(model)
     for p in attacked.parameters():
         p.requires_grad_(True)
     attacked.train()
-    work = tempfile.mkdtemp(prefix="unlearnkit-relearn-")
-    try:
-        finetune(attacked, tokenizer, rows, cfg, work, quiet=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    attacked.eval()
     return attacked
+
+
+def relearned_copy(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings):
+    """A deep copy of ``model`` fine-tuned ``steps`` optimiser steps on ``rows``; ``model`` is untouched.
+
+    Constant learning rate ``settings.relearn_lr``, no warm-up, no weight decay, no checkpoints; the
+    Trainer's working folder is a temporary folder removed afterwards.
+    """
+    attacked = _attack_copy(model)
+    _relearn_run(attacked, tokenizer, rows, steps, settings)
+    return attacked
+
+
+def relearn_curve(model, tokenizer, rows: list[dict], steps: Sequence[int], settings: AuditSettings, measure):
+    """Relearn a deep copy of ``model`` on ``rows`` up to ``max(steps)`` optimiser steps and call
+    ``measure(k, attacked_model)`` after each step count ``k`` in ``steps``; ``model`` is untouched.
+
+    One run instead of ``len(steps)`` runs (Lynch et al., arXiv 2402.16835, measure recovery as a
+    function of fine-tuning steps). The numbers equal those of separate :func:`relearned_copy` runs
+    of ``k`` steps: the learning rate is constant (no schedule that depends on the run's length), and
+    each measurement runs in eval mode under a forked random state (Python, NumPy, torch), so the data
+    order and any dropout of the later steps are what a longer run alone would have drawn.
+    """
+    from transformers import TrainerCallback
+
+    wanted = sorted(set(int(k) for k in steps))
+    if not wanted:
+        return
+
+    class _Checkpoints(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            if state.global_step in wanted:
+                _measure_quietly(model, lambda: measure(state.global_step, model))
+
+    attacked = _attack_copy(model)
+    try:
+        _relearn_run(attacked, tokenizer, rows, wanted[-1], settings, callbacks=[_Checkpoints()])
+    finally:
+        del attacked
+
+
+def _measure_quietly(model, fn) -> None:
+    """Run ``fn`` in eval mode without consuming any random state the training run will draw from."""
+    import torch
+
+    py_state, np_state = random.getstate(), np.random.get_state()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    was_training = model.training
+    try:
+        with torch.random.fork_rng(devices=devices):
+            model.eval()
+            fn()
+    finally:
+        model.train(was_training)
+        random.setstate(py_state)
+        np.random.set_state(np_state)
 
 
 def run_audit(
@@ -338,14 +428,18 @@ def run_audit(
     original=None,
     settings: AuditSettings | None = None,
     names: dict[str, str] | None = None,
+    method: str | None = None,
 ) -> dict[str, Any]:
     """Run every check on ``model`` (and on ``oracle`` / ``original`` when given) and return the audit.
 
     ``oracle`` and ``original`` are a model (sharing ``tokenizer``) or a ``(model, tokenizer)`` pair.
-    ``names`` (e.g. the model folders) are recorded in the card. None of the models is modified.
-    The result is JSON-ready: ``{"version", "settings", "models", "data", "checks": [...],
-    "verdicts": [...]}``; each check has ``rows`` of ``{"label", "audited", "oracle", "original"}``
-    and a ``verdict`` line.
+    ``names`` (e.g. the model folders) are recorded in the card; ``method`` (e.g. ``"npo"``) names the
+    audited model's role in the card's headings. None of the models is modified.
+    The result is JSON-ready: ``{"version", "settings", "models", "method", "data", "checks": [...],
+    "verdicts": [...], "relearn_curve", "relearn_gap", "relearn_gap_20", "relearn_gap_20_note"}``;
+    each check has ``rows`` of ``{"label", "audited", "oracle", "original"}`` and a ``verdict`` line.
+    ``relearn_gap_20`` = audited minus oracle forget ROUGE-L on the held-out half after 20 relearning
+    steps (None, with the reason in ``relearn_gap_20_note``, without an oracle or a 20-step point).
     """
     st = settings or AuditSettings()
     auditor = _Auditor(bench, st)
@@ -361,10 +455,24 @@ def run_audit(
     ]
     settings_dict = dataclasses.asdict(st)
     settings_dict.pop("progress", None)
+    curve = {role: measured[role]["relearn"] for role in roles if "relearn" in measured[role]}
+    gaps = relearn_gaps(curve)
+    gap20, note20 = gaps.get("20"), None
+    if gap20 is None:
+        note20 = (
+            "the relearning attack was skipped (relearn_steps is empty)"
+            if not st.relearn_steps
+            else "no retain oracle was given: the gap is measured against it"
+            if "oracle" not in curve
+            else "20 is not among relearn_steps"
+            if 20 not in st.relearn_steps
+            else "the forget ROUGE-L after 20 steps could not be computed"
+        )
     return {
         "version": AUDIT_VERSION,
         "settings": settings_dict,
         "models": {role: (names or {}).get(role, role) for role in roles},
+        "method": method,
         "data": {
             "path": str(bench.path),
             "forget_items": len(auditor.forget),
@@ -377,7 +485,26 @@ def run_audit(
         "measured": measured,
         "checks": checks,
         "verdicts": [c["verdict"] for c in checks],
+        "relearn_curve": curve,
+        "relearn_gap": gaps,
+        "relearn_gap_20": gap20,
+        "relearn_gap_20_note": note20,
     }
+
+
+def relearn_gaps(curve: dict[str, dict]) -> dict[str, float | None]:
+    """``{k: audited - oracle forget ROUGE-L after k relearning steps}`` (empty without an oracle).
+
+    The retain oracle never saw the forget set, so what it reaches after k steps is what relearning
+    can teach from scratch; anything above it is suppressed knowledge coming back (arXiv 2402.16835)."""
+    if "audited" not in curve or "oracle" not in curve:
+        return {}
+    out: dict[str, float | None] = {}
+    for k, point in curve["audited"].items():
+        a = point.get("rougeL_recall")
+        o = curve["oracle"].get(k, {}).get("rougeL_recall")
+        out[k] = None if a is None or o is None else _num(a - o)
+    return out
 
 
 # ------------------------------------------------------------------------------------ checks, verdicts
@@ -478,12 +605,9 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     base = measured.get("original", {}).get("relearn", {}).get("0", {}).get("rougeL_recall")
     restored = {}
     if base is not None and base > 1e-6:
+        # Only in the verdict: as table rows they repeat the ROUGE-L rows whenever the original is at 1.0.
         for k in ks[1:]:
-            row = _row(
-                f"restored after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"] / base
-            )
-            rows.append(row)
-            restored[k] = row
+            restored[k] = _row("", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"] / base)
     check["rows"] = rows
     k = ks[-1]
 
@@ -556,16 +680,15 @@ def _probe_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     check: dict[str, Any] = {
         "id": "paraphrase",
         "title": "Paraphrase probes",
-        "about": f"{len(a.probes)} reworded forget questions (from {source}) asked again.",
+        "about": f"{len(a.probes)} reworded forget questions (from {source}) asked again; compare with "
+        "the full-precision rows of the quantisation check (the questions as worded in the forget set).",
     }
     if not a.probes:
         check.update(rows=[], skipped="no paraphrased_question in the forget rows and no probes file")
         check["verdict"] = "paraphrase probes: skipped (no paraphrased questions; pass a probes file)"
         return check
     check["rows"] = [
-        _row("ROUGE-L recall, original wording", measured, lambda m: m["forget_rougeL_recall"]),
         _row("ROUGE-L recall, paraphrased", measured, lambda m: m["probe_rougeL_recall"]),
-        _row("prob, original wording", measured, lambda m: m["forget_prob"]),
         _row("prob, paraphrased", measured, lambda m: m["probe_prob"]),
     ]
     parts = {
@@ -582,34 +705,175 @@ def _probe_check(measured: dict, a: _Auditor) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------- output
 
 
+ROLE_TITLES = {"audited": "audited", "oracle": "retain oracle", "original": "target (original)"}
+ROLE_ABOUT = {
+    "audited": "the model under audit",
+    "oracle": "trained without the forget set: what genuinely absent knowledge looks like",
+    "original": "the model before unlearning: what present knowledge looks like",
+}
+
+
 def _roles_of(audit: dict) -> list[str]:
     return [r for r in ROLES if r in audit.get("models", {})]
 
 
-def audit_markdown(audit: dict) -> str:
-    """The unlearning audit card as Markdown: one table per check, a verdict line under each."""
+def role_title(audit: dict, role: str) -> str:
+    """Column heading of a role: the method's name for the audited model when known."""
+    if role == "audited" and audit.get("method"):
+        return f"{audit['method']} (audited)"
+    return ROLE_TITLES[role]
+
+
+def curve_series(audit: dict, compare: dict[str, dict] | None = None) -> list[tuple[str, str, dict]]:
+    """``[(key, label, {k: {"rougeL_recall", "prob"}})]``: the audit's roles, then each compared audit's
+    audited model (e.g. the plain method next to its robust version), for the curve's table and plot."""
+    curve = audit.get("relearn_curve") or {}
+    out = [(role, role_title(audit, role), curve[role]) for role in _roles_of(audit) if role in curve]
+    for label, other in (compare or {}).items():
+        points = (other.get("relearn_curve") or {}).get("audited")
+        if points:
+            out.insert(1, (f"compare:{label}", label, points))
+    return out
+
+
+def _curve_steps(series: list[tuple[str, str, dict]]) -> list[str]:
+    return sorted({k for _, _, points in series for k in points}, key=int)
+
+
+def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict[str, dict] | None = None):
+    """Plot forget ROUGE-L and probability on the held-out half against relearning steps, one line per
+    model; write it atomically to ``path`` (returns the path) or, without one, return the PNG bytes.
+    None when the audit has no relearning curve."""
+    import io as _io
+
+    from matplotlib.figure import Figure  # no pyplot: no global state, Agg canvas, no display needed
+
+    series = curve_series(audit, compare)
+    if not series:
+        return None
+    styles = {
+        "audited": dict(color="#1f77b4", marker="o", linewidth=2.2),
+        "oracle": dict(color="#1e8449", marker="*", markersize=10, linestyle="--"),
+        "original": dict(color="#c0392b", marker="s", linestyle=":"),
+    }
+    extra = ["#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
+    fig = Figure(figsize=(9.0, 3.6), dpi=110, layout="constrained")
+    axes = fig.subplots(1, 2)
+    for i, (key, label, points) in enumerate(series):
+        ks = sorted(points, key=int)
+        style = styles.get(key) or dict(color=extra[i % len(extra)], marker="^", linewidth=1.6)
+        for ax, metric in zip(axes, ("rougeL_recall", "prob")):
+            xy = [(int(k), points[k].get(metric)) for k in ks if points[k].get(metric) is not None]
+            if xy:
+                ax.plot([x for x, _ in xy], [y for _, y in xy], label=label, **style)
+    gap = audit.get("relearn_gap_20")
+    for ax, title in zip(
+        axes, ("forget ROUGE-L recall (held-out half)", "forget probability (held-out half)")
+    ):
+        ax.set_xlabel("relearning steps on the other half")
+        ax.set_title(title, fontsize=10)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(True, alpha=0.3)
+        ax.axvline(20, color="#999999", linewidth=0.8, linestyle="-.")
+    if gap is not None:
+        axes[0].text(20.5, 0.02, f"gap at 20: {gap:+.2f}", fontsize=8, color="#444444")
+    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png")
+    data = buf.getvalue()
+    if path is None:
+        return data
+    _write_bytes_atomic(Path(path), data)
+    return Path(path)
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    """A temporary sibling + rename, like :func:`unlearnkit.io.write_text_atomic` for text."""
+    import contextlib
+    import os
+
+    from unlearnkit.io import publish_mode
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        publish_mode(Path(tmp), is_dir=False)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _curve_table_md(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
+    series = curve_series(audit, compare)
+    if not series:
+        return []
+    lines = [
+        "| relearning steps | "
+        + " | ".join(f"{_md_escape(lab)} ROUGE-L / prob" for _, lab, _ in series)
+        + " |",
+        "|---:|" + "---:|" * len(series),
+    ]
+    for k in _curve_steps(series):
+        cells = [_pair(points.get(k)) for _, _, points in series]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _pair(point: dict | None) -> str:
+    if not point:
+        return "n/a"
+    return f"{_cell(point.get('rougeL_recall'))} / {_cell(point.get('prob'))}"
+
+
+def _gap_line(audit: dict) -> str:
+    gap = audit.get("relearn_gap_20")
+    if gap is None:
+        note = audit.get("relearn_gap_20_note")
+        return f"relearn_gap_20: n/a ({note})" if note else ""
+    return (
+        f"relearn_gap_20 = {gap:+.3f} (audited minus retain-oracle forget ROUGE-L on the held-out half after "
+        "20 relearning steps; 0 = as robust as never having seen the data)"
+    )
+
+
+def audit_markdown(audit: dict, plot: str | None = None) -> str:
+    """The unlearning audit card as Markdown: the roles, one table per check, a verdict under each, and
+    the relearning curve (table, and ``plot``, a PNG file name next to the card, when given)."""
     roles = _roles_of(audit)
-    lines = ["# Unlearning audit card", ""]
+    title = (
+        f"# Unlearning audit card: {audit['method']}" if audit.get("method") else "# Unlearning audit card"
+    )
+    lines = [title, ""]
     for role in roles:
-        lines.append(f"- **{role}**: `{audit['models'][role]}`")
+        lines.append(f"- **{role_title(audit, role)}** ({ROLE_ABOUT[role]}): `{audit['models'][role]}`")
     data = audit.get("data", {})
     lines += [
         f"- **data**: `{data.get('path')}` ({data.get('forget_items')} forget items, "
         f"{data.get('holdout_items')} holdout items)",
         "",
-        "Each check is run on every model; the retain oracle shows what genuinely absent knowledge "
-        "looks like, the original model what present knowledge looks like.",
-        "",
     ]
+    heads = [role_title(audit, r) for r in roles]
     for i, check in enumerate(audit["checks"], start=1):
         lines += [f"## {i}. {check['title']}", "", check.get("about", ""), ""]
         if check.get("rows"):
-            lines.append("| | " + " | ".join(roles) + " |")
+            lines.append("| | " + " | ".join(_md_escape(h) for h in heads) + " |")
             lines.append("|---|" + "---:|" * len(roles))
             for row in check["rows"]:
                 cells = [_cell(row.get(r)) for r in roles]
                 lines.append(f"| {_md_escape(row['label'])} | " + " | ".join(cells) + " |")
             lines.append("")
+        if check.get("id") == "relearning" and check.get("rows"):
+            lines += ["Relearning curve (forget ROUGE-L / probability on the held-out half):", ""]
+            lines += [*_curve_table_md(audit), ""]
+            if plot:
+                lines += [f"![relearning curve]({plot})", ""]
+            gap = _gap_line(audit)
+            if gap:
+                lines += [_md_escape(gap), ""]
         lines += [f"**Verdict:** {_md_escape(check['verdict'])}", ""]
     return "\n".join(lines)
 
@@ -622,45 +886,87 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+# Fits a 1400 px page: the card never exceeds its container, long labels wrap, numbers do not.
 _CSS = (
-    ".uk-audit{font-family:system-ui,sans-serif;max-width:60em}"
-    ".uk-audit table{border-collapse:collapse;margin:.4em 0}"
-    ".uk-audit th,.uk-audit td{border:1px solid #ccc;padding:.2em .6em}"
-    ".uk-audit td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".uk-audit{font-family:system-ui,sans-serif;max-width:100%;overflow-x:auto}"
+    ".uk-audit table{border-collapse:collapse;margin:.4em 0;max-width:100%}"
+    ".uk-audit th,.uk-audit td{border:1px solid #ccc;padding:.2em .6em;overflow-wrap:anywhere}"
+    ".uk-audit td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".uk-audit .verdict{background:#f4f6fa;border-left:4px solid #4a6fa5;padding:.3em .6em}"
     ".uk-audit .about{color:#555;font-size:.92em}"
+    ".uk-audit img{max-width:100%;height:auto}"
 )
 
 
-def audit_card_html(audit: dict) -> str:
-    """The audit card as a self-contained, escaped HTML fragment (its own scoped ``<style>``)."""
+def audit_card_html(audit: dict, *, heading: bool = True, compare: dict[str, dict] | None = None) -> str:
+    """The audit card as a self-contained, escaped HTML fragment (its own scoped ``<style>``, the
+    relearning curve as an inline PNG). ``heading=False`` leaves the title to the page that embeds the
+    card (one heading); ``compare`` (label -> another audit) adds those audited models' relearning
+    curves, e.g. the plain method next to its robust version."""
     e = html.escape
     roles = _roles_of(audit)
-    out = [f"<section class='uk-audit'><style>{_CSS}</style>", "<h2>Unlearning audit card</h2>", "<ul>"]
+    out = [f"<section class='uk-audit'><style>{_CSS}</style>"]
+    if heading:
+        title = (
+            f"Unlearning audit card: {audit['method']}" if audit.get("method") else "Unlearning audit card"
+        )
+        out.append(f"<h2>{e(title)}</h2>")
+    out.append("<ul>")
     for role in roles:
-        out.append(f"<li><b>{e(role)}</b>: <code>{e(str(audit['models'][role]))}</code></li>")
+        out.append(
+            f"<li><b>{e(role_title(audit, role))}</b> ({e(ROLE_ABOUT[role])}): "
+            f"<code>{e(str(audit['models'][role]))}</code></li>"
+        )
     out.append("</ul>")
+    heads = "".join(f"<th>{e(role_title(audit, r))}</th>" for r in roles)
     for i, check in enumerate(audit["checks"], start=1):
         out.append(f"<h3>{i}. {e(check['title'])}</h3>")
         out.append(f"<p class='about'>{e(check.get('about', ''))}</p>")
         if check.get("rows"):
-            out.append("<table><tr><th></th>" + "".join(f"<th>{e(r)}</th>" for r in roles) + "</tr>")
+            out.append(f"<table><tr><th></th>{heads}</tr>")
             for row in check["rows"]:
                 cells = "".join(f"<td class='num'>{e(_cell(row.get(r)))}</td>" for r in roles)
                 out.append(f"<tr><td>{e(row['label'])}</td>{cells}</tr>")
             out.append("</table>")
+        if check.get("id") == "relearning" and check.get("rows"):
+            out += _curve_html(audit, compare)
         out.append(f"<p class='verdict'><b>Verdict:</b> {e(check['verdict'])}</p>")
     out.append("</section>")
     return "\n".join(out) + "\n"
 
 
+def _curve_html(audit: dict, compare: dict[str, dict] | None) -> list[str]:
+    import base64
+
+    e = html.escape
+    series = curve_series(audit, compare)
+    if not series:
+        return []
+    out = ["<p class='about'>Relearning curve: forget ROUGE-L / probability on the held-out half.</p>"]
+    out.append("<table><tr><th>steps</th>" + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series) + "</tr>")
+    for k in _curve_steps(series):
+        cells = "".join(f"<td class='num'>{e(_pair(points.get(k)))}</td>" for _, _, points in series)
+        out.append(f"<tr><td class='num'>{e(k)}</td>{cells}</tr>")
+    out.append("</table>")
+    png = relearn_curve_png(audit, compare=compare)
+    if png:
+        data = base64.b64encode(png).decode("ascii")
+        out.append(f"<img alt='relearning curve' src='data:image/png;base64,{data}'>")
+    gap = _gap_line(audit)
+    if gap:
+        out.append(f"<p><b>{e(gap)}</b></p>")
+    return out
+
+
 def write_audit(output_dir: str | Path, audit: dict, overwrite: bool = False) -> Path:
-    """Write ``audit.json`` and ``audit.md`` into ``output_dir`` atomically (all or nothing)."""
+    """Write ``audit.json``, ``audit.md`` and (when the relearning attack ran) ``relearn_curve.png`` into
+    ``output_dir`` atomically (all or nothing)."""
     from unlearnkit.io import atomic_dir, write_json, write_text_atomic
 
     with atomic_dir(output_dir, overwrite=overwrite) as tmp:
         write_json(tmp / "audit.json", audit)
-        write_text_atomic(tmp / "audit.md", audit_markdown(audit))
+        plot = relearn_curve_png(audit, tmp / "relearn_curve.png")
+        write_text_atomic(tmp / "audit.md", audit_markdown(audit, plot="relearn_curve.png" if plot else None))
     return Path(output_dir)
 
 
@@ -677,8 +983,9 @@ def add_audit_arguments(parser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     parser.add_argument(
         "--relearn-steps",
-        default="5,20,50",
-        help="comma-separated optimiser steps of the relearning attack; 'none' skips it (default: %(default)s)",
+        default="5,10,20,50",
+        help="comma-separated step counts at which the relearning curve is measured (one run to the "
+        "largest); 'none' skips the attack (default: %(default)s)",
     )
     parser.add_argument(
         "--relearn-lr",
