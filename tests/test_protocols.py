@@ -197,22 +197,26 @@ def test_knowmem_hand_worked(oracle_tok):
 def test_privleak_on_the_oracle(oracle_tok):
     """Members follow the oracle's chains (1 miss: BOS -> first word), non-members miss every token.
 
-    Min-K% (k=0.4, 10 targets -> lowest 4): members -s/4, non-members -s -> AUC 1.0. A uniform model
-    (scale 0) gives every text the same score -> AUC 0.5. PrivLeak = (1.0 - 0.5) / 0.5 * 100 = +100;
-    a model that memorised the non-members instead (AUC 0) gives -100 (over-unlearning side).
+    Min-K% (k=0.4, 10 targets -> lowest 4): members -s/4, non-members -s. MUSE's AUC is
+    P(holdout looks more member than forget) = 0 for this memorising model. A uniform model (scale 0)
+    gives every text the same score -> AUC 0.5. With MUSE's published retrain AUCs:
+    News (0 - 0.4772) / 0.4772 * 100 = -100, Books (0 - 0.5393) / 0.5393 * 100 = -100 (under-unlearning
+    is NEGATIVE, as MUSE reports about -99.8 for its targets); a model that memorised the
+    non-members instead (AUC 1) gives (1 - 0.5) / 0.5 * 100 = +100 against the uniform model.
     """
     model = bigram_model(oracle_tok, [m.split() for m in MEMBERS])
     st = M.MuseSettings(batch_size=2)
     auc_u, det = M.privleak_auc(model, oracle_tok, MEMBERS, NONMEMBERS, st)
-    assert auc_u == 1.0
+    assert auc_u == 0.0
     assert det["forget_min_k"][0] == pytest.approx(det["holdout_min_k"][0] / 4, rel=1e-4)
+    for published_retrain_auc in (0.4772, 0.5393):
+        assert M.privleak_from_aucs(auc_u, published_retrain_auc) == pytest.approx(-100.0)
     uniform = bigram_model(oracle_tok, [], scale=0.0)
     auc_r, _ = M.privleak_auc(uniform, oracle_tok, MEMBERS, NONMEMBERS, st)
     assert auc_r == 0.5
-    assert M.privleak_from_aucs(auc_u, auc_r) == pytest.approx(100.0)
     reversed_model = bigram_model(oracle_tok, [m.split() for m in NONMEMBERS])
     auc_o, _ = M.privleak_auc(reversed_model, oracle_tok, MEMBERS, NONMEMBERS, st)
-    assert auc_o == 0.0 and M.privleak_from_aucs(auc_o, auc_r) == pytest.approx(-100.0)
+    assert auc_o == 1.0 and M.privleak_from_aucs(auc_o, auc_r) == pytest.approx(100.0)
 
 
 def test_evaluate_muse_on_the_fixture_benchmark(tiny_random_llama, world_tokenizer):

@@ -59,7 +59,10 @@ def evaluate_split(
     desc = (lambda what: f"{kind} {what}") if st.progress else (lambda what: None)
     questions = [r["question"] for r in rows]
     answers = [r["answer"] for r in rows]
-    has_tr = all("paraphrased_answer" in r and "perturbed_answer" in r for r in rows)
+    # TOFU (and open-unlearning) score real authors / world facts ("general") as answer vs
+    # perturbed_answer; only forget / retain compare the paraphrase with the perturbed answers.
+    correct_key = "answer" if kind == "general" else "paraphrased_answer"
+    has_tr = all(correct_key in r and "perturbed_answer" in r for r in rows)
     per_token = kind in ("forget", "holdout")
     ans = score_answers(
         model, tokenizer, fmt, questions, answers, st.max_length, st.batch_size, per_token, desc("answers")
@@ -76,16 +79,19 @@ def evaluate_split(
     trs: list[float] = []
     if has_tr:
         pert_flat = [(q, p) for r in rows for q, p in [(r["question"], x) for x in r["perturbed_answer"]]]
-        para = score_answers(
-            model,
-            tokenizer,
-            fmt,
-            questions,
-            [r["paraphrased_answer"] for r in rows],
-            st.max_length,
-            st.batch_size,
-            desc=desc("paraphrases"),
-        ).nll_mean
+        if kind == "general":
+            para = ans.nll_mean
+        else:
+            para = score_answers(
+                model,
+                tokenizer,
+                fmt,
+                questions,
+                [r["paraphrased_answer"] for r in rows],
+                st.max_length,
+                st.batch_size,
+                desc=desc("paraphrases"),
+            ).nll_mean
         pert = score_answers(
             model,
             tokenizer,
@@ -118,7 +124,8 @@ def evaluate_split(
     if per_token:
         import torch
 
-        matches = [torch.tensor(m) for m in ans.argmax_match]
+        # open-unlearning drops the EOS prediction from both (it is the last answer token here).
+        matches = [torch.tensor(m[:-1] if len(m) > 1 else m) for m in ans.argmax_match]
         out[f"{kind}_exact_memorisation"] = _mean([float(m.float().mean()) for m in matches])
         out[f"{kind}_extraction_strength"] = _mean([_extraction(m) for m in matches])
         details["mia"] = _mia_scores(ans, answers)
@@ -139,15 +146,23 @@ def _mia_scores(ans, texts: Sequence[str]) -> dict[str, list[float]]:
     import torch
     from torch.nn.utils.rnn import pad_sequence
 
-    lp = pad_sequence([torch.tensor(x) for x in ans.token_logps], batch_first=True)
-    mu = pad_sequence([torch.tensor(x) for x in ans.mu], batch_first=True)
-    sd = pad_sequence([torch.tensor(x) for x in ans.sigma], batch_first=True)
-    mask = pad_sequence([torch.ones(len(x), dtype=torch.bool) for x in ans.token_logps], batch_first=True)
+    def padded(rows, drop_eos):
+        # open-unlearning's Min-K% / Min-K%++ read per-token log-probs without the EOS prediction;
+        # its LOSS / zlib attacks read the whole answer's mean NLL (EOS included).
+        rows = [x[:-1] if drop_eos and len(x) > 1 else x for x in rows]
+        values = pad_sequence([torch.tensor(x) for x in rows], batch_first=True)
+        mask = pad_sequence([torch.ones(len(x), dtype=torch.bool) for x in rows], batch_first=True)
+        return values, mask
+
+    lp, mask = padded(ans.token_logps, False)
+    lp_k, mask_k = padded(ans.token_logps, True)
+    mu, _ = padded(ans.mu, True)
+    sd, _ = padded(ans.sigma, True)
     return {
         "loss": mia.loss_score(lp, mask).tolist(),
         "zlib": mia.zlib_score(lp, mask, list(texts)).tolist(),
-        "min_k": mia.min_k_score(lp, mask, 0.4).tolist(),
-        "min_k_plus_plus": mia.min_k_plus_plus_score(lp, mu, sd, mask, 0.4).tolist(),
+        "min_k": mia.min_k_score(lp_k, mask_k, 0.4).tolist(),
+        "min_k_plus_plus": mia.min_k_plus_plus_score(lp_k, mu, sd, mask_k, 0.4).tolist(),
     }
 
 

@@ -19,6 +19,8 @@ SPLITS = ("forget", "retain", "holdout", "general")
 REQUIRED_SPLITS = ("forget", "retain")
 QA_FIELDS = ("question", "answer")
 EVAL_FIELDS = ("paraphrased_answer", "perturbed_answer")
+# TOFU scores real authors / world facts as answer vs perturbed_answer (no paraphrase).
+GENERAL_EVAL_FIELDS = ("perturbed_answer",)
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -47,14 +49,19 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return rows
 
 
-def validate_qa(rows: list[dict], path: str | Path, eval_fields: bool = False) -> list[dict]:
+def validate_qa(
+    rows: list[dict], path: str | Path, eval_fields: bool | tuple[str, ...] = False
+) -> list[dict]:
     """Check every row has non-empty string ``question``/``answer``.
 
-    The evaluation fields are required with ``eval_fields``; without it they are optional, but a
-    present one must still be well formed (``perturbed_answer`` a non-empty list of non-empty strings),
-    so that a malformed file is an error wherever it is read, never silently mis-scored.
+    The evaluation fields are required with ``eval_fields`` (``True``: all of them; a tuple: those
+    named, e.g. ``("perturbed_answer",)`` for TOFU's real-authors / world-facts files, which have no
+    paraphrase); otherwise they are optional, but a present one must still be well formed
+    (``perturbed_answer`` a non-empty list of non-empty strings), so that a malformed file is an error
+    wherever it is read, never silently mis-scored.
     """
-    required = QA_FIELDS + (EVAL_FIELDS if eval_fields else ())
+    wanted = EVAL_FIELDS if eval_fields is True else tuple(eval_fields or ())
+    required = QA_FIELDS + wanted
     for row in rows:
         where = f"{path}:{row.get('_line', '?')}"
         for key in QA_FIELDS + EVAL_FIELDS:
@@ -92,12 +99,13 @@ def eval_field_notes(bench: Benchmark) -> list[str]:
     lacking = []
     for name in SPLITS:
         rows = bench.split(name)
-        have = [all(k in r for k in EVAL_FIELDS) for r in rows]
+        fields = GENERAL_EVAL_FIELDS if name == "general" else EVAL_FIELDS
+        have = [all(k in r for k in fields) for r in rows]
         if not rows or all(have):
             continue
         if any(have):
             row = rows[have.index(False)]
-            missing = [k for k in EVAL_FIELDS if k not in row]
+            missing = [k for k in fields if k not in row]
             raise UserError(
                 f"{Path(bench.path) / f'{name}.jsonl'}:{row.get('_line', '?')}: missing field '{missing[0]}' "
                 "although other rows of this file have it; truth ratios need paraphrased_answer and "

@@ -271,7 +271,7 @@ def _tofu(name: str, root: Path | None, eval_fields: bool, max_rows: int | None)
     retain_cfg, holdout_cfg = TOFU_SPLITS[name]
     provenance: dict[str, str] = {}
 
-    def read(config: str, key: str, with_eval: bool) -> list[dict]:
+    def read(config: str, key: str, with_eval: bool | tuple[str, ...]) -> list[dict]:
         rows, where = load_rows(TOFU_ID, config, "train", root)
         provenance[key] = where
         return _cap(validate_qa(rows, where, eval_fields=with_eval), max_rows)
@@ -281,7 +281,8 @@ def _tofu(name: str, root: Path | None, eval_fields: bool, max_rows: int | None)
     holdout = read(holdout_cfg, "holdout", False)
     parts = {}
     for source, config in TOFU_GENERAL.items():
-        rows = read(config, f"general.{source}", True)
+        # TOFU's own files have question, answer, perturbed_answer only; TR = answer vs perturbed.
+        rows = read(config, f"general.{source}", ("perturbed_answer",))
         parts[source] = [{**r, "source": source} for r in rows]
     eval_splits = {"retain": read("retain_perturbed", "eval.retain", True)} if eval_fields else {}
     _check_nonempty(f"tofu:{name}", forget, retain)

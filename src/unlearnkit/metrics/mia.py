@@ -1,8 +1,9 @@
 """Membership-inference attack (MIA) scores over per-token log-probabilities (model-free).
 
 Every score is a per-sequence MEMBERSHIP score: HIGHER = more likely the sequence was trained on.
-So ``unlearnkit.metrics.scores.auc(scores[forget], scores[holdout])`` directly gives the MUSE
-forget-vs-holdout AUC, and ``privleak`` compares it with the retrained model's AUC.
+So ``unlearnkit.metrics.scores.auc(scores[forget], scores[holdout])`` is P(forget looks more member
+than holdout); MUSE's PrivLeak AUC is the complement orientation, ``auc(scores[holdout],
+scores[forget])`` (see ``unlearnkit.metrics.scores.privleak``).
 (open-unlearning returns the negated values, i.e. lower = member; the AUCs agree after that flip.)
 
 Direction for unlearning: after unlearning, forget-set scores should DROP towards the holdout

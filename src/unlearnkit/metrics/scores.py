@@ -354,7 +354,8 @@ def auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -> fl
 
     Computed as the Mann-Whitney U statistic over all (member, non-member) pairs divided by
     n_member * n_nonmember, with ties counted 0.5: AUC = P(s_member > s_nonmember) + 0.5 P(tie).
-    Used by MUSE (arXiv 2407.06460) with forget = members and holdout = non-members.
+    TOFU-style MIA AUCs (``mia_*_auc``) pass forget as members, holdout as non-members. MUSE's PrivLeak
+    AUC (arXiv 2407.06460) is the other way round, ``auc(holdout, forget)``: see :func:`privleak`.
     1.0 = perfectly separated, 0.5 = indistinguishable, 0.0 = perfectly reversed.
     Direction: for an unlearned model, CLOSER TO THE RETRAINED MODEL'S AUC (usually ~0.5) = more
     forgotten; see :func:`privleak`. Raises ValueError on an empty input or NaN.
@@ -373,13 +374,14 @@ def auc(member_scores: Sequence[float], nonmember_scores: Sequence[float]) -> fl
 def privleak(auc_unlearned: float, auc_retrained: float) -> float:
     """MUSE PrivLeak = (AUC_unlearned - AUC_retrained) / AUC_retrained * 100 (arXiv 2407.06460).
 
-    AUCs are forget (member) vs holdout (non-member) MIA AUCs from :func:`auc`, for the unlearned
-    model and for the model retrained without the forget set. Sign convention:
-    * positive: the unlearned model still separates forget from holdout better than the retrained
-      model does -> under-unlearning / privacy leak;
-    * negative: it separates them "too well" in the other direction (forget data now looks less
-      member-like than unseen data) -> over-unlearning, which is itself detectable;
-    * ~0: ideal, indistinguishable from retraining.
+    The AUCs must be oriented as MUSE's code orients them: forget texts labelled 0, holdout texts 1,
+    score ``-Min-40%``, i.e. AUC = P(a holdout text looks more "member" than a forget text) =
+    ``auc(holdout_scores, forget_scores)`` with this module's higher-is-member scores
+    (:func:`unlearnkit.protocols.muse.privleak_auc`). Sign convention (MUSE's):
+    * negative: the forget texts still look more "seen" than the retrained model finds them ->
+      under-unlearning / privacy leak (a model that remembers everything gets about -100);
+    * positive: forget texts now look less seen than unseen text -> over-unlearning;
+    * ~0: ideal, indistinguishable from retraining (published retrain AUCs: News 0.4772, Books 0.5393).
     Direction: CLOSER TO 0 = better forgotten. Raises ValueError if ``auc_retrained`` is 0.
     """
     if auc_retrained == 0:

@@ -10,12 +10,14 @@ Follows the authors' evaluation code (``muse-bench``):
   ``"Question: {q}\\nAnswer: {a}\\n\\n"`` per in-context example, then ``"Question: {q}\\nAnswer: "``;
   32 greedy new tokens, cut before the first ``"\\n\\n"``, ``"\\nQuestion"`` or ``"Question:"``;
   ROUGE-L F1 against the answer.
-* **PrivLeak** (CLOSER TO 0 = better): ``(AUC_unlearned - AUC_retrained) / AUC_retrained * 100``,
-  AUC of the Min-K% (k = 0.4) membership score separating ``privleak`` forget texts (members) from
-  holdout texts (non-members). Sign: POSITIVE = the forget texts still look more "seen" than a
-  retrained model finds them (under-unlearning, a leak); NEGATIVE = they look less seen than unseen
-  text (over-unlearning, itself detectable); see :func:`unlearnkit.metrics.scores.privleak`. The
-  retrained AUC comes from a retrained model (:func:`privleak_auc` on it) or a saved number.
+* **PrivLeak** (CLOSER TO 0 = better): ``(AUC_unlearned - AUC_retrained) / AUC_retrained * 100``
+  with MUSE's orientation of the Min-K% (k = 0.4) AUC: the MUSE code labels forget texts 0 and
+  holdout texts 1 and scores them with ``-Min-40%``, so its AUC is P(a holdout text looks more
+  "member" than a forget text). A model that still remembers the forget texts gets AUC ~ 0 and
+  PrivLeak ~ -100 (MUSE's published targets: about -99.8); the retrained models' published AUCs are
+  News 0.4772 and Books 0.5393. So NEGATIVE = under-unlearning (a leak), POSITIVE = over-unlearning
+  (forget texts now look less seen than unseen text). The retrained AUC comes from a retrained model
+  (:func:`privleak_auc` on it) or a saved number (``privleak_min_k_auc`` of its MUSE eval).
 
 ROUGE: ``rouge_score`` without stemming (``use_stemmer=False``, as MUSE's code); ``stemmer=True``
 gives the TOFU-style variant. Prompts are raw text with the tokenizer's special tokens and no chat
@@ -96,7 +98,7 @@ def cut_answer(text: str, stops: Sequence[str] = KNOWMEM_STOPS) -> str:
 
 
 def privleak_from_aucs(auc_unlearned: float, auc_retrained: float) -> float:
-    """PrivLeak in percent; > 0 under-unlearning (leak), < 0 over-unlearning, 0 ideal."""
+    """PrivLeak in percent from MUSE-oriented AUCs: < 0 under-unlearning (leak), > 0 over-unlearning."""
     return S.privleak(auc_unlearned, auc_retrained)
 
 
@@ -220,7 +222,12 @@ def privleak_auc(
     holdout_texts: Sequence[str],
     settings: MuseSettings | None = None,
 ) -> tuple[float, dict[str, list[float]]]:
-    """AUC of Min-K% scores, forget texts = members vs holdout texts = non-members (0.5 = no signal)."""
+    """MUSE's PrivLeak AUC: P(a holdout text's Min-K% score is higher than a forget text's), ties 0.5.
+
+    MUSE (arXiv 2407.06460, ``muse_bench`` eval code) labels forget 0 / holdout 1 and scores with
+    ``-Min-40%``; with our higher-is-member Min-K% score that is ``auc(holdout, forget)``: ~0 for a
+    model that remembers the forget texts, ~0.5 for one that never saw either set.
+    """
     st = settings or MuseSettings()
     forget_texts = list(forget_texts)[: st.max_items] if st.max_items else list(forget_texts)
     holdout_texts = list(holdout_texts)[: st.max_items] if st.max_items else list(holdout_texts)
@@ -228,7 +235,7 @@ def privleak_auc(
         raise UserError("privleak: needs forget and holdout texts")
     f = min_k_scores(model, tokenizer, forget_texts, st.min_k, st.max_length, st.batch_size)
     h = min_k_scores(model, tokenizer, holdout_texts, st.min_k, st.max_length, st.batch_size)
-    return S.auc(f, h), {"forget_min_k": f, "holdout_min_k": h}
+    return S.auc(h, f), {"forget_min_k": f, "holdout_min_k": h}
 
 
 def load_reference_auc(source: str | float | Path) -> float:
