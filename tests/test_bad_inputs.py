@@ -24,10 +24,10 @@ SPLITS = ("forget", "retain", "holdout", "general")
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
     """A miniature world and a tiny random model (built from code, saved with safetensors)."""
-    from unlearnkit.commands import build_tiny
     from unlearnkit.data import load_benchmark
     from unlearnkit.models import save_model
     from unlearnkit.world import write_world
+    from unlearnkit.world.tiny import build_tiny
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("bad_inputs")

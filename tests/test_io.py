@@ -171,13 +171,13 @@ def test_save_model_failure_leaves_nothing(tmp_path):
 
 
 def test_disk_full_or_permission_denied_is_one_line_exit_2(monkeypatch, capsys):
-    from unlearnkit import commands
     from unlearnkit.cli import main
+    from unlearnkit.commands import world
 
     def full(args):
         raise OSError(errno.ENOSPC, "No space left on device", "/data/out")
 
-    monkeypatch.setattr(commands, "cmd_world", full)
+    monkeypatch.setattr(world, "run", full)
     assert main(["world", "--output", "x"]) == 2
     err = capsys.readouterr().err
     assert err == "unlearnkit: error: /data/out: No space left on device\n"

@@ -34,10 +34,10 @@ class _Payload:
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
-    from unlearnkit.commands import build_tiny
     from unlearnkit.data import load_benchmark
     from unlearnkit.models import save_model
     from unlearnkit.world import write_world
+    from unlearnkit.world.tiny import build_tiny
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("safe_loading")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import os
 import sys
 
@@ -24,159 +25,30 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USER_ERROR)
 
 
-def _common_model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="allow a hub model's own Python code to run (off by default: it is arbitrary code)",
-    )
+# Sub-command modules in ``unlearnkit.commands``, in the order ``--help`` lists them. Each exposes
+# ``add_parser(subparsers)`` and ``run(args) -> int`` (see the docstring of ``unlearnkit.commands``).
+COMMANDS = (
+    "quickstart",
+    "world",
+    "finetune",
+    "unlearn",
+    "eval",
+    "attribute",
+    "audit",
+    "continual",
+    "methods",
+)
+
+
+def _command_module(name: str):
+    return importlib.import_module(f"unlearnkit.commands.{name}")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="unlearnkit", description="Make a language model forget, prove it, keep it useful.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    q = sub.add_parser("quickstart", help="the whole story on the embedded fictitious-authors world, on CPU")
-    q.add_argument(
-        "--output",
-        default="unlearnkit_quickstart",
-        help="folder for report.html, metrics.json (default: %(default)s)",
-    )
-    q.add_argument("--methods", default=None, help="comma-separated methods (default: a representative set)")
-    q.add_argument("--authors", type=int, default=None, help="authors in the world (default: 100)")
-    q.add_argument("--facts", type=int, default=None, help="facts per author (default: 10)")
-    q.add_argument("--seed", type=int, default=0, help="seed for world, training and unlearning (default: 0)")
-    q.add_argument(
-        "--cache-dir",
-        default=None,
-        help="where target/oracle models are cached (default: ~/.cache/unlearnkit)",
-    )
-    q.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    q.add_argument("--no-audit", action="store_true", help="skip the audit card of the best method")
-
-    w = sub.add_parser(
-        "world", help="write a deterministic fictitious-authors benchmark folder (TOFU schema)"
-    )
-    w.add_argument("--output", required=True, help="benchmark folder to create")
-    w.add_argument("--authors", type=int, default=100, help="number of authors (default: %(default)s)")
-    w.add_argument("--facts", type=int, default=10, help="facts per author (default: %(default)s)")
-    w.add_argument(
-        "--forget-fraction",
-        type=float,
-        default=0.1,
-        help="fraction of authors to forget (default: %(default)s)",
-    )
-    w.add_argument(
-        "--holdout-fraction", type=float, default=0.1, help="fraction never trained on (default: %(default)s)"
-    )
-    w.add_argument(
-        "--general", type=int, default=100, help="unrelated general-knowledge items (default: %(default)s)"
-    )
-    w.add_argument(
-        "--seed", type=int, default=0, help="same seed -> byte-identical files (default: %(default)s)"
-    )
-    w.add_argument("--overwrite", action="store_true", help="replace an existing folder")
-
-    f = sub.add_parser("finetune", help="train the target (all splits but holdout) or the retain oracle")
-    f.add_argument("--data", required=True, help="benchmark folder")
-    f.add_argument("--output", required=True, help="model folder to write")
-    f.add_argument(
-        "--model", default="tiny", help="'tiny' (a ~1M Llama built from code), an HF id or a folder"
-    )
-    f.add_argument("--split", default="all", choices=("all", "retain"), help="all = target, retain = oracle")
-    f.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="training override, e.g. --set epochs=20"
-    )
-    f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
-    f.add_argument("--overwrite", action="store_true", help="replace an existing folder")
-    _common_model_flags(f)
-
-    u = sub.add_parser("unlearn", help="run one unlearning method and save the model")
-    u.add_argument(
-        "--model", default=None, help="model folder (or HF id) to unlearn from (or 'model:' in the recipe)"
-    )
-    u.add_argument(
-        "--data", default=None, help="benchmark folder, or a name: tofu:forget10, muse:news, wmdp:cyber"
-    )
-    u.add_argument(
-        "--method",
-        default=None,
-        help="method name, e.g. asu, asu_kl, npo, t-npo, ga (see `unlearnkit methods`)",
-    )
-    u.add_argument("--output", required=True, help="model folder to write")
-    u.add_argument("--config", default=None, help="YAML recipe (flat key: value); --set wins over it")
-    u.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="override, e.g. --set tau=2.3 --set lr=1e-5"
-    )
-    u.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
-    u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
-    u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    _common_model_flags(u)
-
-    e = sub.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
-    e.add_argument("--model", required=True, help="model folder (or HF id)")
-    e.add_argument("--data", required=True, help="benchmark folder, or a name: tofu:forget10, muse:news")
-    e.add_argument(
-        "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
-    )
-    e.add_argument(
-        "--protocol",
-        default="tofu",
-        choices=("tofu", "closer-look", "muse", "wmdp"),
-        help="metric set (default: %(default)s)",
-    )
-    e.add_argument("--output", required=True, help="folder for metrics.json and details.json")
-    e.add_argument(
-        "--embedder",
-        default="sentence-transformers/paraphrase-MiniLM-L6-v2",
-        help="closer-look cosine similarity: sentence-embedding model id or folder, or 'none'",
-    )
-    e.add_argument(
-        "--nli-model",
-        default="sileod/deberta-v3-base-tasksource-nli",
-        help="closer-look entailment: NLI model id or folder, or 'none' (default: the authors' models)",
-    )
-    e.add_argument(
-        "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
-    )
-    e.add_argument("--max-items", type=int, default=400, help="items per split (default: %(default)s)")
-    e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    _common_model_flags(e)
-
-    a = sub.add_parser("attribute", help="TokenUnlearn token scores + an HTML heatmap")
-    a.add_argument("--model", required=True, help="the original model folder")
-    a.add_argument("--data", required=True, help="benchmark folder (its forget.jsonl is scored)")
-    a.add_argument("--output", required=True, help="folder for scores.jsonl and heatmap.html")
-    a.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="alpha, r, tau_w, selection, mask_token, tagger"
-    )
-    a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    _common_model_flags(a)
-
-    c = sub.add_parser(
-        "continual", help="a sequence of forget requests applied one after another, evaluated after each"
-    )
-    c.add_argument("--model", required=True, help="model folder (or HF id) to unlearn from")
-    c.add_argument(
-        "--data", required=True, help="benchmark folder or name; its forget set is cut into requests"
-    )
-    c.add_argument("--method", required=True, help="method name (see `unlearnkit methods`)")
-    c.add_argument("--requests", type=int, default=5, help="number of forget requests (default: %(default)s)")
-    c.add_argument("--output", required=True, help="folder for curve.json, curve.png and the final model")
-    c.add_argument("--config", default=None, help="YAML recipe; --set wins over it")
-    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every request")
-    c.add_argument("--max-new-tokens", type=int, default=64, help="generation length of the evaluations")
-    c.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    _common_model_flags(c)
-
-    from unlearnkit.audit import add_audit_arguments
-
-    add_audit_arguments(
-        sub.add_parser(
-            "audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"
-        )
-    )
-    sub.add_parser("methods", help="list the methods and their papers")
+    for name in COMMANDS:
+        _command_module(name).add_parser(sub)
     return parser
 
 
@@ -191,9 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        from unlearnkit import commands
-
-        return getattr(commands, f"cmd_{args.command}")(args) or 0
+        return _command_module(args.command).run(args) or 0
     except UserError as err:
         _close_progress_bars()
         print(f"unlearnkit: error: {_one_line(err)}", file=sys.stderr)

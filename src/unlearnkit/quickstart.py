@@ -70,10 +70,10 @@ def ensure_world(root: Path, params: dict) -> Path:
 
 def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[Path, Path]:
     """Target (forget + retain + general) and oracle (retain + general), reused when already cached."""
-    from unlearnkit.commands import build_tiny
     from unlearnkit.finetune import TINY_DEFAULTS, default_config, training_rows
     from unlearnkit.finetune import finetune as run_finetune
     from unlearnkit.models import save_model
+    from unlearnkit.world.tiny import build_tiny
 
     key = content_hash(world_dir, {"recipe": TINY_DEFAULTS, "version": MODEL_RECIPE_VERSION, "seed": seed})
     model_dir = root / "models" / key

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from unlearnkit.data.encode import PLAIN_TEMPLATE
-
 SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 
 
 def corpus_of(rows: Iterable[dict]) -> list[str]:
     """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes."""
+    from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
@@ -79,3 +78,10 @@ def tiny_llama(tokenizer, hidden: int = 128, layers: int = 2, heads: int = 4, se
     )
     torch.manual_seed(seed)
     return LlamaForCausalLM(config)
+
+
+def build_tiny(bench, seed: int):
+    """A fresh tiny Llama and its tokenizer, trained on every string of the benchmark ``bench``."""
+    rows = bench.forget + bench.retain + bench.holdout + bench.general
+    tokenizer = train_tokenizer(corpus_of(rows))
+    return tiny_llama(tokenizer, seed=seed), tokenizer

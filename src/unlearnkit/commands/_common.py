@@ -1,0 +1,218 @@
+"""Helpers shared by the sub-commands: notes, recipe + ``--set`` overrides, length checks, checkpoints.
+
+Light on purpose: importing this module must not import torch, transformers or datasets (the command
+layer validates input before any heavy import, so a typo answers at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from unlearnkit.errors import UserError
+
+CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
+RUN_FILE = "run.json"  # in the unlearn work folder: what the checkpoints were made with
+RESUME_EXEMPT = ("save_every", "save_total_limit")  # may change between a run and its resume
+RECIPE_CONTEXT_KEYS = ("method", "model", "data", "retain_model")
+
+
+def note(message: str, kind: str = "note") -> None:
+    print(f"unlearnkit: {kind}: {message}", file=sys.stderr)
+
+
+def is_main_rank() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def torch_threads() -> None:
+    import torch
+
+    # beyond 8 threads the tiny and 1B models get slower on CPU (contention), not faster
+    torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
+
+
+def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow a hub model's own Python code to run (off by default: it is arbitrary code)",
+    )
+
+
+def overrides(args, config_cls: type | None = None) -> dict:
+    """Recipe (``--config``) then ``--set`` values; with ``config_cls`` the recipe is checked on its own
+    first, so that an error in it names the recipe file rather than ``--set``."""
+    from unlearnkit.config import build_configs, load_recipe, parse_set
+
+    values = load_recipe(args.config) if getattr(args, "config", None) else {}
+    for key in RECIPE_CONTEXT_KEYS:  # what the recipe documents, not a hyper-parameter: flags win
+        value = values.pop(key, None)
+        if value is not None and getattr(args, key, None) in (None, ""):
+            setattr(args, key, str(value))
+    if callable(config_cls) and not isinstance(config_cls, type):
+        config_cls = config_cls()  # resolved only now: the recipe may have named the method
+    if values and config_cls is not None:
+        build_configs(config_cls, values, where=f"--config {args.config}")
+    values.update(parse_set(getattr(args, "set", None)))
+    return values
+
+
+def required(args, name: str) -> str:
+    value = getattr(args, name, None)
+    if not value:
+        flag = "--" + name.replace("_", "-")
+        raise UserError(
+            f"{flag} is required (give it on the command line or as '{name}:' in the --config recipe)"
+        )
+    return value
+
+
+def check_split_lengths(tokenizer, fmt, bench, splits, max_length: int, **kw) -> None:
+    from unlearnkit.data.encode import check_lengths
+
+    for name in splits:
+        check_lengths(tokenizer, fmt, bench.split(name), Path(bench.path) / f"{name}.jsonl", max_length, **kw)
+
+
+def is_model_dir(path: str) -> bool:
+    return (Path(path) / "config.json").is_file()
+
+
+def check_combinations(train_cfg) -> None:
+    """Settings that are valid alone but not together (checked here until config.py checks them)."""
+    if train_cfg.reference == "adapter" and train_cfg.lora_r <= 0:
+        raise UserError("--set reference=adapter needs LoRA: add --set lora_r=8 (or use reference=copy)")
+
+
+# ------------------------------------------------------------------------------------ checkpoints
+
+
+def work_dir_of(output: str | Path) -> Path:
+    """Where ``unlearn --save-every`` keeps its checkpoints: a hidden sibling of the output folder."""
+    out = Path(output)
+    return out.parent / f".{out.name}.checkpoints"
+
+
+def checkpoints(work: Path) -> list[Path]:
+    """Complete checkpoints, oldest first. The Trainer writes ``trainer_state.json`` last, so a folder
+    without it was cut short (crash or kill -9 while saving) and is ignored."""
+    if not work.is_dir():
+        return []
+    found = [
+        (int(m.group(1)), p)
+        for p in work.iterdir()
+        if (m := CHECKPOINT_RE.match(p.name)) and p.is_dir() and (p / "trainer_state.json").is_file()
+    ]
+    return [p for _, p in sorted(found)]
+
+
+def incomplete_checkpoints(work: Path) -> list[Path]:
+    if not work.is_dir():
+        return []
+    done = set(checkpoints(work))
+    return [p for p in work.iterdir() if CHECKPOINT_RE.match(p.name) and p.is_dir() and p not in done]
+
+
+def weights_are_finite(checkpoint: Path) -> bool:
+    """True when every tensor in the checkpoint's safetensors files is finite (read one tensor at a time)."""
+    import torch
+    from safetensors import safe_open
+
+    files = sorted(checkpoint.glob("*.safetensors"))
+    if not files:
+        return False
+    for file in files:
+        with safe_open(str(file), framework="pt") as fh:
+            for key in fh.keys():  # noqa: SIM118 - safe_open has no __iter__
+                t = fh.get_tensor(key)
+                if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                    return False
+    return True
+
+
+def file_digest(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def run_fingerprint(args, method, train_cfg, method_cfg) -> dict:
+    """What must not change between a run and its ``--resume`` (else the weights would silently differ)."""
+    from unlearnkit.config import config_dict
+
+    model = Path(args.model).expanduser()
+    cfg = {k: v for k, v in config_dict(train_cfg, method_cfg).items() if k not in RESUME_EXEMPT}
+    return {
+        "method": method.name,
+        "model": str(model.resolve()) if model.exists() else str(args.model),
+        "data": {name: file_digest(Path(args.data) / f"{name}.jsonl") for name in ("forget", "retain")},
+        "config": json.loads(json.dumps(cfg, default=str)),
+    }
+
+
+def check_resume_matches(work: Path, current: dict) -> None:
+    path = work / RUN_FILE
+    if not path.is_file():
+        return
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    diffs = []
+    for key in ("method", "model"):
+        if stored.get(key) != current[key]:
+            diffs.append(f"{key} {stored.get(key)!r} -> {current[key]!r}")
+    for name, digest in current["data"].items():
+        if stored.get("data", {}).get(name) != digest:
+            diffs.append(f"{name}.jsonl changed")
+    old_cfg = stored.get("config", {})
+    for key, value in current["config"].items():
+        if key in old_cfg and old_cfg[key] != value:
+            diffs.append(f"{key} {old_cfg[key]!r} -> {value!r}")
+    if diffs:
+        raise UserError(
+            f"--resume: the checkpoints in {work} were made with different settings ({'; '.join(diffs[:4])}); "
+            "resume with the same ones, or start over with --overwrite"
+        )
+
+
+def cleanup_after_failure(work: Path) -> Path | None:
+    """After a failed run: keep the work folder when it holds a checkpoint (returned), else remove it."""
+    done = checkpoints(work)
+    if done:
+        return done[-1]
+    shutil.rmtree(work, ignore_errors=True)
+    return None
+
+
+def diverged_message(err: Exception, work: Path) -> str:
+    """The divergence error plus where the last checkpoint with finite weights is (bad ones removed)."""
+    removed = []
+    good = None
+    for ckpt in reversed(checkpoints(work)):
+        if weights_are_finite(ckpt):
+            good = ckpt
+            break
+        # saved after the blow-up: useless, and --resume would pick it
+        shutil.rmtree(ckpt, ignore_errors=True)
+        removed.append(ckpt.name)
+    suffix = f" ({', '.join(removed)}: non-finite weights, removed)" if removed else ""
+    if good is not None:
+        step = CHECKPOINT_RE.match(good.name).group(1)
+        return f"{err}; last good checkpoint (step {step}) kept in {good}{suffix}"
+    shutil.rmtree(work, ignore_errors=True)
+    return (
+        f"{err}; no output was written and no checkpoint was kept{suffix} "
+        "(--save-every N keeps the last good weights)"
+    )

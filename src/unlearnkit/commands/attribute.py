@@ -1,0 +1,75 @@
+"""``unlearnkit attribute``: TokenUnlearn token scores of the forget set + an HTML heatmap."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from unlearnkit.commands._common import add_trust_remote_code, check_split_lengths, overrides, torch_threads
+
+
+def add_parser(subparsers) -> None:
+    a = subparsers.add_parser("attribute", help="TokenUnlearn token scores + an HTML heatmap")
+    a.add_argument("--model", required=True, help="the original model folder")
+    a.add_argument("--data", required=True, help="benchmark folder (its forget.jsonl is scored)")
+    a.add_argument("--output", required=True, help="folder for scores.jsonl and heatmap.html")
+    a.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="alpha, r, tau_w, selection, mask_token, tagger"
+    )
+    a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_trust_remote_code(a)
+
+
+def run(args: argparse.Namespace) -> int:
+    from unlearnkit.attribution import compute_scores, save_scores, token_weights
+    from unlearnkit.config import build_configs
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.data.sources import resolve_data as load_benchmark
+    from unlearnkit.io import atomic_dir, check_output_dir
+    from unlearnkit.methods import get_method
+    from unlearnkit.models import check_model_path, load_model, load_tokenizer
+
+    train_cfg, cfg = build_configs(
+        get_method("t-npo").config,
+        overrides(args),
+        ignore=("beta", "forget_weight", "retain_weight", "retain_loss"),
+    )
+    check_output_dir(args.output, args.overwrite)
+    bench = load_benchmark(args.data)
+    check_model_path(args.model)
+    tokenizer = load_tokenizer(args.model, args.trust_remote_code)
+    fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
+    check_split_lengths(tokenizer, fmt, bench, ("forget",), train_cfg.max_length)
+    torch_threads()
+    model = load_model(args.model, args.trust_remote_code)
+    scores, tagger = compute_scores(
+        model,
+        tokenizer,
+        fmt,
+        bench.forget,
+        alpha=cfg.alpha,
+        mask_token=cfg.mask_token,
+        tagger=cfg.tagger,
+        max_length=train_cfg.max_length,
+        progress=True,
+    )
+    weights = token_weights(scores, cfg.selection, cfg.r, cfg.tau_w)
+    marks = [[x > 0 for x in w] for w in weights] if cfg.selection == "hard" else weights
+    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
+        save_scores(
+            scores,
+            marks,
+            tmp,
+            tagger,
+            {
+                "alpha": cfg.alpha,
+                "r": cfg.r,
+                "selection": cfg.selection,
+                "tau_w": cfg.tau_w,
+                "mask_token": cfg.mask_token,
+            },
+        )
+    print(
+        f"scored {len(scores)} forget examples with tagger {tagger}; open {Path(args.output) / 'heatmap.html'}"
+    )
+    return 0

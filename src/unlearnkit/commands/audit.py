@@ -1,0 +1,34 @@
+"""``unlearnkit audit``: evidence the knowledge is gone (MIA, relearning, quantization, paraphrases)."""
+
+from __future__ import annotations
+
+import argparse
+
+from unlearnkit.commands._common import torch_threads
+
+
+def add_parser(subparsers) -> None:
+    from unlearnkit.audit import add_audit_arguments  # light: numpy only (the flags live with the audit)
+
+    add_audit_arguments(
+        subparsers.add_parser(
+            "audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"
+        )
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from unlearnkit.audit import audit_command
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path
+
+    check_output_dir(args.output, args.overwrite)
+    for flag, path in (
+        ("--model", args.model),
+        ("--retain-model", args.retain_model),
+        ("--original-model", args.original_model),
+    ):
+        if path is not None:
+            check_model_path(path, flag=flag)
+    torch_threads()
+    return audit_command(args)

@@ -1,0 +1,180 @@
+"""``unlearnkit eval``: evaluate a model on a benchmark; writes OUTPUT/metrics.json and details.json."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from unlearnkit.commands._common import add_trust_remote_code, is_model_dir, note, torch_threads
+from unlearnkit.errors import UserError
+
+EVAL_FIELDS_CHECKED = ("answer", "paraphrased_answer", "perturbed_answer")
+
+
+def add_parser(subparsers) -> None:
+    e = subparsers.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
+    e.add_argument("--model", required=True, help="model folder (or HF id)")
+    e.add_argument("--data", required=True, help="benchmark folder, or a name: tofu:forget10, muse:news")
+    e.add_argument(
+        "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
+    )
+    e.add_argument(
+        "--protocol",
+        default="tofu",
+        choices=("tofu", "closer-look", "muse", "wmdp"),
+        help="metric set (default: %(default)s)",
+    )
+    e.add_argument("--output", required=True, help="folder for metrics.json and details.json")
+    e.add_argument(
+        "--embedder",
+        default="sentence-transformers/paraphrase-MiniLM-L6-v2",
+        help="closer-look cosine similarity: sentence-embedding model id or folder, or 'none'",
+    )
+    e.add_argument(
+        "--nli-model",
+        default="sileod/deberta-v3-base-tasksource-nli",
+        help="closer-look entailment: NLI model id or folder, or 'none' (default: the authors' models)",
+    )
+    e.add_argument(
+        "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
+    )
+    e.add_argument("--max-items", type=int, default=400, help="items per split (default: %(default)s)")
+    e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_trust_remote_code(e)
+
+
+def run(args: argparse.Namespace) -> int:
+    from unlearnkit.data.encode import PromptFormat, check_lengths
+    from unlearnkit.data.qa import SPLITS, eval_field_notes
+    from unlearnkit.data.sources import resolve_data as load_benchmark
+    from unlearnkit.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
+    from unlearnkit.io import atomic_dir, check_output_dir, write_json
+    from unlearnkit.models import check_model_path, load, load_model, load_tokenizer
+
+    if args.protocol in ("muse", "wmdp"):
+        return _eval_muse_wmdp(args)
+    if args.max_new_tokens < 1:
+        raise UserError(f"--max-new-tokens {args.max_new_tokens}: must be >= 1")
+    if args.max_items < 1:
+        raise UserError(f"--max-items {args.max_items}: must be >= 1")
+    check_output_dir(args.output, args.overwrite)
+    bench = load_benchmark(args.data)
+    notes = eval_field_notes(bench)
+    check_model_path(args.model)
+    oracle_trs = None
+    if args.retain_model:
+        if not bench.forget or not all("perturbed_answer" in r for r in bench.forget):
+            raise UserError(
+                f"--retain-model needs truth ratios, but {Path(bench.path) / 'forget.jsonl'} has no "
+                "paraphrased_answer/perturbed_answer fields; drop --retain-model or add the fields"
+            )
+        if is_model_dir(args.retain_model):
+            check_model_path(args.retain_model, flag="--retain-model")
+        elif Path(args.retain_model).exists():
+            oracle_trs = oracle_truth_ratios(args.retain_model)  # read now: a bad file fails before work
+        else:
+            raise UserError(
+                f"--retain-model {args.retain_model} does not exist (a model folder, an eval folder or "
+                "its details.json)"
+            )
+    settings = EvalSettings(max_new_tokens=args.max_new_tokens, max_items=args.max_items)
+    tokenizer = load_tokenizer(args.model, args.trust_remote_code)
+    fmt = PromptFormat.for_tokenizer(tokenizer, settings.prompt_format)
+    for name in SPLITS:
+        check_lengths(
+            tokenizer,
+            fmt,
+            subsample(bench.split(name), settings.max_items, settings.seed),
+            Path(bench.path) / f"{name}.jsonl",
+            settings.max_length,
+            fields=EVAL_FIELDS_CHECKED,
+            hint="evaluation scores at most that many tokens; shorten the row",
+        )
+    for text in notes:
+        note(text)
+    torch_threads()
+    if args.retain_model and oracle_trs is None:
+        oracle, otok = load(args.retain_model, args.trust_remote_code)
+        _, odetails = evaluate(oracle, otok, _forget_only(bench), settings)
+        oracle_trs = odetails["forget"].get("truth_ratios")
+        del oracle
+    model = load_model(args.model, args.trust_remote_code)
+    metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
+    if args.protocol == "closer-look":
+        from unlearnkit.closer_look import CloserLookModels, closer_look_metrics
+
+        models = CloserLookModels(
+            embedder_id=None if args.embedder == "none" else args.embedder,
+            nli_id=None if args.nli_model == "none" else args.nli_model,
+        )
+        cl_flat, cl_info = closer_look_metrics(metrics, details, models=models)
+        metrics.update(cl_flat)
+        details["closer_look"] = cl_info
+    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
+        write_json(tmp / "metrics.json", metrics)
+        write_json(tmp / "details.json", details)
+    print_headline(metrics)
+    return 0
+
+
+def _eval_muse_wmdp(args) -> int:
+    """MUSE (VerbMem, KnowMem, PrivLeak vs the retrained model) or WMDP/MMLU accuracy through lm-eval."""
+    from unlearnkit.data.sources import describe, resolve_data
+    from unlearnkit.io import atomic_dir, check_output_dir, write_json
+    from unlearnkit.models import check_model_path, load
+
+    check_output_dir(args.output, args.overwrite)
+    check_model_path(args.model)
+    torch_threads()
+    if args.protocol == "wmdp":
+        from unlearnkit.protocols.wmdp import evaluate_wmdp
+
+        model, tokenizer = load(args.model, args.trust_remote_code)
+        metrics, details = evaluate_wmdp(model, tokenizer)
+    else:
+        from unlearnkit.protocols.muse import MuseSettings, evaluate_muse, load_reference_auc, privleak_auc
+
+        bench = resolve_data(args.data)
+        settings = MuseSettings(max_items=args.max_items, progress=True)
+        reference_auc = None
+        if args.retain_model and is_model_dir(args.retain_model):
+            check_model_path(args.retain_model, flag="--retain-model")
+            oracle, otok = load(args.retain_model, args.trust_remote_code)
+            reference_auc, _ = privleak_auc(
+                oracle,
+                otok,
+                [r["text"] for r in bench.extra["privleak_forget"]],
+                [r["text"] for r in bench.extra["privleak_holdout"]],
+                settings,
+            )
+            del oracle
+        elif args.retain_model:
+            reference_auc = load_reference_auc(args.retain_model)  # a number or a MUSE metrics.json
+        model, tokenizer = load(args.model, args.trust_remote_code)
+        metrics, details = evaluate_muse(model, tokenizer, bench, settings, reference_auc)
+        details["data"] = describe(bench)
+    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
+        write_json(tmp / "metrics.json", metrics)
+        write_json(tmp / "details.json", details)
+    for key, value in metrics.items():
+        print(f"{key:28s} {value:.4f}")
+    return 0
+
+
+def _forget_only(bench):
+    from unlearnkit.data import Benchmark
+
+    return Benchmark(path=bench.path, forget=bench.forget, retain=[], holdout=[], general=[])
+
+
+def _headline_keys() -> tuple[str, ...]:
+    from unlearnkit.report import DEFAULT_COLUMNS
+
+    return (*DEFAULT_COLUMNS, "mia_min_k_auc")
+
+
+def print_headline(metrics: dict) -> None:
+    for key in _headline_keys():
+        if key in metrics:
+            value = metrics[key]
+            print(f"{key:24s} {value:.3g}" if key == "forget_quality" else f"{key:24s} {value:.4f}")

@@ -1,0 +1,45 @@
+"""``unlearnkit quickstart``: the whole story on the embedded fictitious-authors world, on CPU."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from unlearnkit.commands.world import check_world_params
+from unlearnkit.errors import UserError
+
+
+def add_parser(subparsers) -> None:
+    q = subparsers.add_parser(
+        "quickstart", help="the whole story on the embedded fictitious-authors world, on CPU"
+    )
+    q.add_argument(
+        "--output",
+        default="unlearnkit_quickstart",
+        help="folder for report.html, metrics.json (default: %(default)s)",
+    )
+    q.add_argument("--methods", default=None, help="comma-separated methods (default: a representative set)")
+    q.add_argument("--authors", type=int, default=None, help="authors in the world (default: 100)")
+    q.add_argument("--facts", type=int, default=None, help="facts per author (default: 10)")
+    q.add_argument("--seed", type=int, default=0, help="seed for world, training and unlearning (default: 0)")
+    q.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where target/oracle models are cached (default: ~/.cache/unlearnkit)",
+    )
+    q.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    q.add_argument("--no-audit", action="store_true", help="skip the audit card of the best method")
+
+
+def run(args: argparse.Namespace) -> int:
+    from unlearnkit.quickstart import WORLD, run_quickstart
+
+    params = dict(WORLD, seed=args.seed)
+    if args.authors is not None:
+        params["n_authors"] = args.authors
+    if args.facts is not None:
+        params["facts_per_author"] = args.facts
+    check_world_params(**params)  # before the output check's siblings, the cache or any training
+    if args.cache_dir is not None and Path(args.cache_dir).exists() and not Path(args.cache_dir).is_dir():
+        raise UserError(f"--cache-dir {args.cache_dir} is a file; pass a folder")
+    return run_quickstart(args)

@@ -1,0 +1,165 @@
+"""``unlearnkit unlearn``: run one unlearning method and save the model (checkpoints + ``--resume``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from unlearnkit.commands._common import (
+    RUN_FILE,
+    add_trust_remote_code,
+    check_combinations,
+    check_resume_matches,
+    check_split_lengths,
+    checkpoints,
+    cleanup_after_failure,
+    diverged_message,
+    incomplete_checkpoints,
+    is_main_rank,
+    note,
+    overrides,
+    required,
+    run_fingerprint,
+    torch_threads,
+    work_dir_of,
+)
+from unlearnkit.errors import UserError
+
+
+def add_parser(subparsers) -> None:
+    u = subparsers.add_parser("unlearn", help="run one unlearning method and save the model")
+    u.add_argument(
+        "--model", default=None, help="model folder (or HF id) to unlearn from (or 'model:' in the recipe)"
+    )
+    u.add_argument(
+        "--data", default=None, help="benchmark folder, or a name: tofu:forget10, muse:news, wmdp:cyber"
+    )
+    u.add_argument(
+        "--method",
+        default=None,
+        help="method name, e.g. asu, asu_kl, npo, t-npo, ga (see `unlearnkit methods`)",
+    )
+    u.add_argument("--output", required=True, help="model folder to write")
+    u.add_argument("--config", default=None, help="YAML recipe (flat key: value); --set wins over it")
+    u.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="override, e.g. --set tau=2.3 --set lr=1e-5"
+    )
+    u.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
+    u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
+    u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_trust_remote_code(u)
+
+
+def run(args: argparse.Namespace) -> int:
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.data.qa import overlap_warning
+    from unlearnkit.data.sources import resolve_data as load_benchmark
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.methods import get_method
+    from unlearnkit.models import check_model_path, load_model, load_tokenizer
+    from unlearnkit.unlearn import resolve_configs
+
+    values = overrides(args, lambda: get_method(required(args, "method")).config)
+    required(args, "model")
+    required(args, "data")
+    if args.save_every is not None:
+        if args.save_every < 0:
+            raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
+        values["save_every"] = args.save_every
+    method, train_cfg, method_cfg = resolve_configs(args.method, values)  # bad keys fail before any loading
+    check_combinations(train_cfg)
+    check_output_dir(args.output, args.overwrite)
+    bench = load_benchmark(args.data)
+    check_model_path(args.model)
+    out = Path(args.output)
+    work = work_dir_of(out)
+    if work.exists() and not work.is_dir():
+        raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
+    fingerprint = run_fingerprint(args, method, train_cfg, method_cfg)
+    done = checkpoints(work)
+    resume_from = done[-1] if args.resume and done else None
+    if resume_from is not None:
+        check_resume_matches(work, fingerprint)
+    elif done and not args.resume and not args.overwrite:
+        raise UserError(
+            f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
+            "or --overwrite to start over"
+        )
+    tokenizer = load_tokenizer(args.model, args.trust_remote_code)
+    fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
+    check_split_lengths(tokenizer, fmt, bench, ("forget", "retain"), train_cfg.max_length)
+    warning = overlap_warning(bench)
+    if warning:
+        note(warning, "warning")
+    torch_threads()
+    model = load_model(args.model, args.trust_remote_code)
+
+    # Validation is over: from here on the work folder exists until the model is saved.
+    if args.resume and resume_from is None:
+        note(f"--resume: no checkpoint in {work}; starting from step 0")
+    if is_main_rank():
+        if resume_from is None:
+            # stale: killed before its first checkpoint, or --overwrite
+            shutil.rmtree(work, ignore_errors=True)
+        for partial in incomplete_checkpoints(work):
+            shutil.rmtree(partial, ignore_errors=True)  # cut short while saving; the previous one is whole
+        work.mkdir(parents=True, exist_ok=True)
+        if resume_from is None:
+            (work / RUN_FILE).write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")
+    result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values)
+    if not getattr(result, "is_main_process", True):
+        return 0  # multi-process run: rank 0 writes the model
+    _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from)
+    if result.attribution and (work / "attribution").is_dir():
+        shutil.copytree(work / "attribution", out / "attribution", dirs_exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"saved {out} ({method.name}, final train loss {result.train_loss:.4f})")
+    return 0
+
+
+def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from, values):
+    from unlearnkit.trainer import DivergenceError
+    from unlearnkit.unlearn import unlearn
+
+    try:
+        return unlearn(
+            model,
+            tokenizer,
+            bench.forget,
+            bench.retain,
+            method.name,
+            model_path=args.model,
+            work_dir=work,
+            resume=resume_from is not None,
+            attribution_dir=work / "attribution",
+            **values,
+        )
+    except DivergenceError as err:
+        raise DivergenceError(diverged_message(err, work)) from None
+    except BaseException:
+        kept = cleanup_after_failure(work)
+        if kept is not None:
+            note(f"checkpoints kept in {work} (last: {kept.name}); continue with --resume")
+        raise
+
+
+def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from) -> None:
+    from unlearnkit.config import config_dict
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.models import save_model
+
+    provenance = {
+        "kind": f"unlearned ({method.name})",
+        "base_model": args.model,
+        "data": str(args.data),
+        "method": method.name,
+        "paper": method.paper,
+        "train_loss": result.train_loss,
+        "config": config_dict(train_cfg, method_cfg),
+        "prompt_format": PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format).kind,
+    }
+    if resume_from is not None:
+        provenance["resumed_from"] = resume_from.name
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
