@@ -234,8 +234,8 @@ def test_reference_is_never_the_policy(world_tokenizer, data, tmp_path):
 def test_auto_strategy_choices(world_tokenizer, data, tmp_path):
     model = _model(world_tokenizer)
     for method, over, want in [
-        ("npo", {}, "cache"),  # per-token log-probs: tiny, exact
-        ("asu_kl", {}, "cache"),  # full-vocab, but small data: exact cache
+        ("npo", {}, "cache"),  # per-token log-probs: smaller than the weights, exact
+        ("asu_kl", {}, "copy"),  # full-vocab logits (1.1 MiB) > this tiny model's weights (0.2 MiB)
         ("asu", {"lora_r": 4}, "adapter"),  # LoRA: the base is the reference
         ("gd", {}, "none"),  # no reference needed
     ]:
@@ -245,6 +245,19 @@ def test_auto_strategy_choices(world_tokenizer, data, tmp_path):
         policy = _apply_lora(copy.deepcopy(model), train_cfg) if train_cfg.lora_r else model
         _, info = setup_reference(m, cfg, train_cfg, policy, None, dataset, collator, args)
         assert info["strategy"] == want, (method, info)
+
+
+def test_auto_picks_the_smaller_exact_option(world_tokenizer, data, tmp_path, monkeypatch):
+    """The same full-vocabulary cache is chosen once a copy of the weights would be larger."""
+    import unlearnkit.unlearn as U
+
+    model = _model(world_tokenizer)
+    tensors = list(model.parameters()) + list(model.buffers())  # parameters(): tied ones once
+    assert U.copy_reference_bytes(model) == sum(t.numel() * t.element_size() for t in tensors)
+    monkeypatch.setattr(U, "copy_reference_bytes", lambda m: 2**30)
+    m, train_cfg, cfg, dataset, collator, args = _setup("asu_kl", {}, world_tokenizer, data, tmp_path, model)
+    _, info = setup_reference(m, cfg, train_cfg, model, None, dataset, collator, args)
+    assert info["strategy"] == "cache" and info["cache_topk"] == 0
 
 
 def test_auto_falls_back_to_copy_over_budget(world_tokenizer, data, tmp_path, monkeypatch):

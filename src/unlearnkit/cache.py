@@ -8,7 +8,8 @@ about, batched and sorted by length, and stores per example only the label posit
 every objective masks the prompt out):
 
 * ``logps``  per-token reference log-probs (NPO, DPO): ``n_tokens * 4`` bytes, always exact;
-* ``hidden`` hidden states (RMU-style): ``n_tokens * H * 4`` bytes, exact;
+* ``hidden`` raw decoder-layer outputs (RMU-style), at every real token of the example (RMU reads
+  the tokens' own positions): ``n_tokens * H * 4`` bytes, exact;
 * ``logits`` / ``teacher`` full-vocabulary distributions (KL retain, ASU teacher, UNDIAL):
   ``cache_topk = 0``: the exact logits (``n_tokens * V * 4`` bytes);
   ``cache_topk = k``: the top-k log-probs, their ids and the log of the residual mass
@@ -39,7 +40,7 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import IGNORE_INDEX
-from unlearnkit.reference import ModelReference, Reference
+from unlearnkit.reference import ModelReference, Reference, layer_outputs
 from unlearnkit.tokens import token_logps
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ class Need:
     part: str  # forget | retain | idk | retain_idk
     tau: float | None = None  # teacher / smoothed hidden
     layers: tuple[int, ...] | None = None  # smoothed layers (None = all)
-    layer: int | None = None  # hidden-state index
+    layer: int | None = None  # decoder-layer index (0-based) of a hidden need
 
     @property
     def smoothing(self) -> tuple[float, tuple[int, ...] | None] | None:
@@ -136,8 +137,11 @@ def estimate_bytes(
         n_tok = sum(len(answer_positions(examples[need.part][i]["labels"])) for i in indices[need.part])
         if need.kind == "logps":
             per = 4
-        elif need.kind == "hidden":
-            per = hidden_size * 4
+        elif need.kind == "hidden":  # stored at every real token, not only answer positions
+            total += (
+                sum(len(examples[need.part][i]["input_ids"]) for i in indices[need.part]) * hidden_size * 4
+            )
+            continue
         elif topk > 0 and topk < vocab:
             per = topk * 8 + 4
         else:
@@ -210,12 +214,15 @@ class ReferenceCache(Reference):
                     if smoothing
                     else contextlib.nullcontext()
                 )
-                with original.model_context(), smooth, (autocast or contextlib.nullcontext)():
+                # Raw decoder-layer outputs through hooks (hidden_states[-1] would be after the final norm).
+                with (
+                    layer_outputs(model, hidden_layers) as captured,
+                    original.model_context(),
+                    smooth,
+                    (autocast or contextlib.nullcontext)(),
+                ):
                     out = model(
-                        input_ids=batch["input_ids"],
-                        attention_mask=batch["attention_mask"],
-                        output_hidden_states=bool(hidden_layers),
-                        use_cache=False,
+                        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
                     )
                 logps = (
                     token_logps(out.logits, batch["labels"])[0]
@@ -229,12 +236,13 @@ class ReferenceCache(Reference):
                         if need.kind == "logps":
                             value = logps[row, pos].float().cpu()
                         elif need.kind == "hidden":
-                            value = out.hidden_states[need.layer][row, pos].detach().cpu()
+                            # Every real token (RMU reads activations at the tokens' own positions).
+                            value = captured[need.layer][row, : len(entry.ids)].detach().cpu()
                         else:
                             value = self._store_distribution(out.logits[row, pos])
                         entry.values[need] = value
                         self.nbytes += _nbytes(value)
-                del out, logps  # free this batch's activations before the next forward
+                del out, logps, captured  # free this batch's activations before the next forward
         self.build_seconds += time.perf_counter() - t0
         return self
 
@@ -303,10 +311,17 @@ class ReferenceCache(Reference):
         return out
 
     def hidden(self, batch, layer, tau=None, layers=None):
+        """Unshifted ``[B,T,D]`` layer outputs at every real token (0 on padding)."""
         smooth = (float(tau), _layers(layers)) if tau is not None else (None, None)
         need = Need("hidden", _part(batch), *smooth, layer=int(layer))
         sample = self._sample(need)
-        return self._dense(batch, need, sample.shape[-1], sample.dtype)
+        rows = self._rows(batch, need)
+        ids = batch["input_ids"]
+        out = torch.zeros(ids.shape[0], ids.shape[1], sample.shape[-1], dtype=sample.dtype, device=ids.device)
+        for b, entry in enumerate(rows):
+            value = entry.values[need]
+            out[b, : value.shape[0]] = value.to(ids.device)
+        return out
 
     def logits(self, batch, student: torch.Tensor | None = None):
         return self._distribution(batch, Need("logits", _part(batch)), student)

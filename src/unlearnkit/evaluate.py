@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from unlearnkit.data import Benchmark
-from unlearnkit.data.encode import PromptFormat
+from unlearnkit.data.encode import DEFAULT_DATE_STRING, DEFAULT_SYSTEM_PROMPT, PromptFormat
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
 from unlearnkit.metrics import scores as S
@@ -37,6 +37,8 @@ class EvalSettings:
     batch_size: int = 32
     max_length: int = 512
     prompt_format: str = "auto"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT  # chat templates only ("" = no system message)
+    date_string: str = DEFAULT_DATE_STRING  # chat templates only (Llama-3.x print it)
     seed: int = 0
     progress: bool = True
 
@@ -185,9 +187,9 @@ def evaluate(
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """TOFU-protocol metrics of ``model`` on ``bench``; forget quality when the oracle's TRs are given."""
     st = settings or EvalSettings()
-    fmt = PromptFormat.for_tokenizer(tokenizer, st.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, st)
     metrics: dict[str, float] = {}
-    details: dict[str, Any] = {"prompt_format": fmt.kind}
+    details: dict[str, Any] = fmt.describe()  # prompt format, system prompt and date (chat)
     rows_of = getattr(bench, "eval_split", bench.split)  # TOFU: truth ratios on retain_perturbed
     for kind in ("forget", "retain", "general", "holdout"):
         rows = subsample(rows_of(kind), st.max_items, st.seed)

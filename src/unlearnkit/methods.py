@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from unlearnkit import config as C
+from unlearnkit.data.encode import IGNORE_INDEX
 from unlearnkit.errors import UserError
 from unlearnkit.objectives import (
     ap_loss,
@@ -37,6 +38,7 @@ from unlearnkit.objectives import (
     undial_loss,
     wga_loss,
 )
+from unlearnkit.reference import check_layer, forward_with_layer_output
 from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
 
 
@@ -48,7 +50,7 @@ class Forward:
     logps: torch.Tensor
     mask: torch.Tensor
     weights: torch.Tensor  # TokenUnlearn weights if the batch has them, else the answer mask
-    hidden: torch.Tensor | None = None
+    hidden: torch.Tensor | None = None  # raw output of a decoder layer, UNSHIFTED [B,T,D] (RMU)
 
 
 class StepContext:
@@ -59,15 +61,16 @@ class StepContext:
         self.reference = reference
 
     def policy(self, batch: dict[str, torch.Tensor], hidden_layer: int | None = None) -> Forward:
-        out = self.model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            output_hidden_states=hidden_layer is not None,
-            use_cache=False,
-        )
+        """``hidden_layer``: 0-based decoder-layer index whose raw output to keep (``Forward.hidden``)."""
+        if hidden_layer is None:
+            out = self.model(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
+            )
+            hidden = None
+        else:
+            out, hidden = forward_with_layer_output(self.model, batch, hidden_layer)
         logps, mask = token_logps(out.logits, batch["labels"])
         weights = shift_weights(batch["weights"]) * mask if "weights" in batch else mask.float()
-        hidden = out.hidden_states[hidden_layer] if hidden_layer is not None else None
         return Forward(out.logits[:, :-1], logps, mask, weights, hidden)
 
     def _need_reference(self, what: str):
@@ -193,18 +196,30 @@ def step_undial(ctx, batch, cfg):
     return combine(loss, ctx, batch, cfg)
 
 
+def token_weights(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """UNSHIFTED ``[B,T]`` weights of the tokens themselves: answer tokens (``labels != -100``; every
+    real token of raw text), times the TokenUnlearn weights when the batch has them.
+
+    RMU reads a token's activation at its own position (as the WMDP code, which uses every token), not
+    at the position that predicts it: the shifted mask would steer the last prompt token and skip the
+    last answer token, and put T-RMU's weights one token early.
+    """
+    mask = (batch["labels"] != IGNORE_INDEX).float()
+    return batch["weights"] * mask if "weights" in batch else mask
+
+
 def _rmu_retain(ctx, batch, cfg, layer):
     r = ctx.policy(batch["retain"], hidden_layer=layer)
-    ref_h = ctx.reference.hidden(batch["retain"], layer)[:, :-1]
-    return rmu_retain_loss(r.hidden[:, :-1], ref_h, r.mask.float())
+    ref_h = ctx.reference.hidden(batch["retain"], layer)
+    return rmu_retain_loss(r.hidden, ref_h, token_weights(batch["retain"]))
 
 
 def step_rmu(ctx, batch, cfg):
-    """Hidden states index ``layer + 1`` = the output of decoder layer ``layer`` (index 0 = embeddings)."""
-    layer = cfg.layer + 1
+    """Activations = the raw output of decoder layer ``layer`` (0-based), at the answer tokens' own positions."""
+    layer = cfg.layer
     f = ctx.policy(batch["forget"], hidden_layer=layer)
     control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
-    forget = rmu_forget_loss(f.hidden[:, :-1], control, f.weights)
+    forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
     retain = _rmu_retain(ctx, batch, cfg, layer)
     total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
     return total + cfg.retain_weight * retain, logs
@@ -212,10 +227,10 @@ def step_rmu(ctx, batch, cfg):
 
 def step_asu_rmu(ctx, batch, cfg):
     """The target is the frozen model's own layer output under smoothed attention (ASU, WMDP variant)."""
-    layer = cfg.layer + 1
+    layer = cfg.layer
     f = ctx.policy(batch["forget"], hidden_layer=layer)
-    target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())[:, :-1]
-    forget = rmu_forget_loss(f.hidden[:, :-1], target, f.weights)
+    target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())
+    forget = rmu_forget_loss(f.hidden, target, token_weights(batch["forget"]))
     retain = _rmu_retain(ctx, batch, cfg, layer)
     total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
     return total + cfg.retain_weight * retain, logs
@@ -223,6 +238,7 @@ def step_asu_rmu(ctx, batch, cfg):
 
 def freeze_except_rmu_params(model, cfg) -> int:
     """RMU trains only ``train_modules`` of ``train_layers``; returns the number of trainable tensors."""
+    check_layer(model, cfg.layer)  # a bad layer fails before any training, naming the layer count
     layers = cfg.train_layer_list()
     modules = [m.strip() for m in str(cfg.train_modules).split(",") if m.strip()]
     n = 0

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import torch
 
 from unlearnkit.attention import smoothed_attention
+from unlearnkit.errors import UserError
 from unlearnkit.tokens import token_logps
 
 
@@ -46,6 +47,7 @@ class Reference:
         tau: float | None = None,
         layers: Sequence[int] | None = None,
     ) -> torch.Tensor:
+        """Raw output of decoder layer ``layer`` (0-based), unshifted ``[B,T,D]``."""
         raise NotImplementedError
 
 
@@ -57,6 +59,58 @@ def _forward(model, batch, output_hidden: int | None = None):
         use_cache=False,
     )
     return out
+
+
+def decoder_layers(model) -> torch.nn.ModuleList:
+    """The model's list of decoder layers (``model.model.layers`` for Llama, ``transformer.h`` for GPT-2 ...)."""
+    base = model.get_base_model() if is_peft_model(model) else model
+    n_layers = getattr(base.config.get_text_config(), "num_hidden_layers", None)
+    for _, module in base.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
+            return module
+    raise UserError(f"cannot find the {n_layers} decoder layers of {type(base).__name__}")
+
+
+def check_layer(model, layer: int) -> int:
+    """``layer`` as a valid 0-based decoder-layer index of ``model``, or a one-line ``UserError``."""
+    n_layers = len(decoder_layers(model))
+    if not 0 <= int(layer) < n_layers:
+        raise UserError(
+            f"layer={layer} is out of range: the model has {n_layers} decoder layers (0..{n_layers - 1})"
+        )
+    return int(layer)
+
+
+def forward_with_layer_output(model, batch, layer: int):
+    """``(outputs, h)``: one forward pass and the raw output of decoder layer ``layer``, ``[B,T,D]``.
+
+    Taken by a forward hook on the layer itself, as the WMDP code's RMU does: ``hidden_states[layer + 1]``
+    would be the same for every layer but the last, where Hugging Face returns the output of the final
+    norm instead. Gradients flow through ``h`` when the caller's pass has them.
+    """
+    with layer_outputs(model, [layer]) as captured:
+        out = _forward(model, batch)
+    return out, captured[layer]
+
+
+@contextlib.contextmanager
+def layer_outputs(model, layers: Sequence[int]):
+    """While active, ``captured[layer]`` holds the raw output of each decoder layer in ``layers``."""
+    blocks = decoder_layers(model)
+    captured: dict[int, torch.Tensor] = {}
+
+    def hook_for(layer: int):
+        def keep(module, args, output):
+            captured[layer] = output[0] if isinstance(output, tuple) else output
+
+        return keep
+
+    handles = [blocks[check_layer(model, layer)].register_forward_hook(hook_for(layer)) for layer in layers]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @contextlib.contextmanager
@@ -99,7 +153,7 @@ class ModelReference(Reference):
         with self.model_context():
             ctx = smoothed_attention(self.model, tau, layers) if tau is not None else contextlib.nullcontext()
             with ctx:
-                return _forward(self.model, batch, output_hidden=layer).hidden_states[layer].detach()
+                return forward_with_layer_output(self.model, batch, layer)[1].detach()
 
 
 class CopyReference(ModelReference):

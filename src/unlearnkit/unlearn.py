@@ -6,9 +6,10 @@ reference / teacher (``reference``: copy | adapter | cache | auto, see ``docs/SC
 run the ``UnlearnTrainer``.
 
 ``reference=auto`` picks the cheapest EXACT strategy: ``adapter`` with LoRA; otherwise ``cache``
-when what the method asks for fits ``CACHE_BUDGET_BYTES`` exactly (per-token log-probs for NPO /
-DPO always do; full-vocabulary logits when ``n_tokens * V * 4`` bytes fit), else ``cache`` with
-top-k when the user opted in with ``cache_topk > 0`` and that fits, else ``copy``.
+when what the method asks for is no larger than a copy of the weights and fits ``CACHE_BUDGET_BYTES``
+exactly (per-token log-probs for NPO / DPO practically always do; full-vocabulary logits need
+``n_tokens * V * 4`` bytes, often more than a small model's weights), else ``cache`` with top-k when
+the user opted in with ``cache_topk > 0`` and that fits, else ``copy``.
 """
 
 from __future__ import annotations
@@ -105,17 +106,30 @@ def _copy_reference(model, model_path: str | None, args) -> CopyReference:
     from unlearnkit.models import load_model
 
     # A frozen copy loaded from the original checkpoint; an in-memory model without a path is
-    # snapshotted instead (documented cost: a second set of weights either way). Under bf16 the
-    # copy is stored in bf16 (its matmuls run in bf16 under autocast anyway): half the memory.
+    # snapshotted instead (documented cost: a second set of weights either way). It is loaded in the
+    # policy's own dtype: a bf16 copy of an fp32 policy (mixed precision) differs from it at step 0,
+    # so reference terms that should start at zero do not (NPO 13.8650 instead of 13.8629).
     base = model.get_base_model() if is_peft_model(model) else model
     if model_path:
-        frozen = load_model(model_path, dtype=torch.bfloat16 if args.bf16 else None)
+        frozen = load_model(model_path, dtype=next(base.parameters()).dtype)
     elif is_peft_model(model):
         raise UserError("reference=copy with LoRA needs model_path (or use reference=adapter)")
     else:
         frozen = copy.deepcopy(base)
     frozen.to(next(model.parameters()).device)
     return CopyReference(frozen, policy=base)
+
+
+def copy_reference_bytes(model) -> int:
+    """Bytes of a frozen copy of ``model``'s weights in its own dtype (what ``reference=copy`` adds)."""
+    base = model.get_base_model() if is_peft_model(model) else model
+    seen: set[int] = set()
+    total = 0
+    for tensor in list(base.parameters()) + list(base.buffers()):
+        if id(tensor) not in seen:  # tied embeddings count once
+            seen.add(id(tensor))
+            total += tensor.numel() * tensor.element_size()
+    return total
 
 
 def probe_needs(method: Method, method_cfg, model, dataset: PairedDataset, collator, device, autocast):
@@ -172,10 +186,16 @@ def setup_reference(
     exact = estimate_bytes(recorder.needs, parts, indices, topk=0, **sizes)
     approx = estimate_bytes(recorder.needs, parts, indices, topk=topk, **sizes)
     if strategy == "auto":
-        if exact <= CACHE_BUDGET_BYTES:
+        # Both exact options cost memory: the cache its bytes (host), the copy a second set of weights.
+        # Take the smaller one; on small models a full-vocabulary cache is bigger than the copy.
+        copy_bytes = copy_reference_bytes(model)
+        if exact <= min(CACHE_BUDGET_BYTES, copy_bytes):
             topk = 0
         elif not (topk > 0 and approx <= CACHE_BUDGET_BYTES):
-            info = {"strategy": "copy", "auto": f"an exact cache needs {exact / 2**30:.2f} GiB"}
+            info = {
+                "strategy": "copy",
+                "auto": f"an exact cache needs {exact / 2**20:.1f} MiB, a copy {copy_bytes / 2**20:.1f} MiB",
+            }
             return _copy_reference(model, model_path, args), info
     elif (exact if topk == 0 else approx) > CACHE_BUDGET_BYTES:
         log.warning(
@@ -225,7 +245,7 @@ def unlearn(
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
     if not forget:
         raise UserError("the forget set is empty: there is nothing to unlearn")
-    fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, train_cfg)  # chat: system prompt and date from the config
     if getattr(method_cfg, "raw_text", False):
         # Raw-text mode (MUSE-style): every token of the passage is a target, so the ASU KL covers all
         # of them; QA rows become "question answer" passages.

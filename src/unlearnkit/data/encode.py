@@ -16,28 +16,78 @@ from unlearnkit.errors import UserError
 
 IGNORE_INDEX = -100
 PLAIN_TEMPLATE = "Question: {question}\nAnswer:"
+# open-unlearning's TOFU rendering of chat models (its Llama-3.x "template_args"): a fixed system
+# message and a fixed date, so a Llama-3.x template never prints today's date into the prompt.
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+DEFAULT_DATE_STRING = "10 Apr 2025"
 
 
 @dataclass(frozen=True)
 class PromptFormat:
-    """How a question becomes a prompt: the model's chat template, or the plain TOFU-style format."""
+    """How a question becomes a prompt: the model's chat template, or the plain TOFU-style format.
+
+    With a chat template the messages are ``[system, user]`` (no system message when ``system_prompt``
+    is empty) and the template gets ``date_string``: Llama-3.x templates otherwise call
+    ``strftime_now`` and print today's date, so training and evaluation prompts would drift from day
+    to day. Both are ignored by the plain format.
+    """
 
     kind: str  # "chat" or "plain"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    date_string: str = DEFAULT_DATE_STRING
 
     @staticmethod
-    def for_tokenizer(tokenizer, prefer: str = "auto") -> PromptFormat:
+    def for_tokenizer(
+        tokenizer,
+        prefer: str = "auto",
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        date_string: str = DEFAULT_DATE_STRING,
+    ) -> PromptFormat:
         if prefer not in ("auto", "chat", "plain"):
             raise UserError(f"prompt format '{prefer}' is unknown; use auto, chat or plain")
         has_chat = bool(getattr(tokenizer, "chat_template", None))
         if prefer == "chat" and not has_chat:
             raise UserError("prompt format 'chat' requested but the tokenizer has no chat template")
-        return PromptFormat("chat" if (prefer == "chat" or (prefer == "auto" and has_chat)) else "plain")
+        kind = "chat" if (prefer == "chat" or (prefer == "auto" and has_chat)) else "plain"
+        return PromptFormat(kind, str(system_prompt), str(date_string))
+
+    @staticmethod
+    def for_settings(tokenizer, settings) -> PromptFormat:
+        """From any settings object with ``prompt_format`` (and optionally ``system_prompt`` /
+        ``date_string``): ``TrainConfig``, ``EvalSettings``."""
+        return PromptFormat.for_tokenizer(
+            tokenizer,
+            getattr(settings, "prompt_format", "auto"),
+            getattr(settings, "system_prompt", DEFAULT_SYSTEM_PROMPT),
+            getattr(settings, "date_string", DEFAULT_DATE_STRING),
+        )
+
+    def describe(self) -> dict[str, str]:
+        """What went into every prompt, for metrics and model cards."""
+        if self.kind != "chat":
+            return {"prompt_format": self.kind}
+        return {
+            "prompt_format": self.kind,
+            "system_prompt": self.system_prompt,
+            "date_string": self.date_string,
+        }
 
     def prompt_ids(self, tokenizer, question: str) -> list[int]:
         if self.kind == "chat":
-            ids = tokenizer.apply_chat_template(
-                [{"role": "user", "content": question}], add_generation_prompt=True, tokenize=True
-            )
+            messages = [{"role": "user", "content": question}]
+            if self.system_prompt:
+                messages.insert(0, {"role": "system", "content": self.system_prompt})
+            try:
+                ids = tokenizer.apply_chat_template(
+                    messages, add_generation_prompt=True, tokenize=True, date_string=self.date_string
+                )
+            except Exception as err:  # jinja2 TemplateError: e.g. a template that rejects system messages
+                if not self.system_prompt:
+                    raise
+                raise UserError(
+                    f"the chat template failed with a system message ({type(err).__name__}: {err}); "
+                    "use --set system_prompt= (empty) for templates without a system role"
+                ) from None
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
             return list(ids)

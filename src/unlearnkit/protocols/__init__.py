@@ -33,7 +33,7 @@ def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[s
 
     parts = getattr(bench, "general_parts", None) or {}
     st = settings or EvalSettings()
-    fmt = PromptFormat.for_tokenizer(tokenizer, st.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, st)
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
     for name, rows in parts.items():
