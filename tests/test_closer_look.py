@@ -140,6 +140,28 @@ def test_fe_mu_with_fake_models():
     assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in flat.values())
 
 
+def test_mu_keeps_real_authors_and_world_facts_apart():
+    """Real TOFU: MU is the harmonic mean of 18 numbers (retain, real authors, world facts), as the ASU paper.
+
+    Parts: real authors = the ``general`` numbers above (1/x: 1, 4, 2, 1; cos 0.5 -> 2, ent 0.5 -> 2),
+    world facts = the retain numbers (1/x: 2, 2, 2, 2; cos 0.75 -> 4/3, ent 0.5 -> 2). The pooled
+    ``general`` split is not used. Sum of reciprocals = (8 + 4/3 + 2) [retain] + (8 + 2 + 2) [real
+    authors] + (8 + 4/3 + 2) [world facts] = 68/3 + 12 = 104/3 -> MU = 18 / (104/3) = 54/104.
+    """
+    metrics = dict(METRICS)
+    details = make_details()
+    for part, like in (("real_authors", "general"), ("world_facts", "retain")):
+        for m in ("rougeL_recall", "prob", "truth_ratio", "token_entropy"):
+            metrics[f"{part}_{m}"] = METRICS[f"{like}_{m}"]
+        details[part] = dict(details[like])
+    metrics["general_prob"] = 1e-9  # would drag MU towards 0 if the pooled split were used
+    flat, info = closer_look_metrics(metrics, details, embed_fn=bag_of_words, nli_fn=last_word_nli)
+    assert flat["mu_n_components"] == 18
+    assert flat["mu_closer_look"] == pytest.approx(54 / 104)
+    assert flat["real_authors_entailment"] == pytest.approx(0.5)  # answer is the premise there too
+    assert not any(name.startswith("general_") for name in info["mu_components"])
+
+
 def test_inputs_are_not_modified():
     metrics, details = dict(METRICS), make_details()
     closer_look_metrics(metrics, details, embed_fn=bag_of_words, nli_fn=last_word_nli)

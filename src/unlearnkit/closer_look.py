@@ -17,8 +17,10 @@ Yuan et al., "A Closer Look at Machine Unlearning for Large Language Models", ar
 
 Aggregates (all on a 0-1 scale; the papers print them x100):
 
-* ``mu_closer_look``: harmonic mean of the six numbers on ``retain`` and ``general`` (12 numbers;
-  the paper has 18 over retain, real authors and world facts).
+* ``mu_closer_look``: harmonic mean of the six numbers on ``retain``, ``real_authors`` and
+  ``world_facts`` (18 numbers, as the ASU paper) when the benchmark has those parts (real TOFU,
+  ``--data tofu:forget10``); on a benchmark folder with one ``general`` split, of the six numbers on
+  ``retain`` and ``general`` (12 numbers).
 * ``fe`` (the ASU paper's FE): harmonic mean on the forget split of
   ``1 - ROUGE``, ``1 - prob``, ``1 - TR``, ``TE`` and ``1 - entailment``. "TR" there is the closer-look
   code's forget truth-ratio statistic, ``1 - mean(min(R, 1/R))``; so ``1 - TR`` is exactly
@@ -53,11 +55,19 @@ NliFn = Callable[[Sequence[str], Sequence[str]], Sequence[Any]]
 ROUGE_FLOOR = 0.1
 """Items with ROUGE-L recall below this count as "not entailed" without asking the NLI model."""
 
-ENTAILMENT_PREMISE = {"forget": "generation", "retain": "answer", "general": "answer"}
+ENTAILMENT_PREMISE = {
+    "forget": "generation",
+    "retain": "answer",
+    "general": "answer",
+    "real_authors": "answer",
+    "world_facts": "answer",
+}
 """Which text is the NLI premise, per split (the authors' TOFU setting, ``get_entailment_results``)."""
 
-SPLITS = ("forget", "retain", "general")
+SPLITS = ("forget", "retain", "general", "real_authors", "world_facts")
 MU_SPLITS = ("retain", "general")
+# TOFU's general knowledge in its two parts, kept apart as in the ASU paper's MU (18 numbers).
+MU_SPLITS_TOFU = ("retain", "real_authors", "world_facts")
 MU_METRICS = ("rougeL_recall", "prob", "truth_ratio", "token_entropy", "cosine", "entailment")
 # (component name, metric key, transform) of the ASU paper's FE.
 FE_COMPONENTS = (
@@ -284,7 +294,7 @@ def closer_look_metrics(
     only the ones not given are loaded. Returns ``(flat, info)``:
 
     * ``flat``: numbers only, for metrics.json: ``{split}_cosine`` and ``{split}_entailment`` (forget,
-      retain, general) when computable, ``fe``, ``fe_yuan``, ``mu_closer_look``, ``avg_closer_look``
+      retain, general, and real_authors / world_facts on real TOFU) when computable, ``fe``, ``fe_yuan``, ``mu_closer_look``, ``avg_closer_look``
       and ``fe_n_components`` / ``mu_n_components`` (0-1 scale; the papers print x100);
     * ``info``: for details.json: ``fe_components`` / ``fe_yuan_components`` / ``mu_components``
       (names of what went into each aggregate), ``missing`` (component or metric -> reason),
@@ -365,7 +375,8 @@ def closer_look_metrics(
 
     fe_names, fe_values = collect(FE_COMPONENTS)
     yuan_names, yuan_values = collect(FE_YUAN_COMPONENTS)
-    mu_spec = [(f"{s}_{m}", f"{s}_{m}", lambda x: x) for s in MU_SPLITS for m in MU_METRICS]
+    mu_splits = MU_SPLITS_TOFU if all(p in present for p in MU_SPLITS_TOFU[1:]) else MU_SPLITS
+    mu_spec = [(f"{s}_{m}", f"{s}_{m}", lambda x: x) for s in mu_splits for m in MU_METRICS]
     mu_names, mu_values = collect(mu_spec)
 
     if fe_values:
