@@ -2,7 +2,7 @@
 
     python bench/make_benchmarks.py
 
-Order: quality (the quickstart table first), asu, tokenunlearn, audit, speed. A missing section is
+Order: quality (the quickstart table first), asu, tokenunlearn, audit, robustness, speed. A missing section is
 listed as not yet run, never filled with numbers by hand.
 """
 
@@ -16,6 +16,7 @@ ORDER = [
     ("asu", "python bench/asu_sweep.py"),
     ("tokenunlearn", "python bench/token_ablation.py"),
     ("audit", "python bench/audit_all.py"),
+    ("robustness", "python bench/robustness.py"),
     ("speed", "python bench/speed.py"),
 ]
 NOTES = ROOT / "NOTES.md"
