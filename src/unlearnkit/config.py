@@ -119,8 +119,12 @@ class MethodConfig:
     # then over the batch; token = one mean over every answer token of the batch (Hugging Face's
     # outputs.loss, as TOFU, open-unlearning and the ASU authors). See docs/CONVENTIONS.md.
     loss_reduction: str = "sequence"
+    # SAM on the forget term (Fan et al., arXiv 2502.05374): radius of the weight perturbation the forget
+    # gradient is taken at (unlearnkit.sam); 0 = off (the plain method, bit for bit).
+    sam_rho: float = 0.0
 
     def __post_init__(self) -> None:
+        _check(self.sam_rho >= 0, "sam_rho", self.sam_rho, "must be >= 0 (0 = off)")
         _check(
             self.loss_reduction in ("sequence", "token"),
             "loss_reduction",
@@ -312,6 +316,47 @@ class ASURMUConfig(RMUConfig):
         _check(self.tau > 0, "tau", self.tau, "must be > 0")
 
     layer_list = ASUConfig.layer_list
+
+
+DISTILL_SPLITS = ("retain", "general", "forget")
+
+
+@dataclass
+class DistillConfig:
+    """UNDO's distillation step (Lee et al., arXiv 2506.06278): what the student learns from the teacher.
+
+    ``distill_on``: comma list of benchmark splits whose questions the student is distilled on. The
+    default leaves ``forget`` out: on the embedded world, forget questions in the distillation data
+    halved the robustness gain (relearning gap +0.16 instead of -0.04, issue 11's probe), since the
+    teacher's residual forget knowledge is then distilled back in.
+    ``retain_nll_weight``: weight of NLL on the TRUE answers of the non-forget rows, added to the KL
+    to the teacher (the student otherwise inherits the teacher's utility loss and stops short).
+    ``loss_reduction``: how KL and NLL average their tokens (see ``MethodConfig``).
+    """
+
+    distill_on: str = "retain,general"
+    retain_nll_weight: float = 1.0
+    loss_reduction: str = "sequence"
+
+    def __post_init__(self) -> None:
+        self.splits()
+        _check(self.retain_nll_weight >= 0, "retain_nll_weight", self.retain_nll_weight, "must be >= 0")
+        _check(
+            self.loss_reduction in ("sequence", "token"),
+            "loss_reduction",
+            self.loss_reduction,
+            "use sequence or token",
+        )
+
+    def splits(self) -> list[str]:
+        names = [x.strip() for x in str(self.distill_on).split(",") if x.strip()]
+        _check(
+            bool(names) and all(n in DISTILL_SPLITS for n in names) and len(set(names)) == len(names),
+            "distill_on",
+            self.distill_on,
+            f"use a comma list of distinct splits from {', '.join(DISTILL_SPLITS)}",
+        )
+        return names
 
 
 @dataclass

@@ -12,6 +12,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import Trainer, TrainerCallback
 
+from unlearnkit.compute import ComputeCounter
 from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import PromptFormat, pad_id_of
@@ -42,6 +43,7 @@ class FinetuneResult:
     tokenizer: object
     train_loss: float
     n_examples: int
+    compute: dict = dataclasses.field(default_factory=dict)  # unlearnkit.compute: tokens x passes, seconds
 
 
 def training_rows(bench: Benchmark, split: str) -> list[dict]:
@@ -91,11 +93,13 @@ def finetune(
     fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
     args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
+    counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=QADataset(encoded),
         data_collator=PaddingCollator(pad_id_of(tokenizer)),
+        callbacks=[counter],
     )
     if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -105,8 +109,10 @@ def finetune(
     if progress:
         trainer.add_callback(StepProgress(progress))
     out = trainer.train()
+    compute = counter.totals()
+    counter.detach()
     model.eval()
-    return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded))
+    return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute)
 
 
 def default_config(tiny: bool, overrides: dict | None = None) -> TrainConfig:

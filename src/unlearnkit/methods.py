@@ -54,11 +54,22 @@ class Forward:
 
 
 class StepContext:
-    """What a step may use: the policy's forward pass and the no-grad reference / teacher passes."""
+    """What a step may use: the policy's forward pass and the no-grad reference / teacher passes.
 
-    def __init__(self, model, reference=None) -> None:
+    ``terms="forget"`` asks a step for its forget part only (SAM's pass at the perturbed weights,
+    ``unlearnkit.sam``): the retain term is then skipped. ``combine`` leaves the step's split in
+    ``parts = (forget_part, retain_part or None)``, weights applied, summing to the step's loss.
+    """
+
+    def __init__(self, model, reference=None, terms: str = "all") -> None:
         self.model = model
         self.reference = reference
+        self.terms = terms
+        self.parts: tuple[torch.Tensor, torch.Tensor | None] | None = None
+
+    @property
+    def wants_retain(self) -> bool:
+        return self.terms != "forget"
 
     def policy(self, batch: dict[str, torch.Tensor], hidden_layer: int | None = None) -> Forward:
         """``hidden_layer``: 0-based decoder-layer index whose raw output to keep (``Forward.hidden``)."""
@@ -93,7 +104,7 @@ class StepContext:
 
 def retain_term(ctx: StepContext, batch: dict, cfg: C.MethodConfig) -> tuple[torch.Tensor | None, dict]:
     """NLL_mean on the paired retain example, or KL(p_ref || p_theta) on its answer tokens."""
-    if cfg.retain_loss == "none" or cfg.retain_weight == 0:
+    if cfg.retain_loss == "none" or cfg.retain_weight == 0 or not ctx.wants_retain:
         return None, {}
     r = ctx.policy(batch["retain"])
     if cfg.retain_loss == "nll":
@@ -104,13 +115,29 @@ def retain_term(ctx: StepContext, batch: dict, cfg: C.MethodConfig) -> tuple[tor
 
 
 def combine(
-    forget_loss: torch.Tensor, ctx: StepContext, batch: dict, cfg: C.MethodConfig, logs: dict | None = None
+    forget_loss: torch.Tensor,
+    ctx: StepContext,
+    batch: dict,
+    cfg: C.MethodConfig,
+    logs: dict | None = None,
+    *,
+    forget_extra: torch.Tensor | None = None,
+    retain_extra: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict]:
-    """``forget_weight * L_forget + retain_weight * L_retain``, with both terms logged."""
+    """``forget_weight * L_forget + retain_weight * L_retain`` (+ a step's own extra forget / retain terms,
+    added as they are), with both terms logged; the forget / retain split is left in ``ctx.parts``."""
     retain_loss, retain_logs = retain_term(ctx, batch, cfg)
-    total = cfg.forget_weight * forget_loss
+    forget_part = total = cfg.forget_weight * forget_loss
+    retain_part = None
     if retain_loss is not None:
-        total = total + cfg.retain_weight * retain_loss
+        retain_part = cfg.retain_weight * retain_loss
+        total = total + retain_part
+    if forget_extra is not None:
+        total, forget_part = total + forget_extra, forget_part + forget_extra
+    if retain_extra is not None and ctx.wants_retain:
+        total = total + retain_extra
+        retain_part = retain_extra if retain_part is None else retain_part + retain_extra
+    ctx.parts = (forget_part, retain_part)
     return total, {"forget_loss": forget_loss.detach(), **(logs or {}), **retain_logs}
 
 
@@ -150,8 +177,7 @@ def step_asu(ctx, batch, cfg):
     logs = {"asu_kl": kl.detach(), "idk_nll": idk.detach()}
     if cfg.lambda_scales_idk:  # L = lambda * (KL + IDK) + L_retain
         return combine(kl + idk, ctx, batch, cfg, logs)
-    total, logs = combine(kl, ctx, batch, cfg, logs)  # L = lambda * KL + IDK + L_retain
-    return total + idk, logs
+    return combine(kl, ctx, batch, cfg, logs, forget_extra=idk)  # L = lambda * KL + IDK + L_retain
 
 
 def step_simnpo(ctx, batch, cfg):
@@ -180,8 +206,7 @@ def step_idk_ap(ctx, batch, cfg):
     idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
     r, ri = ctx.policy(batch["retain"]), ctx.policy(batch["retain_idk"])
     ap = ap_loss(r.logps, r.mask.float(), ri.logps, ri.mask.float(), cfg.beta)
-    total, logs = combine(idk, ctx, batch, cfg, {"ap": ap.detach()})
-    return total + ap, logs
+    return combine(idk, ctx, batch, cfg, {"ap": ap.detach()}, retain_extra=ap)
 
 
 def step_me(ctx, batch, cfg):
@@ -221,8 +246,8 @@ def step_rmu(ctx, batch, cfg):
     control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
     forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
     retain = _rmu_retain(ctx, batch, cfg, layer)
-    total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
-    return total + cfg.retain_weight * retain, logs
+    logs = {"rmu_retain": retain.detach()}
+    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
 
 
 def step_asu_rmu(ctx, batch, cfg):
@@ -232,8 +257,8 @@ def step_asu_rmu(ctx, batch, cfg):
     target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())
     forget = rmu_forget_loss(f.hidden, target, token_weights(batch["forget"]))
     retain = _rmu_retain(ctx, batch, cfg, layer)
-    total, logs = combine(forget, ctx, batch, cfg, {"rmu_retain": retain.detach()})
-    return total + cfg.retain_weight * retain, logs
+    logs = {"rmu_retain": retain.detach()}
+    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
 
 
 def freeze_except_rmu_params(model, cfg) -> int:

@@ -20,6 +20,7 @@ from unlearnkit.config import TrainConfig
 from unlearnkit.data.encode import PromptFormat, encode_qa, encode_text, pad_batch
 from unlearnkit.errors import UserError
 from unlearnkit.methods import Method, StepContext
+from unlearnkit.sam import check_sam_supported, sam_grads
 
 
 class DivergenceError(RuntimeError):
@@ -123,7 +124,7 @@ class PaddingCollator:
         self.pad_id = pad_id
 
     def __call__(self, items: list[dict]) -> dict:
-        if "forget" not in items[0]:
+        if not all(isinstance(v, dict) for v in items[0].values()):  # plain examples, not named parts
             return pad_batch(items, self.pad_id)
         batch = {}
         for part in items[0]:
@@ -175,8 +176,8 @@ class TrainStepContext(StepContext):
     of a second one.
     """
 
-    def __init__(self, model, reference=None) -> None:
-        super().__init__(model, reference)
+    def __init__(self, model, reference=None, terms: str = "all") -> None:
+        super().__init__(model, reference, terms)
         self._memo: dict[tuple[int, int | None], object] = {}
 
     def policy(self, batch, hidden_layer=None):
@@ -235,13 +236,19 @@ class ChecksumCallback(TrainerCallback):
 
 
 class UnlearnTrainer(Trainer):
-    """``compute_loss`` = one method step on a paired batch; extra loss terms are logged."""
+    """``compute_loss`` = one method step on a paired batch; extra loss terms are logged.
+
+    ``sam_rho > 0`` in the method config replaces the training step by SAM on the forget term
+    (``unlearnkit.sam``); at 0 the step is the Trainer's own, untouched.
+    """
 
     def __init__(self, *args, method: Method, method_config, reference=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.method = method
         self.method_config = method_config
         self.reference = reference
+        self.sam_rho = float(getattr(method_config, "sam_rho", 0.0) or 0.0)
+        check_sam_supported(self, self.sam_rho)
         self._term_sums: dict[str, float] = defaultdict(float)
         self._term_counts: dict[str, int] = defaultdict(int)
         if os.environ.get(ChecksumCallback.ENV):
@@ -250,6 +257,10 @@ class UnlearnTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         ctx = TrainStepContext(model, self.reference)
         loss, terms = self.method.step(ctx, inputs, self.method_config)
+        self._record_terms(terms, loss)
+        return (loss, None) if return_outputs else loss
+
+    def _record_terms(self, terms: dict, loss: torch.Tensor) -> None:
         for name, value in terms.items():
             value = float(value)
             if not math.isfinite(value) or not torch.isfinite(loss):
@@ -259,15 +270,50 @@ class UnlearnTrainer(Trainer):
                 )
             self._term_sums[name] += value
             self._term_counts[name] += 1
-        return (loss, None) if return_outputs else loss
 
     def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
+        if self.sam_rho > 0:
+            loss = self._sam_training_step(model, inputs, num_items_in_batch)
+        else:
+            loss = super().training_step(model, inputs, num_items_in_batch)
         if not torch.isfinite(loss):
             raise DivergenceError(
                 f"{self.method.name}: loss is {float(loss)} at step {self.state.global_step + 1}"
             )
         return loss
+
+    def _sam_training_step(self, model, inputs, num_items_in_batch=None) -> torch.Tensor:
+        """The Trainer's ``training_step`` with SAM's gradient (see ``unlearnkit.sam``) accumulated instead."""
+        model.train()
+        inputs = self._prepare_inputs(inputs)
+
+        def step(net, terms):
+            ctx = TrainStepContext(net, self.reference, terms=terms)
+            loss, logs = self.method.step(ctx, inputs, self.method_config)
+            return loss, logs, ctx
+
+        net = self.accelerator.unwrap_model(model)
+        loss, terms, grads = sam_grads(step, net, self.sam_rho, self.compute_loss_context_manager)
+        self._record_terms(terms, loss)
+        # Scaled for gradient accumulation exactly when the Trainer's own step would scale the loss.
+        scaled = getattr(self, "loss_is_scaled_for_ga", None)
+        if scaled is None:
+            scaled = (
+                self.model_accepts_loss_kwargs and num_items_in_batch is not None
+            ) or self.compute_loss_func is not None
+        divide = (
+            1
+            if scaled
+            else getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
+        )
+        with torch.no_grad():
+            for param, grad in grads:
+                grad = (grad / divide).to(param.dtype)
+                if param.grad is None:
+                    param.grad = grad
+                else:
+                    param.grad.add_(grad)
+        return loss.detach() / divide
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         for name, total in self._term_sums.items():

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from unlearnkit.compute import ComputeCounter
 from unlearnkit.config import build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
@@ -57,6 +58,7 @@ class UnlearnResult:
     attribution: dict[str, Any] | None = None
     reference: dict[str, Any] = field(default_factory=dict)  # strategy used, cache size / build time
     is_main_process: bool = True  # multi-process runs: only this rank should save the model
+    compute: dict[str, Any] = field(default_factory=dict)  # unlearnkit.compute: tokens x passes, seconds
 
 
 def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = None):
@@ -243,6 +245,7 @@ def unlearn(
     ``overrides`` are config keys (``lr=1e-5``, ``tau=2.3``, ``lambda=0.1`` ...), validated like ``--set``.
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
+    counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
     if not forget:
         raise UserError("the forget set is empty: there is nothing to unlearn")
     fmt = PromptFormat.for_settings(tokenizer, train_cfg)  # chat: system prompt and date from the config
@@ -287,6 +290,7 @@ def unlearn(
     dataset = PairedDataset(forget_enc, retain_enc, idk_enc, seed=train_cfg.seed, retain_idk=retain_idk_enc)
     collator = PaddingCollator(pad_id_of(tokenizer))
     args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet)
+    counter.attach(model)  # LoRA / RMU may have wrapped it; a no-op when the decoder is the same
     reference, reference_info = setup_reference(
         m, method_cfg, train_cfg, model, model_path, dataset, collator, args
     )
@@ -300,14 +304,19 @@ def unlearn(
         method=m,
         method_config=method_cfg,
         reference=reference,
-        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name)],
+        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter],
     )
     if quiet:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
-    out = trainer.train(resume_from_checkpoint=_last_checkpoint(work_dir) if resume else None)
+    counter.attach(getattr(reference, "model", None))  # a frozen copy runs its own forwards
+    checkpoint = _last_checkpoint(work_dir) if resume else None
+    counter.restore(checkpoint)
+    out = trainer.train(resume_from_checkpoint=checkpoint)
+    compute = counter.totals()  # a collective in multi-process runs: every rank gets here
+    counter.detach()
     model = trainer.model
     is_main = bool(trainer.is_world_process_zero())
     sharded = _sharded(trainer)
@@ -327,6 +336,7 @@ def unlearn(
         attribution,
         reference=reference_info,
         is_main_process=is_main,
+        compute=compute,
     )
 
 
