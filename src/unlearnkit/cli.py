@@ -36,6 +36,7 @@ COMMANDS = (
     "attribute",
     "audit",
     "continual",
+    "sweep",
     "methods",
 )
 

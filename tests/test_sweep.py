@@ -1,0 +1,315 @@
+"""``unlearnkit sweep``: honest split, search spaces, resumable and parallel studies, outputs.
+
+Trials run on a miniature world (12 authors x 4 facts) with a random hidden-32 Llama: seconds each.
+The kill/resume and parallel tests run the real CLI in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from unlearnkit.errors import UserError
+
+SPACE = """
+params:
+  lr: {low: 1.0e-4, high: 1.0e-2, log: true}
+  epochs: {choices: [1, 2]}
+fixed:
+  batch_size: 4
+  grad_accum: 1
+  max_length: 64
+  warmup_epochs: 0
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep_inputs(tmp_path_factory, mini_world, world_tokenizer):
+    """Target and oracle (random tiny Llamas of different seeds) and a cheap search space."""
+    from tiny_models import random_llama
+
+    from unlearnkit.models import save_model
+
+    root = tmp_path_factory.mktemp("sweep")
+    for name, seed in (("target", 0), ("oracle", 1)):
+        model = random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True, seed=seed)
+        save_model(model, world_tokenizer, root / name, {"kind": f"test {name}"})
+    (root / "space.yaml").write_text(SPACE, encoding="utf-8")
+    return root
+
+
+def _argv(inputs: Path, data: Path, out: Path, trials: int, *extra: str) -> list[str]:
+    return [
+        "sweep",
+        "--model", str(inputs / "target"),
+        "--data", str(data),
+        "--method", "gd",
+        "--output", str(out),
+        "--retain-model", str(inputs / "oracle"),
+        "--trials", str(trials),
+        "--space", str(inputs / "space.yaml"),
+        "--max-items", "8",
+        "--max-new-tokens", "6",
+        "--seed", "0",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def argv(sweep_inputs, mini_world):
+    return lambda out, trials, *extra: _argv(sweep_inputs, mini_world, out, trials, *extra)
+
+
+def _cli(args: list[str]) -> subprocess.Popen:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "unlearnkit.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _trials(db: Path) -> list[tuple[int, str]]:
+    if not db.is_file():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return list(con.execute("SELECT number, state FROM trials ORDER BY number"))
+    except sqlite3.OperationalError:  # tables not created yet
+        return []
+
+
+def _load_study(out: Path):
+    import optuna
+
+    from unlearnkit.sweep import STUDY_NAME
+
+    return optuna.load_study(study_name=STUDY_NAME, storage=f"sqlite:///{out / 'study.db'}")
+
+
+def _assert_exact(out: Path, n: int):
+    """``n`` finished trials, distinct numbers and parameter sets, nothing left running."""
+    from optuna.trial import TrialState
+
+    study = _load_study(out)
+    done = [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    assert len(done) == n, [(t.number, t.state.name) for t in study.trials]
+    assert not [t for t in study.trials if t.state == TrialState.RUNNING]
+    assert len({t.number for t in done}) == n
+    assert len({json.dumps(t.params, sort_keys=True) for t in done}) == n
+    return study
+
+
+# ---------------------------------------------------------------------------------------------
+# The honest split
+
+
+def test_split_is_deterministic_and_disjoint_by_author(mini_bench):
+    from unlearnkit.sweep import forget_entities, split_forget
+
+    entities, how = forget_entities(mini_bench.forget)
+    assert how == "author field"
+    assert entities == [r["author"] for r in mini_bench.forget]
+    sel, test = split_forget(entities, seed=0)
+    assert (sel, test) == split_forget(entities, seed=0)  # deterministic
+    assert sorted(sel + test) == list(range(len(entities)))  # a partition of the rows
+    sel_authors, test_authors = {entities[i] for i in sel}, {entities[i] for i in test}
+    assert sel_authors and test_authors and not sel_authors & test_authors  # whole authors per half
+    assert len(sel_authors) == (len(set(entities)) + 1) // 2
+    splits = {tuple(split_forget(entities, seed=s)[0]) for s in range(6)}
+    assert len(splits) > 1  # the seed decides which authors go where
+
+
+def test_tofu_rows_are_split_by_author_blocks_and_plain_rows_by_row():
+    from unlearnkit.sweep import forget_entities, split_forget
+
+    rows = [{"question": f"q{i}", "answer": "a"} for i in range(60)]  # TOFU: 20 consecutive per author
+    entities, how = forget_entities(rows, "tofu:forget05")
+    assert "TOFU" in how and len(set(entities)) == 3
+    sel, test = split_forget(entities, seed=1)
+    for block in range(3):
+        rows_of_block = set(range(20 * block, 20 * block + 20))
+        assert rows_of_block <= set(sel) or rows_of_block <= set(test)
+    entities, how = forget_entities(rows, "my-folder")
+    assert how.startswith("rows") and len(set(entities)) == 60
+    with pytest.raises(UserError, match="at least 2"):
+        split_forget(["only-one"] * 5, seed=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Search spaces
+
+
+def test_every_shipped_space_loads_for_its_method():
+    from unlearnkit.methods import get_method
+    from unlearnkit.sweep import SPACES_DIR, load_space, space_file
+
+    files = sorted(SPACES_DIR.glob("*.yaml"))
+    assert {"asu.yaml", "npo.yaml", "t-npo.yaml", "gd.yaml", "default.yaml"} <= {f.name for f in files}
+    for path in files:
+        method = get_method("gd" if path.stem == "default" else path.stem)
+        space = load_space(path, method)
+        assert "lr" in space.params
+    assert space_file("me_gd").name == "default.yaml"  # a method without its own file
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("params:\n  lr: {low: 1.0e-3, high: 1.0e-5}\n", "low=0.001 must be < high"),
+        ("params:\n  lr: {low: 0, high: 1.0, log: true}\n", "log range needs low > 0"),
+        ("params:\n  tau: {low: 2.0, high: 3.0}\n", "tau"),  # not a GD knob
+        ("params:\n  lr: {lo: 1, high: 2}\n", "unknown field 'lo'"),
+        ("params:\n  epochs: {choices: []}\n", "non-empty list"),
+        ("params:\n  lr: {low: abc, high: 1.0}\n", "not a number"),
+        ("params:\n  lr: {low: 1.0e-5, high: 1.0e-3}\nfixed:\n  lr: 1.0e-4\n", "both searched"),
+        ("params: {}\n", "non-empty 'params:'"),
+        ("params:\n  lr: [1\n", "invalid YAML"),
+        ("params:\n  lr: {low: -1.0, high: 1.0}\n", "lr"),  # the config's own range check
+    ],
+)
+def test_bad_space_is_one_clear_error(tmp_path, text, message):
+    from unlearnkit.methods import get_method
+    from unlearnkit.sweep import load_space
+
+    path = tmp_path / "space.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError) as err:
+        load_space(path, get_method("gd"))
+    assert message in str(err.value) and str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_grid_space_uses_the_grid_sampler(tmp_path):
+    from unlearnkit.methods import get_method
+    from unlearnkit.sweep import load_space
+
+    path = tmp_path / "grid.yaml"
+    path.write_text("params:\n  epochs: {choices: [1, 2]}\n  tau: {low: 2, high: 4, step: 1}\n")
+    space = load_space(path, get_method("asu"))
+    assert space.is_grid and space.grid() == {"epochs": [1, 2], "tau": [2, 3, 4]} and space.grid_size() == 6
+    path.write_text("params:\n  tau: {low: 2.0, high: 4.0}\n")
+    assert not load_space(path, get_method("asu")).is_grid
+
+
+def test_pruning_callback_raises_trial_pruned_below_the_floor(tiny_random_llama, world_tokenizer, mini_bench):
+    import optuna
+    from transformers import TrainerState
+
+    from unlearnkit.sweep import _pruning_callback, _UtilityProbe
+
+    probe = _UtilityProbe(mini_bench, seed=0)
+    value = probe(tiny_random_llama, world_tokenizer)
+    assert 0 < value < 1
+    state = TrainerState()
+    state.epoch = 1.0
+    _pruning_callback(probe, world_tokenizer, value / 2).on_epoch_end(
+        None, state, None, model=tiny_random_llama
+    )
+    with pytest.raises(optuna.TrialPruned, match="floor"):
+        _pruning_callback(probe, world_tokenizer, value * 2).on_epoch_end(
+            None, state, None, model=tiny_random_llama
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end
+
+
+def test_sweep_writes_outputs_and_best_yaml_is_an_unlearn_recipe(tmp_path, argv, mini_world, sweep_inputs):
+    from unlearnkit.cli import main
+
+    out = tmp_path / "sweep"
+    assert main(argv(out, 3)) == 0
+    for name in ("study.db", "best.yaml", "trials.jsonl", "pareto.png", "report.html", "summary.json"):
+        assert (out / name).is_file(), name
+    rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    assert [r["number"] for r in rows] == [0, 1, 2]
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"target", "oracle", "gd (tuned)"} <= set(summary["test"])
+    assert not set(summary["split"]["selection_entities"]) & set(summary["split"]["test_entities"])
+    report = (out / "report.html").read_text()
+    assert "test half" in report and "selection half" in report
+    assert "SELECTION half" in (out / "best.yaml").read_text()
+
+    # best.yaml is a recipe `unlearn --config` accepts (it names the method itself)
+    model_out = tmp_path / "unlearned"
+    code = main(
+        ["unlearn", "--model", str(sweep_inputs / "target"), "--data", str(mini_world)]
+        + ["--config", str(out / "best.yaml"), "--output", str(model_out)]
+    )
+    assert code == 0 and (model_out / "config.json").is_file()
+
+    # a rerun of the finished sweep adds no trial; different settings on the same folder are refused
+    assert main(argv(out, 3)) == 0
+    assert len(_trials(out / "study.db")) == 3
+    bad = argv(out, 3)
+    bad[bad.index("--seed") + 1] = "1"
+    assert main(bad) == 2
+
+
+def test_killed_sweep_resumes_the_same_study_without_losing_or_duplicating(tmp_path, argv):
+    out = tmp_path / "sweep"
+    n = 4
+    proc = _cli(argv(out, n))
+    killed_at = None
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        states = _trials(out / "study.db")
+        if any(s == "COMPLETE" for _, s in states) and any(s == "RUNNING" for _, s in states):
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            killed_at = [num for num, s in states if s == "RUNNING"]
+            break
+        time.sleep(0.1)
+    assert killed_at, f"the sweep ended before it could be killed: {proc.communicate()[0][-2000:]}"
+    before = _trials(out / "study.db")
+    assert any(s == "RUNNING" for _, s in before)  # left behind by the killed process
+
+    rerun = _cli(argv(out, n))
+    log = rerun.communicate(timeout=600)[0]
+    assert rerun.returncode == 0, log[-3000:]
+    assert "resumed" in log
+    study = _assert_exact(out, n)
+    by_number = {t.number: t for t in study.trials}
+    for number in killed_at:
+        killed = by_number[number]
+        assert killed.state.name == "FAIL"
+        if killed.params:  # its parameters were drawn: they ran again in a later trial
+            retries = [t for t in study.trials if t.user_attrs.get("retry_of") == number]
+            assert len(retries) == 1 and retries[0].params == killed.params
+            assert retries[0].state.name in ("COMPLETE", "PRUNED")
+    # the trial count continued: the earlier finished trials are still there, numbers only grow
+    finished_before = {num for num, s in before if s in ("COMPLETE", "PRUNED")}
+    assert finished_before <= {t.number for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")}
+    assert (out / "best.yaml").is_file()
+
+
+def test_two_processes_on_one_study_finish_with_n_distinct_trials(tmp_path, argv):
+    out = tmp_path / "sweep"
+    n = 4
+    procs = [_cli(argv(out, n)) for _ in range(2)]
+    logs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [log[-2000:] for log in logs]
+    study = _assert_exact(out, n)
+    assert len(study.trials) == n  # no trial was claimed beyond --trials
+
+
+def test_jobs_flag_starts_worker_processes(tmp_path, argv):
+    from unlearnkit.cli import main
+
+    out = tmp_path / "sweep"
+    assert main(argv(out, 3, "--jobs", "2")) == 0
+    study = _assert_exact(out, 3)
+    assert len(study.trials) == 3
+    assert all(t.user_attrs["worker"]["pid"] for t in study.trials)
