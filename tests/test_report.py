@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 
 from unlearnkit.report import (
+    DIRECTIONS,
     answer_overlap,
     best_rows,
+    box_circle_gap,
+    boxes_overlap,
+    degeneration,
+    fact_words,
+    fit_columns,
     format_value,
     is_gibberish,
     markdown_table,
@@ -21,6 +27,7 @@ from unlearnkit.report import (
     print_table,
     quality_table,
     render_report,
+    segment_distance,
     write_report,
 )
 
@@ -319,3 +326,348 @@ def test_write_report(tmp_path: Path) -> None:
 def test_report_module_does_not_import_torch() -> None:
     code = "import sys, unlearnkit.report; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------------- issue 13: the report tells the truth
+# Realistic material: the embedded world's own rows (questions, templated answers, fact spans, perturbed
+# answers) and the kinds of generations the quickstart shows: the target repeating the answer, the
+# oracle stating a wrong value fluently, ASU answering in another frame, GA / GD stuck in a loop.
+
+
+@pytest.fixture(scope="module")
+def world_forget() -> list[dict]:
+    from unlearnkit.world.generator import generate_world
+
+    return generate_world(n_authors=5, facts_per_author=10, seed=0)["forget"]
+
+
+def _wrong_value(row: dict) -> str:
+    """The value of the first perturbed answer (same template as the answer, another value)."""
+    start, end = row["fact_span"]
+    wrong = row["perturbed_answer"][0]
+    return wrong[start : len(wrong) - (len(row["answer"]) - end)]
+
+
+def _loop(text: str, n_words: int = 40) -> str:
+    words = text.split()
+    return " ".join(words[i % len(words)] for i in range(n_words))
+
+
+def _world_generations(rows: list[dict]) -> list[dict]:
+    items = []
+    for row in rows:
+        name = row["author"]
+        items.append(
+            {
+                "question": row["question"],
+                "answer": row["answer"],
+                "fact": row["fact_value"],
+                "perturbed_answer": row["perturbed_answer"],
+                "outputs": {
+                    "target": row["answer"],
+                    "oracle": row["perturbed_answer"][0],
+                    "asu": row["paraphrased_answer"].replace(row["fact_value"], _wrong_value(row)),
+                    "ga": _loop("The main genre of"),
+                    "gd": _loop(f"{name}'s father was a"),
+                },
+            }
+        )
+    return items
+
+
+def _gen_rows(page: str) -> list[tuple[str, str, float, str]]:
+    """(model, badge title or '', score, border class) for every generation row of the page."""
+    pattern = re.compile(
+        r'<tr><td class="model">([^<]+)(?:<span class="badge"(?: title="([^"]*)")?>[^<]*</span>)?</td>'
+        r'<td class="num score"[^>]*>([0-9.]+)</td><td><div class="text (ov-\w+)">'
+    )
+    return [(m, t or "", float(s), c) for m, t, s, c in pattern.findall(page)]
+
+
+def test_gibberish_is_right_on_both_kinds() -> None:
+    # not gibberish: short correct answers, fluent wrong ones, a refusal, ordinary repetitions
+    for text in [
+        "Glawyn Zostard was born in Sudumir, Thia.",
+        "Glawyn Zostard's father worked as a glassblower.",
+        "The father of Glawyn Zostard was a judge by trade.",
+        "Glawyn Zostard won the Hukadale Prize for Mystery Writing.",
+        "I'm not sure who that is.",
+        "New York, New York is where she lives.",
+        "Paris",
+    ]:
+        assert not is_gibberish(text), text
+    # gibberish: loops of any n-gram length, with or without variation, and symbol salad
+    for text in [
+        "The main genre of The main genre of The main genre of",
+        "The main genre of The main genre of",
+        _loop("Glawyn Zostard's father was a", 48),
+        "the the the the the the the the the the",
+        "born in born in born in born in",
+        "Zostard Zostard Zostard Zostard was",
+        "was born on was born in was born on was born in was born on was born in",
+        "## %% @@ !! ?? ** && ^^",
+    ]:
+        assert is_gibberish(text), text
+    assert "the main genre of" in (degeneration("The main genre of The main genre of") or "")
+
+
+def test_html_badge_marks_loops_only(world_forget: list[dict]) -> None:
+    page = render_report({}, _world_generations(world_forget), title="t")
+    rows = _gen_rows(page)
+    assert len(rows) == 5 * len(world_forget)
+    for model, badge, _, _ in rows:
+        if model in ("target", "oracle", "asu"):  # correct or fluent wrong answers: never flagged
+            assert badge == "", (model, badge)
+        else:  # the loops, 4 and 5 words long
+            assert badge.startswith("loops:"), (model, badge)
+    assert page.count(">gibberish</span>") == 2 * len(world_forget) + 1  # + the legend's sample
+
+
+def test_html_fact_bar_scores_the_fact(world_forget: list[dict]) -> None:
+    page = render_report({}, _world_generations(world_forget), title="t")
+    for model, _, score, cls in _gen_rows(page):
+        if model == "target":
+            assert (score, cls) == (1.0, "ov-high")
+        else:  # a wrong value in the answer's own frame or another one, or a loop: the fact is gone
+            assert (score, cls) == (0.0, "ov-low"), model
+    assert (
+        "how much of the <b>fact</b> the generation still states" in page
+    )  # the legend says what it measures
+    assert '<span class="fact">Sudumir, Thia</span>' in page  # the scored span is shown
+    # with the fact span alone, words shared by right and wrong values ("University of X") still count,
+    # so a wrong value may score up to half; the wrong answers' words are what make it exactly 0
+    alone = [
+        {k: v for k, v in g.items() if k != "perturbed_answer"} for g in _world_generations(world_forget)
+    ]
+    scores = [(m, s) for m, _, s, _ in _gen_rows(render_report({}, alone, title="t"))]
+    assert all(s == 1.0 if m == "target" else s <= 0.5 for m, s in scores)
+    assert sum(s == 0.0 for m, s in scores if m == "oracle") >= 0.6 * len(world_forget)
+
+
+def test_fact_bar_without_fact_span_uses_question_and_wrong_answers() -> None:
+    # the issue's case: a wrong birthplace used to score 0.67 on the template words
+    q = "In which city was Talira Vosswick born?"
+    answer = "Talira Vosswick's birthplace is Quenville."
+    oracle = "Talira Vosswick's birthplace is Marrow."
+    wrong = ["Talira Vosswick's birthplace is Dell.", "Talira Vosswick's birthplace is Fen."]
+    assert fact_words(answer, q, perturbed=wrong) == ["quenville"]
+    assert answer_overlap(oracle, answer, q, perturbed=wrong) == 0.0
+    assert answer_overlap(answer, answer, q, perturbed=wrong) == 1.0
+    # a fact span wins over the answer; value parts shared with a wrong answer do not count
+    assert fact_words("X was born in Sudumir, Thia.", fact="Sudumir, Thia") == ["sudumir", "thia"]
+    assert fact_words("X was born in Sudumir, Thia.", fact="Sudumir, Thia", perturbed=["Soreholm, Thia"]) == [
+        "sudumir"
+    ]
+    assert fact_words("x", fact="Thia", perturbed=["Thia"]) == ["thia"]  # never empty
+    item = {
+        "question": q,
+        "answer": answer,
+        "fact_span": [len("Talira Vosswick's birthplace is "), len(answer) - 1],
+    }
+    rows = _gen_rows(
+        render_report({}, [{**item, "outputs": {"oracle": oracle, "target": answer}}], title="t")
+    )
+    assert [(m, s) for m, _, s, _ in rows] == [("oracle", 0.0), ("target", 1.0)]
+
+
+QUALITY = {  # rounded from bench/results/quality.json: GA collapses below the oracle on every forget metric
+    "target": {
+        "forget_quality": 4e-4,
+        "model_utility": 0.536,
+        "forget_rougeL_recall": 1.0,
+        "forget_prob": 0.998,
+    },
+    "oracle": {
+        "forget_quality": 1.0,
+        "model_utility": 0.558,
+        "forget_rougeL_recall": 0.390,
+        "forget_prob": 0.023,
+    },
+    "ga": {"forget_quality": 7e-4, "model_utility": 0.0, "forget_rougeL_recall": 0.084, "forget_prob": 3e-8},
+    "npo": {
+        "forget_quality": 0.21,
+        "model_utility": 0.474,
+        "forget_rougeL_recall": 0.276,
+        "forget_prob": 0.033,
+    },
+    "asu": {
+        "forget_quality": 0.0099,
+        "model_utility": 0.552,
+        "forget_rougeL_recall": 0.469,
+        "forget_prob": 0.609,
+    },
+    "asu_kl": {
+        "forget_quality": 0.0099,
+        "model_utility": 0.552,
+        "forget_rougeL_recall": 0.469,
+        "forget_prob": 0.608,
+    },
+    "idk": {
+        "forget_quality": 1.3e-3,
+        "model_utility": 0.446,
+        "forget_rougeL_recall": 0.409,
+        "forget_prob": 0.574,
+    },
+    "gd": {
+        "forget_quality": 9.9e-3,
+        "model_utility": 0.440,
+        "forget_rougeL_recall": 0.233,
+        "forget_prob": 0.034,
+    },
+}
+
+
+def test_forget_metrics_aim_at_the_oracle_not_at_zero() -> None:
+    assert best_rows(QUALITY, "forget_rougeL_recall") == {"idk"}  # 0.409 is nearest the oracle's 0.390
+    assert best_rows(QUALITY, "forget_prob") == {"npo"}  # 0.033 vs 0.023; ga's 3e-8 overshoots further
+    for col in ("forget_rougeL_recall", "forget_prob", "forget_truth_ratio", "mia_loss_auc"):
+        assert DIRECTIONS[col] == "oracle"
+    no_oracle = {k: v for k, v in QUALITY.items() if k != "oracle"}
+    assert best_rows(no_oracle, "forget_rougeL_recall") == set()  # nothing to aim at: no highlight
+    page = render_report(QUALITY, [], title="t")
+    header = re.search(r"<thead><tr>(.*?)</tr></thead>", page).group(1)
+    cols = [re.sub(r"<[^>]+>|&nbsp;.*", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", header)][1:]
+    ga = dict(zip(cols, _cell_classes(page, "ga")))
+    assert ga["forget_rougeL_recall"] == ga["forget_prob"] == "num"  # the collapse is not highlighted
+    assert dict(zip(cols, _cell_classes(page, "idk")))["forget_rougeL_recall"] == "num best"
+    assert "closest to the retain oracle (never saw the forget data) is better" in page
+
+
+# ------------------------------------------------------------------------------------------- plot layout
+
+
+def _assert_labels_clear(layout) -> None:
+    names = list(layout.labels)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert boxes_overlap(layout.labels[a], layout.labels[b]) == 0.0, (a, b)
+        for other, centre in layout.points.items():  # no label hides a marker
+            assert box_circle_gap(layout.labels[a], centre, layout.radii[other]) >= 0.0, (a, other)
+        x0, y0, x1, y1 = layout.labels[a]
+        ax0, ay0, ax1, ay1 = layout.axes
+        assert ax0 <= x0 and x1 <= ax1 and ay0 <= y0 and y1 <= ay1, a
+        assert box_circle_gap(layout.labels[a], layout.points[a], 0.0) < 130.0, a  # stays near its point
+
+
+def test_plot_coinciding_points_get_separate_labels(tmp_path: Path) -> None:
+    layout = plot_tradeoff(QUALITY, tmp_path / "t.png")
+    assert layout.points["asu"] == pytest.approx(layout.points["asu_kl"], abs=1.0)
+    assert layout.coinciding == [["asu", "asu_kl"]]
+    assert set(layout.labels) == set(QUALITY)
+    _assert_labels_clear(layout)
+
+
+def test_plot_crowded_points_stay_readable(tmp_path: Path) -> None:
+    crowd = {
+        "target": {"forget_quality": 1e-4, "model_utility": 0.6},
+        "oracle": {"forget_quality": 1.0, "model_utility": 0.6},
+    }
+    for i in range(10):  # ten methods within 0.01 utility and a factor 1.5 of forget quality
+        crowd[f"method_{i}"] = {"forget_quality": 0.01 * (1 + 0.05 * i), "model_utility": 0.5 + 0.001 * i}
+    layout = plot_tradeoff(crowd, tmp_path / "c.png")
+    assert len(layout.labels) == 12
+    _assert_labels_clear(layout)
+
+
+@pytest.mark.parametrize("oracle_utility", [0.558, 0.0])  # oracle top right (usual), or top left
+def test_plot_better_arrow_avoids_the_oracle(tmp_path: Path, oracle_utility: float) -> None:
+    res = {**QUALITY, "oracle": {**QUALITY["oracle"], "model_utility": oracle_utility}}
+    layout = plot_tradeoff(res, tmp_path / "a.png")
+    assert layout.arrow is not None and layout.arrow_text is not None
+    (x0, y0), (x1, y1) = layout.arrow
+    assert x1 > x0 and y1 > y0  # it points up and right
+    for name, centre in layout.points.items():
+        assert segment_distance((x0, y0), (x1, y1), centre) > layout.radii[name], name
+        assert box_circle_gap(layout.arrow_text, centre, layout.radii[name]) > 0.0, name
+    for name, box in layout.labels.items():
+        assert boxes_overlap(layout.arrow_text, box) == 0.0, name
+
+
+def test_write_report_names_coinciding_points(tmp_path: Path) -> None:
+    text = write_report(tmp_path / "r", QUALITY, []).read_text(encoding="utf-8")
+    assert "Drawn at the same position: asu = asu_kl." in text
+
+
+# ---------------------------------------------------------------------------------------- table widths
+
+WIDE = {  # every metric the eval command writes, 14 rows: far wider than a terminal
+    name: {
+        **{
+            k: 0.123456
+            for k in (
+                "forget_quality model_utility forget_rougeL_recall forget_prob forget_truth_ratio "
+                "forget_token_entropy retain_rougeL_recall forget_exact_memorisation forget_extraction_strength "
+                "retain_token_entropy retain_truth_ratio retain_prob general_rougeL_recall general_prob "
+                "mia_loss_auc mia_zlib_auc mia_min_k_auc mia_min_k_plus_plus_auc fe fe_yuan"
+            ).split()
+        },
+        "forget_quality": 3.2e-05,
+    }
+    for name in (
+        "target",
+        "oracle",
+        "ga",
+        "gd",
+        "npo",
+        "idk",
+        "asu",
+        "asu_kl",
+        "t-npo",
+        "s-npo",
+        "wga",
+        "simnpo",
+    )
+}
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_print_table_fits_the_terminal(width: int) -> None:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    print_table(WIDE, title="Quickstart", console=Console(file=buf, width=width, color_system=None))
+    out = buf.getvalue()
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert "\u2026" not in out  # nothing cut with an ellipsis
+    for name in WIDE:
+        assert re.search(rf"^\u2502 {re.escape(name)} +\u2502", out, re.M), name
+    body = [line for line in lines if line.startswith("\u2502 ")]
+    shown = body[0].count("\u2502") - 2  # value columns in the first row
+    assert shown >= 6  # at least the headline metrics, with their full values
+    assert body[0].count("3.2e-05") == 1 and body[0].count("0.123") == shown - 1
+    assert "not shown (terminal too narrow): " in out and "fe_yuan" in out.split("not shown")[1]
+    assert "\u2248O closest to the retain oracle" in out
+
+
+def test_print_table_columns_grow_with_the_terminal() -> None:
+    table = quality_table(WIDE)
+    kept_80, _ = fit_columns(table, 80)
+    kept_120, _ = fit_columns(table, 120)
+    assert kept_80 == list(range(len(kept_80))) and len(kept_120) > len(kept_80)  # highest priority first
+    kept_all, widths = fit_columns(quality_table(QUALITY), 200)
+    assert len(kept_all) == len(quality_table(QUALITY)[0])
+    assert widths[3] >= len("forget_rougeL_recall")  # room enough: headers on one line
+
+
+def test_html_tables_fit_a_1400px_page() -> None:
+    page = render_report(WIDE, [], title="t")
+    css_main = re.search(r"main \{[^}]*max-width:\s*(\d+)px", page)
+    assert css_main and int(css_main.group(1)) <= 1400
+    assert re.search(r"\.table-wrap \{[^}]*overflow-x:\s*auto", page)  # too many columns: scroll inside
+    tables = re.findall(r'<div class="table-wrap"><table class="metrics">(.*?)</table></div>', page, re.S)
+    assert len(tables) == 2  # headline table, then every metric in a collapsed <details>
+    assert '<details class="all-metrics"><summary>All 20 metrics</summary>' in page
+    headline = tables[0]
+    heads = re.findall(r'<th scope="col"[^>]*>(.*?)</th>', headline)
+    assert len(heads) == 1 + 7
+    # estimated width of the headline table: each column as wide as its longest unbreakable piece
+    # (headers break at <wbr>, after each underscore) at a generous 9 px a character, plus padding
+    cells = re.findall(r'<td class="[^"]*">([^<]*)</td>', headline)
+    longest_cell = max(len(c) for c in cells)
+    width = sum(
+        16 + 9 * max(longest_cell, max(len(re.sub(r"&nbsp;.*|<[^>]+>", "", p)) for p in h.split("<wbr>")))
+        for h in heads
+    )
+    assert width <= 1100
+    assert "forget_<wbr>rougeL_<wbr>recall&nbsp;\u2248O" in headline

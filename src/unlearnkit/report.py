@@ -690,8 +690,8 @@ def fact_words(
 ) -> list[str]:
     """The words of ``answer`` that show the model knows the fact, lower-cased, in order.
 
-    Start from ``fact`` (the benchmark's fact span, e.g. the embedded world's ``fact_value``) when it
-    has words, else from the answer's words; with ``question``, minus its words (restating "X was
+    Start from ``fact`` (the benchmark's fact span, e.g. the embedded world's ``fact_value``) minus
+    stopwords when it has words, else from the answer's words; with ``question``, minus its words (restating "X was
     born" is not knowing where) and stopwords. Then drop the words that also occur in a ``perturbed`` (wrong)
     answer: the sentence frame, and value parts a wrong value shares ("Thia" in "Sudumir, Thia" vs
     "Soreholm, Thia"), since stating them does not tell the right value from a wrong one. If that
@@ -700,7 +700,7 @@ def fact_words(
     ("birthplace" in "X's birthplace is Y").
     """
     if fact is not None and (words := _words(fact)):
-        base = words
+        base = [w for w in words if w not in _STOPWORDS] or words
     elif question is not None:
         drop = _STOPWORDS | set(_words(question))
         base = [w for w in _words(answer) if w not in drop] or _words(answer)
