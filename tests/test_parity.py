@@ -253,17 +253,20 @@ def test_asu_idk_lambda_setting(model, ref_model, world_tokenizer, batch):
         assert loss == pytest.approx(want, rel=1e-5)
 
 
-def test_me_by_hand(model, batch):
-    """ME (arXiv 2410.08109): KL(Uniform || p) = -log V - (1/V) sum_v log p_v per answer position."""
+@pytest.mark.parametrize("reduction", ["sequence", "token"])
+def test_me_by_hand(model, batch, reduction):
+    """ME (arXiv 2410.08109): KL(Uniform || p) = -log V - (1/V) sum_v log p_v per answer position
+    (the authors' code: one mean over the batch's answer tokens = ``token``)."""
     lp = logprobs(model, batch["forget"])
     vocab = lp.shape[-1]
     rows = [
         [-math.log(vocab) - float(lp[b, t - 1].mean()) for t in answer_positions(row)]
         for b, row in enumerate(batch["forget"]["labels"])
     ]
-    loss, logs = run("me_gd", {"retain_loss": "none"}, model, batch)
+    loss, logs = run("me_gd", {"retain_loss": "none", "loss_reduction": reduction}, model, batch)
     # a random model is close to uniform: KL ~ 3e-3, computed in float32 from 6-nat terms
-    assert logs["forget_loss"] == pytest.approx(seq_mean(rows), abs=1e-6)
+    mean = seq_mean if reduction == "sequence" else tok_mean
+    assert logs["forget_loss"] == pytest.approx(mean(rows), abs=1e-6)
 
 
 def test_undial_by_hand(model, ref_model, batch):

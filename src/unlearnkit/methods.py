@@ -211,7 +211,7 @@ def step_idk_ap(ctx, batch, cfg):
 
 def step_me(ctx, batch, cfg):
     f = ctx.policy(batch["forget"])
-    return combine(me_loss(f.logits, f.weights), ctx, batch, cfg)
+    return combine(me_loss(f.logits, f.weights, cfg.loss_reduction), ctx, batch, cfg)
 
 
 def step_undial(ctx, batch, cfg):

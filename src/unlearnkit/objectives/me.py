@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.objectives.reduction import reduce_tokens
 
 
 def token_uniform_kl(logits: torch.Tensor) -> torch.Tensor:
@@ -18,7 +18,7 @@ def token_uniform_kl(logits: torch.Tensor) -> torch.Tensor:
     return -math.log(logits.shape[-1]) - logp.mean(-1)
 
 
-def me_loss(logits: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+def me_loss(logits: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence") -> torch.Tensor:
     """ME: push the next-token distribution on forget answers towards uniform, ``KL(U || p_theta)``.
 
     Intuition: a model that is maximally uncertain on the forget answers behaves like one that never
@@ -28,9 +28,9 @@ def me_loss(logits: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     Args:
         logits (`Tensor [B,T,V]`): the model's aligned logits on the forget inputs (see ``tokens.shift``).
         weights (`Tensor [B,T]`): answer mask or TokenUnlearn weights.
-    Reduction: weighted mean per sequence, then mean over sequences; rows without weighted tokens are
-    left out. (The authors' code takes one mean over all answer tokens of the batch, which weights
-    long answers more; the two agree when every row has the same number of answer tokens.)
+        reduction (`str`, defaults to ``"sequence"``): ``sequence`` = weighted mean per sequence, then
+            over sequences (rows without weighted tokens left out); ``token`` = one mean over all answer
+            tokens of the batch, as the authors' code (sail-sg/closer-look-LLM-unlearning), which
+            weights long answers more. The two agree when every row has as many answer tokens.
     """
-    per_row, valid = sequence_mean(token_uniform_kl(logits), weights)
-    return batch_mean(per_row, valid)
+    return reduce_tokens(token_uniform_kl(logits), weights, reduction)
