@@ -277,10 +277,14 @@ def run_quickstart(args) -> int:
     results = emb.results
     fd = emb.details["target"]["forget"]
     items = pick_generation_items(len(fd["questions"]))
+    # The world's fact span and wrong answers let the report score the fact itself, not template words.
+    rows_by_question = {r["question"]: r for r in emb.bench.forget}
     generations = [
         {
             "question": fd["questions"][i],
             "answer": fd["answers"][i],
+            "fact": rows_by_question.get(fd["questions"][i], {}).get("fact_value"),
+            "perturbed_answer": rows_by_question.get(fd["questions"][i], {}).get("perturbed_answer", []),
             "outputs": {row: emb.details[row]["forget"]["generations"][i] for row in results},
         }
         for i in items
@@ -308,7 +312,7 @@ def run_quickstart(args) -> int:
         results,
         columns=TABLE_COLUMNS,
         title="Quickstart (embedded world, tiny Llama)",
-        console=Console(width=max(console.width, 150)),
+        console=console,  # print_table picks the columns that fit this terminal
     )
     log(f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s")
     return 0
