@@ -32,6 +32,7 @@ COMMANDS = (
     "world",
     "finetune",
     "unlearn",
+    "distill",
     "eval",
     "attribute",
     "audit",
