@@ -10,12 +10,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from unlearnkit.errors import UserError
 from unlearnkit.io import atomic_dir
+
+if TYPE_CHECKING:  # torch is imported by the loaders only: path checks must stay instant
+    import torch
 
 PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.pth", "model.ckpt")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -161,6 +162,7 @@ def load_model(
     device: str | torch.device | None = None,
 ):
     """Load a causal LM from a folder or hub id with ``use_safetensors=True``."""
+    import torch
     from transformers import AutoModelForCausalLM
 
     check_model_path(name)

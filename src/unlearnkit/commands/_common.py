@@ -78,7 +78,8 @@ def check_split_lengths(tokenizer, fmt, bench, splits, max_length: int, **kw) ->
     from unlearnkit.data.encode import check_lengths
 
     for name in splits:
-        check_lengths(tokenizer, fmt, bench.split(name), Path(bench.path) / f"{name}.jsonl", max_length, **kw)
+        for rows, where in split_sources(bench, name):
+            check_lengths(tokenizer, fmt, rows, where, max_length, **kw)
 
 
 def is_model_dir(path: str) -> bool:
@@ -147,14 +148,14 @@ def file_digest(path: Path) -> str | None:
     return h.hexdigest()[:16]
 
 
-def run_fingerprint(args, method, train_cfg, method_cfg) -> dict:
+def run_fingerprint(args, method_name: str, train_cfg, method_cfg) -> dict:
     """What must not change between a run and its ``--resume`` (else the weights would silently differ)."""
     from unlearnkit.config import config_dict
 
     model = Path(args.model).expanduser()
     cfg = {k: v for k, v in config_dict(train_cfg, method_cfg).items() if k not in RESUME_EXEMPT}
     return {
-        "method": method.name,
+        "method": method_name,
         "model": str(model.resolve()) if model.exists() else str(args.model),
         "data": {name: file_digest(Path(args.data) / f"{name}.jsonl") for name in ("forget", "retain")},
         "config": json.loads(json.dumps(cfg, default=str)),
@@ -216,3 +217,57 @@ def diverged_message(err: Exception, work: Path) -> str:
         f"{err}; no output was written and no checkpoint was kept{suffix} "
         "(--save-every N keeps the last good weights)"
     )
+
+
+# ------------------------------------------------------------------------------------------- data
+
+
+def is_named_data(spec: str | Path) -> bool:
+    """``tofu:forget10``-style names (not a folder): read through ``datasets``, which is heavy."""
+    text = str(spec)
+    return ":" in text and not Path(text).is_dir()
+
+
+def check_data(spec: str | Path, eval_fields: bool = False):
+    """A light first look at ``--data``: a folder is read and validated now (plain JSONL, no heavy
+    import) and returned; a benchmark name is only checked (known name, data root) and None is
+    returned: :func:`load_data` reads it once the other arguments have been checked."""
+    from unlearnkit.data.sources import KNOWN, data_root, resolve_data
+
+    text = str(spec)
+    if not is_named_data(text):
+        return resolve_data(text, eval_fields=eval_fields)
+    if text.strip().lower() not in KNOWN:
+        return resolve_data(text, eval_fields=eval_fields)  # raises the one-line error, before any reading
+    data_root()  # $UNLEARNKIT_DATA_ROOT must be a folder
+    return None
+
+
+def load_data(spec: str | Path, bench=None, eval_fields: bool = False):
+    """The benchmark :func:`check_data` returned, or (for a name) read it now."""
+    if bench is not None:
+        return bench
+    from unlearnkit.data.sources import resolve_data
+
+    return resolve_data(spec, eval_fields=eval_fields)
+
+
+def split_file(bench, name: str) -> str:
+    """The file a split's rows came from, for error messages: ``forget.jsonl`` of a folder, the real
+    file of a named benchmark (TOFU's ``forget10.json``), or its hub address."""
+    where = getattr(bench, "provenance", {}).get(name)
+    if where:
+        return where.split(":", 1)[1] if where.startswith("local:") else where
+    return str(Path(bench.path) / f"{name}.jsonl")
+
+
+def split_sources(bench, name: str, evaluation: bool = False) -> list[tuple[list[dict], str]]:
+    """(rows, file they came from) for one split; row ``_line`` numbers are per file, so a split read
+    from several files (TOFU's real authors + world facts) comes back as one pair per file.
+    ``evaluation``: the rows evaluation reads (TOFU: ``retain_perturbed`` for retain)."""
+    parts = getattr(bench, "general_parts", None)
+    if name == "general" and parts:
+        return [(rows, split_file(bench, f"general.{source}")) for source, rows in parts.items()]
+    if evaluation and name in getattr(bench, "eval_splits", {}):
+        return [(bench.eval_splits[name], split_file(bench, f"eval.{name}"))]
+    return [(bench.split(name), split_file(bench, name))]

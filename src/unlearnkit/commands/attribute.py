@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from unlearnkit.commands._common import add_trust_remote_code, check_split_lengths, overrides, torch_threads
+from unlearnkit.commands._common import (
+    add_trust_remote_code,
+    check_data,
+    check_split_lengths,
+    load_data,
+    overrides,
+    torch_threads,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -21,22 +28,26 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.attribution import compute_scores, save_scores, token_weights
+    from unlearnkit.commands._methods import method_config
     from unlearnkit.config import build_configs
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.data.sources import resolve_data as load_benchmark
-    from unlearnkit.io import atomic_dir, check_output_dir
-    from unlearnkit.methods import get_method
-    from unlearnkit.models import check_model_path, load_model, load_tokenizer
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path
 
     train_cfg, cfg = build_configs(
-        get_method("t-npo").config,
+        method_config("t-npo"),
         overrides(args),
         ignore=("beta", "forget_weight", "retain_weight", "retain_loss"),
     )
     check_output_dir(args.output, args.overwrite)
-    bench = load_benchmark(args.data)
+    bench = check_data(args.data)
     check_model_path(args.model)
+
+    from unlearnkit.attribution import compute_scores, save_scores, token_weights
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.io import atomic_dir
+    from unlearnkit.models import load_model, load_tokenizer
+
+    bench = load_data(args.data, bench)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     check_split_lengths(tokenizer, fmt, bench, ("forget",), train_cfg.max_length)

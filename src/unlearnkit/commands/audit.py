@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from unlearnkit.commands._common import torch_threads
-
 
 def add_parser(subparsers) -> None:
     from unlearnkit.audit import add_audit_arguments  # light: numpy only (the flags live with the audit)
@@ -30,5 +28,4 @@ def run(args: argparse.Namespace) -> int:
     ):
         if path is not None:
             check_model_path(path, flag=flag)
-    torch_threads()
-    return audit_command(args)
+    return audit_command(args)  # checks its own settings, then imports torch

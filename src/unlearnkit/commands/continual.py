@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from unlearnkit.commands._common import add_trust_remote_code, check_combinations, overrides, torch_threads
+from unlearnkit.commands._common import (
+    add_trust_remote_code,
+    check_combinations,
+    check_data,
+    load_data,
+    overrides,
+    torch_threads,
+)
 from unlearnkit.errors import UserError
 
 
@@ -28,23 +35,32 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.continual import continual_unlearning, plot_curve, split_requests, tofu_eval_fn
-    from unlearnkit.data.sources import resolve_data
-    from unlearnkit.evaluate import EvalSettings
-    from unlearnkit.io import atomic_dir, check_output_dir, write_json
-    from unlearnkit.methods import get_method
-    from unlearnkit.models import check_model_path, load, save_model
-    from unlearnkit.unlearn import resolve_configs
+    from unlearnkit.commands._methods import method_config
+    from unlearnkit.config import build_configs
+    from unlearnkit.continual import split_requests
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path
 
-    values = overrides(args, lambda: get_method(args.method).config)
-    method, train_cfg, method_cfg = resolve_configs(args.method, values)
+    values = overrides(args, lambda: method_config(args.method))
+    train_cfg, _ = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens {args.max_new_tokens}: must be >= 1")
     check_output_dir(args.output, args.overwrite)
-    bench = resolve_data(args.data, eval_fields=True)
-    requests = split_requests(bench.forget, args.requests)
+    bench = check_data(args.data, eval_fields=True)
+    if bench is not None:
+        split_requests(bench.forget, args.requests)  # checks --requests against the forget set now
     check_model_path(args.model)
+
+    from unlearnkit.continual import continual_unlearning, plot_curve, tofu_eval_fn
+    from unlearnkit.evaluate import EvalSettings
+    from unlearnkit.io import atomic_dir, write_json
+    from unlearnkit.models import load, save_model
+    from unlearnkit.unlearn import resolve_configs
+
+    method, train_cfg, method_cfg = resolve_configs(args.method, values)
+    bench = load_data(args.data, bench, eval_fields=True)
+    requests = split_requests(bench.forget, args.requests)
     torch_threads()
     model, tokenizer = load(args.model, args.trust_remote_code)
     eval_fn = tofu_eval_fn(bench, EvalSettings(max_new_tokens=args.max_new_tokens, progress=False))

@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from unlearnkit.commands._common import add_trust_remote_code, is_model_dir, note, torch_threads
+from unlearnkit.commands._common import (
+    add_trust_remote_code,
+    check_data,
+    is_model_dir,
+    is_named_data,
+    load_data,
+    note,
+    split_file,
+    split_sources,
+    torch_threads,
+)
 from unlearnkit.errors import UserError
 
 EVAL_FIELDS_CHECKED = ("answer", "paraphrased_answer", "perturbed_answer")
@@ -44,12 +54,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.data.encode import PromptFormat, check_lengths
-    from unlearnkit.data.qa import SPLITS, eval_field_notes
-    from unlearnkit.data.sources import resolve_data as load_benchmark
-    from unlearnkit.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
-    from unlearnkit.io import atomic_dir, check_output_dir, write_json
-    from unlearnkit.models import check_model_path, load, load_model, load_tokenizer
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path
 
     if args.protocol in ("muse", "wmdp"):
         return _eval_muse_wmdp(args)
@@ -58,38 +64,57 @@ def run(args: argparse.Namespace) -> int:
     if args.max_items < 1:
         raise UserError(f"--max-items {args.max_items}: must be >= 1")
     check_output_dir(args.output, args.overwrite)
-    bench = load_benchmark(args.data)
-    notes = eval_field_notes(bench)
+    # A named benchmark (tofu:forget10) is read with its evaluation fields: TOFU keeps them in the
+    # *_perturbed files, not in the training files.
+    named = is_named_data(args.data)
+    bench = check_data(args.data, eval_fields=named)
     check_model_path(args.model)
-    oracle_trs = None
+    retain_path = None
     if args.retain_model:
-        if not bench.forget or not all("perturbed_answer" in r for r in bench.forget):
-            raise UserError(
-                f"--retain-model needs truth ratios, but {Path(bench.path) / 'forget.jsonl'} has no "
-                "paraphrased_answer/perturbed_answer fields; drop --retain-model or add the fields"
-            )
         if is_model_dir(args.retain_model):
             check_model_path(args.retain_model, flag="--retain-model")
         elif Path(args.retain_model).exists():
-            oracle_trs = oracle_truth_ratios(args.retain_model)  # read now: a bad file fails before work
+            retain_path = args.retain_model
         else:
             raise UserError(
                 f"--retain-model {args.retain_model} does not exist (a model folder, an eval folder or "
                 "its details.json)"
             )
+
+    from unlearnkit.data.encode import PromptFormat, check_lengths
+    from unlearnkit.data.qa import SPLITS, eval_field_notes
+    from unlearnkit.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
+    from unlearnkit.io import atomic_dir, write_json
+    from unlearnkit.models import load, load_model, load_tokenizer
+
+    bench = load_data(args.data, bench, eval_fields=named)
+    notes = eval_field_notes(bench)
+    oracle_trs = None
+    if args.retain_model:
+        if not bench.forget or not all("perturbed_answer" in r for r in bench.forget):
+            raise UserError(
+                f"--retain-model needs truth ratios, but {split_file(bench, 'forget')} has no "
+                "paraphrased_answer/perturbed_answer fields; drop --retain-model or add the fields"
+            )
+        if retain_path is not None:
+            oracle_trs = oracle_truth_ratios(retain_path)  # read now: a bad file fails before work
     settings = EvalSettings(max_new_tokens=args.max_new_tokens, max_items=args.max_items)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, settings.prompt_format)
     for name in SPLITS:
-        check_lengths(
-            tokenizer,
-            fmt,
-            subsample(bench.split(name), settings.max_items, settings.seed),
-            Path(bench.path) / f"{name}.jsonl",
-            settings.max_length,
-            fields=EVAL_FIELDS_CHECKED,
-            hint="evaluation scores at most that many tokens; shorten the row",
-        )
+        sources = split_sources(bench, name, evaluation=True)
+        for rows, where in sources:
+            # one file: exactly the rows evaluated; several: all of them (sampled from the union)
+            rows = subsample(rows, settings.max_items, settings.seed) if len(sources) == 1 else rows
+            check_lengths(
+                tokenizer,
+                fmt,
+                rows,
+                where,
+                settings.max_length,
+                fields=EVAL_FIELDS_CHECKED,
+                hint="evaluation scores at most that many tokens; shorten the row",
+            )
     for text in notes:
         note(text)
     torch_threads()

@@ -6,7 +6,14 @@ import argparse
 import shutil
 from pathlib import Path
 
-from unlearnkit.commands._common import add_trust_remote_code, check_split_lengths, overrides, torch_threads
+from unlearnkit.commands._common import (
+    add_trust_remote_code,
+    check_data,
+    check_split_lengths,
+    load_data,
+    overrides,
+    torch_threads,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -29,22 +36,27 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from unlearnkit.config import MethodConfig, build_configs
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.data.sources import resolve_data as load_benchmark
-    from unlearnkit.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.io import check_output_dir
-    from unlearnkit.models import check_model_path, load_model, load_tokenizer, save_model
-    from unlearnkit.world.tiny import build_tiny
+    from unlearnkit.models import check_model_path
 
     tiny = args.model == "tiny"
+    # the defaults are constants of finetune.py, which imports the Trainer: read them after the checks
+    cfg, _ = build_configs(MethodConfig, dict(overrides(args), seed=args.seed))
+    check_output_dir(args.output, args.overwrite)
+    bench = check_data(args.data)
+    if not tiny:
+        check_model_path(args.model)
+
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
+    from unlearnkit.models import load_model, load_tokenizer, save_model
+    from unlearnkit.world.tiny import build_tiny
+
     values = dict(TINY_DEFAULTS if tiny else HF_DEFAULTS, seed=args.seed)
     values.update(overrides(args))
     cfg, _ = build_configs(MethodConfig, values)
-    check_output_dir(args.output, args.overwrite)
-    bench = load_benchmark(args.data)
+    bench = load_data(args.data, bench)
     rows = training_rows(bench, args.split)
-    if not tiny:
-        check_model_path(args.model)
     torch_threads()
     if tiny:
         model, tokenizer = build_tiny(bench, args.seed)

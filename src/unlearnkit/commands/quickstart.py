@@ -32,7 +32,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.quickstart import WORLD, run_quickstart
+    from unlearnkit.commands._methods import method_config
+    from unlearnkit.config import build_configs
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.quickstart import DEFAULT_METHODS, WORLD, method_overrides, run_quickstart
 
     params = dict(WORLD, seed=args.seed)
     if args.authors is not None:
@@ -42,4 +45,10 @@ def run(args: argparse.Namespace) -> int:
     check_world_params(**params)  # before the output check's siblings, the cache or any training
     if args.cache_dir is not None and Path(args.cache_dir).exists() and not Path(args.cache_dir).is_dir():
         raise UserError(f"--cache-dir {args.cache_dir} is a file; pass a folder")
+    check_output_dir(args.output, args.overwrite)
+    names = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else DEFAULT_METHODS
+    if not names:
+        raise UserError("--methods is empty; name at least one method, e.g. --methods asu,npo")
+    for name in names:  # every method's settings, before minutes of training
+        build_configs(method_config(name), method_overrides(name, args.seed))
     return run_quickstart(args)

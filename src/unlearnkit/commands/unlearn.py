@@ -11,6 +11,7 @@ from unlearnkit.commands._common import (
     RUN_FILE,
     add_trust_remote_code,
     check_combinations,
+    check_data,
     check_resume_matches,
     check_split_lengths,
     checkpoints,
@@ -18,6 +19,7 @@ from unlearnkit.commands._common import (
     diverged_message,
     incomplete_checkpoints,
     is_main_rank,
+    load_data,
     note,
     overrides,
     required,
@@ -53,31 +55,29 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.data.qa import overlap_warning
-    from unlearnkit.data.sources import resolve_data as load_benchmark
+    from unlearnkit.commands._methods import method_config, normalise
+    from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
-    from unlearnkit.methods import get_method
-    from unlearnkit.models import check_model_path, load_model, load_tokenizer
-    from unlearnkit.unlearn import resolve_configs
+    from unlearnkit.models import check_model_path
 
-    values = overrides(args, lambda: get_method(required(args, "method")).config)
+    # Every check of the arguments first, with light imports only: a typo answers at once.
+    values = overrides(args, lambda: method_config(required(args, "method")))
     required(args, "model")
     required(args, "data")
     if args.save_every is not None:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         values["save_every"] = args.save_every
-    method, train_cfg, method_cfg = resolve_configs(args.method, values)  # bad keys fail before any loading
+    train_cfg, method_cfg = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
-    bench = load_benchmark(args.data)
+    bench = check_data(args.data)
     check_model_path(args.model)
     out = Path(args.output)
     work = work_dir_of(out)
     if work.exists() and not work.is_dir():
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
-    fingerprint = run_fingerprint(args, method, train_cfg, method_cfg)
+    fingerprint = run_fingerprint(args, normalise(args.method), train_cfg, method_cfg)
     done = checkpoints(work)
     resume_from = done[-1] if args.resume and done else None
     if resume_from is not None:
@@ -87,6 +87,14 @@ def run(args: argparse.Namespace) -> int:
             f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
             "or --overwrite to start over"
         )
+
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.data.qa import overlap_warning
+    from unlearnkit.models import load_model, load_tokenizer
+    from unlearnkit.unlearn import resolve_configs
+
+    bench = load_data(args.data, bench)
+    method, train_cfg, method_cfg = resolve_configs(args.method, values)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     check_split_lengths(tokenizer, fmt, bench, ("forget", "retain"), train_cfg.max_length)
