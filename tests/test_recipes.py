@@ -20,13 +20,17 @@ from unlearnkit.methods import METHODS, get_method
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TOP_LEVEL = ("model", "data", "retain_model")  # not training settings: which model / data / oracle
 SKIP = ("accelerate",)
+SEARCH_SPACES = "spaces"  # configs/*/spaces/: Optuna search spaces (params / fixed) for `sweep`, not recipes
 
 
 def _recipes() -> list[Path]:
     return sorted(
         p
         for p in CONFIGS.rglob("*")
-        if p.suffix in (".yaml", ".yml") and p.is_file() and p.relative_to(CONFIGS).parts[0] not in SKIP
+        if p.suffix in (".yaml", ".yml")
+        and p.is_file()
+        and p.relative_to(CONFIGS).parts[0] not in SKIP
+        and SEARCH_SPACES not in p.relative_to(CONFIGS).parts
     )
 
 
@@ -100,3 +104,24 @@ def test_recipe_data_spec_is_resolvable_form(path: Path):
     data = load_recipe(path).get("data")
     if data is not None:
         assert data in KNOWN or not re.match(r"^[a-z]+:", data), f"{path}: unknown benchmark '{data}'"
+
+
+def _resolved(path: Path):
+    values = load_recipe(path)
+    method = get_method(str(values.pop("method")))
+    return build_configs(method.config, values, where=str(path), ignore=TOP_LEVEL)
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=_id)
+def test_recipes_follow_the_reference_code_conventions(path: Path):
+    """docs/CONVENTIONS.md: recipes that reproduce published numbers average over answer tokens as the
+    TOFU / open-unlearning / ASU code does; WMDP's optimiser has no weight decay and no clipping
+    (transformers.AdamW, no clip_grad_norm); the ASU MUSE runs use weight decay 0."""
+    family = path.relative_to(CONFIGS).parts[0]
+    train_cfg, method_cfg = _resolved(path)
+    if family in ("tofu", "muse"):
+        assert method_cfg.loss_reduction == "token", path
+    if family == "muse":
+        assert train_cfg.weight_decay == 0.0, path
+    if family == "wmdp":
+        assert train_cfg.weight_decay == 0.0 and train_cfg.max_grad_norm == 0, path
