@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 "data": str(args.data),
                 "split": args.split,
                 "train_loss": result.train_loss,
+                "compute": result.compute,  # the oracle's is the denominator of compute_fraction
                 "config": vars(cfg),
             },
             overwrite=args.overwrite,

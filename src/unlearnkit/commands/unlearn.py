@@ -165,6 +165,7 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
         "method": method.name,
         "paper": method.paper,
         "train_loss": result.train_loss,
+        "compute": result.compute,  # unlearnkit.compute: tokens x passes, seconds (resumes included)
         "config": config_dict(train_cfg, method_cfg),
         "prompt_format": PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format).kind,
     }
