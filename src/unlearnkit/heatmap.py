@@ -20,19 +20,52 @@ h1{font-size:1.4em} .meta{color:#555;font-size:.9em}
 .q{margin:.2em 0} .lbl{display:inline-block;width:6.5em;color:#666;font-size:.85em}
 .mask{background:#cfe3ff;border-radius:3px;padding:0 2px}
 .gone{background:#ffe0b3;border-radius:3px;padding:0 2px}
-.ans{font-family:ui-monospace,Menlo,Consolas,monospace;line-height:2;white-space:pre-wrap}
+.ans{font-family:ui-monospace,Menlo,Consolas,monospace;line-height:2;white-space:pre-wrap;overflow-wrap:anywhere}
 .tok{padding:1px 0;border-radius:2px}
 .sel{font-weight:bold;text-decoration:underline;outline:1px solid #333}
-.legend span{display:inline-block;width:2.2em;text-align:center;font-size:.8em}
+.legend{background:#f6f8fa;border:1px solid #ddd;border-radius:6px;padding:.4em 1em;font-size:.92em}
+.legend p{margin:.4em 0}
+.sw{display:inline-block;min-width:3.6em;padding:1px 6px;text-align:center;font-size:.9em;
+    font-variant-numeric:tabular-nums;border:1px solid #ccc}
 """
 
 
-def _colour(phi: float) -> str:
+def _rgb(phi: float) -> tuple[int, int, int]:
     """White (phi=0) to red-orange (phi=1); clamped so odd values never break the page."""
     p = min(1.0, max(0.0, float(phi))) if phi == phi else 0.0
     r, g, b = (round(255 - p * (255 - c)) for c in (220, 50, 20))
-    return f"rgb({r},{g},{b})"
+    return r, g, b
 
+
+def _colour(phi: float) -> str:
+    return "rgb({},{},{})".format(*_rgb(phi))
+
+
+def relative_luminance(rgb: tuple[int, int, int]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour given as 0-255 integers."""
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast_ratio(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG 2 contrast ratio (1 to 21; 4.5 is the minimum for body text)."""
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+# Pure black and white: for any background one of them reaches contrast 4.58 or more (the worst case is
+# a luminance of about 0.18, equally far from both), so every shade of the scale passes WCAG AA (4.5).
+_DARK, _LIGHT = (0, 0, 0), (0xFF, 0xFF, 0xFF)
+
+
+def _style(phi: float) -> str:
+    """Background for ``phi`` with whichever text colour, dark or white, reads better on it."""
+    bg = _rgb(phi)
+    fg = "#fff" if contrast_ratio(bg, _LIGHT) > contrast_ratio(bg, _DARK) else "#000"
+    return f"background:{_colour(phi)};color:{fg}"
+
+
+_SCALE_ENDS = {0: " low", 4: " high"}
 
 # Words, single punctuation marks and whitespace runs: the diff highlights "Kuwait" in "Kuwait?", not "?".
 _PIECES = re.compile(r"\s+|\w+|[^\w\s]")
@@ -76,9 +109,19 @@ def render_heatmap(
         "each min-max normalised over the example's answer tokens. "
         f"Noun tagger: <code>{esc(tagger_used)}</code>. Showing {len(shown)} of {len(scores)} examples. "
         "Hover a token for its values.</p>",
-        '<p class="legend">phi: '
-        + "".join(f'<span style="background:{_colour(v / 4)}">{v / 4:.2f}</span>' for v in range(5))
-        + ' &nbsp; <span class="tok sel" style="width:auto">selected</span></p>',
+        '<div class="legend"><p><strong>Answer tokens</strong> are shaded by phi, how much the token carries the '
+        "question's content (Delta) mixed with the model's uncertainty there (H), scaled within each "
+        "answer from 0 (least) to 1 (most): "
+        + " ".join(
+            f'<span class="sw" style="{_style(v / 4)}">{v / 4:.2f}{_SCALE_ENDS.get(v, "")}</span>'
+            for v in range(5)
+        )
+        + '. <span class="tok sel">Outlined, bold, underlined</span> tokens are <i>selected</i>: the '
+        "unlearning loss is applied to them.</p>"
+        '<p><strong>Question</strong>: <span class="gone">orange</span> words are the knowledge-bearing words (nouns, '
+        'names, numbers) the tagger masked out. <strong>Masked</strong>: <span class="mask">blue</span> is the mask '
+        "word put in their place. Delta is how much each answer token's log-probability changes between "
+        "the question and the masked question.</p></div>",
     ]
     for s, sel in shown:
         q_html, m_html = _diff_marked(s.question, s.masked_question)
@@ -87,8 +130,7 @@ def render_heatmap(
             tip = f"phi={s.phi[i]:.3f}  Delta={s.delta[i]:.3f}  H={s.entropy[i]:.3f}  id={s.answer_token_ids[i]}"
             cls = "tok sel" if i < len(sel) and sel[i] else "tok"
             toks.append(
-                f'<span class="{cls}" style="background:{_colour(s.phi[i])}" title="{esc(tip)}">'
-                f"{esc(tok)}</span>"
+                f'<span class="{cls}" style="{_style(s.phi[i])}" title="{esc(tip)}">{esc(tok)}</span>'
             )
         parts.append(
             f'<div class="ex" id="ex{int(s.index)}"><div class="meta">example {int(s.index)}</div>'
