@@ -226,6 +226,8 @@ def fit_columns(table: Sequence[Sequence[str]], width: int) -> tuple[list[int], 
     full_w = [
         max(m, len("".join(_header_pieces(h)))) if i else m for i, (m, h) in enumerate(zip(min_w, heads))
     ]
+    # An overlong row name folds onto more lines rather than pushing the table past the terminal.
+    min_w[0] = full_w[0] = min(min_w[0], max(len(heads[0]), width - 4))
     kept, used = [0], 1 + min_w[0] + 3
     for i in range(1, len(heads)):
         if used + min_w[i] + 3 <= width:
@@ -265,7 +267,14 @@ def print_table(
     )
     for i, w in zip(kept, widths):
         head = rows[0][i] if i == 0 else _wrap_pieces(_header_pieces(rows[0][i]), w)
-        table.add_column(head, justify="left" if i == 0 else "right", min_width=w, max_width=w, no_wrap=True)
+        table.add_column(
+            head,
+            justify="left" if i == 0 else "right",
+            min_width=w,
+            max_width=w,
+            no_wrap=i > 0,
+            overflow="fold",
+        )
     for row in rows[1:]:
         table.add_row(*(row[i] for i in kept), style="dim" if row[0] in _REFERENCE_ROWS else None)
     console.print(table)
