@@ -351,6 +351,34 @@ def test_rmu_by_hand_at_the_answer_tokens_own_positions(model, ref_model, batch)
     assert loss == pytest.approx(forget + 1200.0 * retain, rel=1e-5)
 
 
+def test_t_rmu_weights_sit_on_the_tokens_they_belong_to(model, ref_model, batch):
+    """T-RMU (arXiv 2605.00364): token t's weight (stored at its label position t) scales the MSE of
+    token t's own activation: sum_t w_t mse_t / sum_t w_t per row, then the mean over rows."""
+    layer, coeff = 0, 6.5
+    part = dict(batch["forget"])
+    labels = part["labels"]
+    weights = torch.zeros(labels.shape)
+    for b, row in enumerate(labels):
+        for i, t in enumerate(answer_positions(row)):
+            weights[b, t] = 1.0 + i  # later answer tokens weigh more: a one-token shift would show
+    part["weights"] = weights
+    gen = torch.Generator().manual_seed(0)
+    u = torch.rand(model.config.hidden_size, generator=gen, dtype=torch.float32).double()
+    control = u / u.norm() * coeff
+    with torch.no_grad():
+        out = model(**{k: part[k] for k in ("input_ids", "attention_mask")}, output_hidden_states=True)
+    h = out.hidden_states[layer + 1].double()
+    per_row = []
+    for b in range(labels.shape[0]):
+        ts = answer_positions(labels[b])
+        w = [float(weights[b, t]) for t in ts]
+        mse = [float(((h[b, t] - control) ** 2).mean()) for t in ts]
+        per_row.append(sum(wi * mi for wi, mi in zip(w, mse)) / sum(w))
+    cfg = {"layer": layer, "train_layers": "0", "retain_weight": 1200.0}
+    _, logs = run("t-rmu", cfg, model, {**batch, "forget": part}, ref_model)
+    assert logs["forget_loss"] == pytest.approx(float(np.mean(per_row)), rel=1e-5)
+
+
 def test_rmu_last_layer_is_the_raw_decoder_output_not_the_final_norm(model, batch):
     """hidden_states[-1] is after the final RMSNorm; RMU must read the layer's own output (a hook).
     By hand: applying the model's final norm to what we read gives hidden_states[-1] back."""

@@ -305,6 +305,8 @@ def _reference_methods():
         _, _, cfg = resolve_configs(name, extra)
         if m.needs_reference(cfg):
             out.append((name, extra))
+    # the last layer: raw decoder output (a hook), not hidden_states[-1] after the final norm
+    out.append(("rmu", {"layer": 1, "train_layers": "1"}))
     return out
 
 
