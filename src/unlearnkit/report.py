@@ -406,7 +406,7 @@ def _label_candidates(
             dx, dy = cx * gap * k, cy * gap * k
             x0 = px + dx if cx > 0 else px + dx - w if cx < 0 else px - w / 2
             y0 = py + dy if cy > 0 else py + dy - h if cy < 0 else py - h / 2
-            out.append(((x0, y0, x0 + w, y0 + h), ring > 10.0))  # nearer, the label is plainly its point's
+            out.append(((x0, y0, x0 + w, y0 + h), ring > 0.0))
     return out
 
 
@@ -572,10 +572,10 @@ def plot_tradeoff(
             zorder=4,
             arrowprops={
                 "arrowstyle": "-",
-                "color": "#8c8c8c",
-                "lw": 0.6,
+                "color": "#666666",
+                "lw": 0.7,
                 "shrinkA": 1,
-                "shrinkB": radii[name],
+                "shrinkB": radii[name] * 72 / dpi,  # points, not pixels: the line stops at the marker
             }
             if leader
             else None,
