@@ -595,6 +595,24 @@ def test_chat_prompt_has_a_fixed_system_prompt_and_date(world_tokenizer):
     assert fmt.describe() == {"prompt_format": "chat", "system_prompt": "", "date_string": "01 Jan 2030"}
 
 
+def test_template_without_a_system_role(world_tokenizer):
+    """Templates that reject a system message (Gemma's) drop the default one, and say so; a system
+    prompt the user asked for is a one-line error instead."""
+    from unlearnkit.data.encode import PromptFormat
+
+    tok = copy.deepcopy(world_tokenizer)
+    tok.chat_template = (
+        "{%- for m in messages %}{%- if m['role'] == 'system' %}"
+        "{{ raise_exception('System role not supported') }}{%- endif %}"
+        "<{{ m['role'] }}>{{ m['content'] }}{%- endfor %}"
+    )
+    fmt = PromptFormat.for_tokenizer(tok)
+    assert fmt.system_prompt == "" and "<user>Who?" in tok.decode(fmt.prompt_ids(tok, "Who?"))
+    fmt = PromptFormat.for_tokenizer(tok, "chat", system_prompt="Be brief.")
+    with pytest.raises(UserError, match="system_prompt"):
+        fmt.prompt_ids(tok, "Who?")
+
+
 def test_settings_are_validated_and_recorded():
     train, method = C.build_configs(C.GDConfig, {"loss_reduction": "token", "date_string": "1 Jan 2024"})
     assert method.loss_reduction == "token" and C.config_dict(train, method)["date_string"] == "1 Jan 2024"

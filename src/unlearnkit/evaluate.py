@@ -3,10 +3,12 @@
 ``tofu`` (arXiv 2401.06121): per split, length-normalised probability, greedy generation + ROUGE-L
 recall, truth ratio; forget quality (KS test vs the retain oracle's per-item forget truth ratios);
 model utility (harmonic mean over retain and general). ``general`` plays TOFU's real-authors /
-world-facts role (option-normalised probability, "true better" truth ratio), so model utility here
-is the harmonic mean of 6 numbers instead of TOFU's 9 (no separate real-authors split).
-Also: token entropy of generations (closer-look protocol), exact memorisation, extraction
-strength and membership-inference AUCs (forget vs holdout) when a holdout split exists.
+world-facts role (option-normalised probability, "true better" truth ratio of the ANSWER against the
+perturbed answers, as TOFU / open-unlearning: no paraphrase there), so model utility here is the
+harmonic mean of 6 numbers instead of TOFU's 9 (no separate real-authors split).
+Also: token entropy of generations (closer-look protocol), exact memorisation and extraction
+strength (without the EOS prediction, as open-unlearning) and membership-inference AUCs (forget vs
+holdout) when a holdout split exists. Conventions and parity: docs/CONVENTIONS.md.
 """
 
 from __future__ import annotations

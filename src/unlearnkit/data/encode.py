@@ -22,6 +22,16 @@ DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_DATE_STRING = "10 Apr 2025"
 
 
+def _accepts_system(tokenizer) -> bool:
+    """Whether the chat template renders a system message (some raise on the role)."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    try:
+        tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    except Exception:  # jinja2 TemplateError raised by the template itself
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class PromptFormat:
     """How a question becomes a prompt: the model's chat template, or the plain TOFU-style format.
@@ -49,7 +59,12 @@ class PromptFormat:
         if prefer == "chat" and not has_chat:
             raise UserError("prompt format 'chat' requested but the tokenizer has no chat template")
         kind = "chat" if (prefer == "chat" or (prefer == "auto" and has_chat)) else "plain"
-        return PromptFormat(kind, str(system_prompt), str(date_string))
+        fmt = PromptFormat(kind, str(system_prompt), str(date_string))
+        if kind == "chat" and fmt.system_prompt == DEFAULT_SYSTEM_PROMPT and not _accepts_system(tokenizer):
+            # Templates without a system role (e.g. Gemma's) reject it: the default is dropped, and
+            # describe() records that none was used. A system prompt the user asked for still errors.
+            fmt = PromptFormat(kind, "", fmt.date_string)
+        return fmt
 
     @staticmethod
     def for_settings(tokenizer, settings) -> PromptFormat:
