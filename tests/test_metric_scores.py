@@ -307,10 +307,13 @@ def test_extraction_strength_shape_mismatch_raises():
 
 
 def test_privleak_sign_convention():
-    # (0.6 - 0.5) / 0.5 * 100 = +20: unlearned model still separates forget from holdout -> leak.
-    assert privleak(0.6, 0.5) == pytest.approx(20.0)
-    # (0.4 - 0.5) / 0.5 * 100 = -20: over-unlearning.
+    """MUSE orientation: AUC = P(holdout looks more member than forget)."""
+    # (0.4 - 0.5) / 0.5 * 100 = -20: forget texts still look more "seen" than holdout -> leak.
     assert privleak(0.4, 0.5) == pytest.approx(-20.0)
+    # a model that remembers everything: AUC 0 against MUSE-News' published retrain AUC -> -100
+    assert privleak(0.0, 0.4772) == pytest.approx(-100.0)
+    # (0.6 - 0.5) / 0.5 * 100 = +20: over-unlearning.
+    assert privleak(0.6, 0.5) == pytest.approx(20.0)
     assert privleak(0.5, 0.5) == 0.0
 
 
