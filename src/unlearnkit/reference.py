@@ -63,6 +63,8 @@ def _forward(model, batch, output_hidden: int | None = None):
 
 def decoder_layers(model) -> torch.nn.ModuleList:
     """The model's list of decoder layers (``model.model.layers`` for Llama, ``transformer.h`` for GPT-2 ...)."""
+    while not hasattr(model, "config") and hasattr(model, "module"):  # DDP / DeepSpeed wrappers
+        model = model.module
     base = model.get_base_model() if is_peft_model(model) else model
     n_layers = getattr(base.config.get_text_config(), "num_hidden_layers", None)
     for _, module in base.named_modules():
