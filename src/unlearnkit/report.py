@@ -2,7 +2,9 @@
 
 Pure presentation of numbers already computed elsewhere: no model, no torch. ``results`` is always an
 ordered ``{row_name: {metric: value}}`` mapping (conventionally ``target``, ``oracle``, then one row per
-unlearning method); ``generations`` is a list of ``{"question", "answer", "outputs": {row_name: text}}``.
+unlearning method); ``generations`` is a list of ``{"question", "answer", "outputs": {row_name: text}}``,
+optionally with ``fact`` (the fact's text) or ``fact_span`` (``[start, end]`` into the answer) and
+``perturbed_answer`` (wrong answers): with them the "fact still there" cue scores the fact itself.
 
 The HTML page is self-contained (inline CSS, the plot as a base64 data URI, no scripts, no external
 resources) so it can be mailed, attached to a CI run or opened offline.
