@@ -671,3 +671,16 @@ def test_html_tables_fit_a_1400px_page() -> None:
     )
     assert width <= 1100
     assert "forget_<wbr>rougeL_<wbr>recall&nbsp;\u2248O" in headline
+
+
+def test_plot_many_rows_keep_the_axes_and_labels_clear(tmp_path: Path) -> None:
+    # 40 rows (a sweep): a legend that tall would squash the axes; the labels name the points instead
+    res = {
+        f"trial_{i}": {"forget_quality": 10.0 ** (-(i * 7 % 12)), "model_utility": 0.015 * ((i * 13) % 40)}
+        for i in range(40)
+    }
+    layout = plot_tradeoff(res, tmp_path / "many.png")
+    x0, y0, x1, y1 = layout.axes
+    assert x1 - x0 > 0.7 * 1020 and y1 - y0 > 0.6 * 600  # 8.5 x 5 in at 120 dpi
+    assert len(layout.labels) == 40
+    _assert_labels_clear(layout)

@@ -525,7 +525,9 @@ def plot_tradeoff(
     ax.set_title("Forget quality vs model utility")
     ax.grid(True, which="major", alpha=0.3)
     legend = None
-    if plotted:
+    # Beside the plot, never over a point. Past _MAX_LEGEND rows it would be taller than the figure and
+    # squash the axes; every point carries its own label anyway.
+    if plotted and len(plotted) <= _MAX_LEGEND:
         legend = ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, framealpha=0.8)
 
     # Fix the layout once, then place labels in pixels: anything added later must not move the axes.
@@ -600,6 +602,7 @@ def plot_tradeoff(
     return TradeoffLayout(points, radii, labels, arrow, arrow_text, coinciding, frame)
 
 
+_MAX_LEGEND = 24
 _ARROW_LEN = 42.0  # px along each axis: a 45-degree arrow towards the top right
 
 
