@@ -211,8 +211,8 @@ def fit_columns(table: Sequence[Sequence[str]], width: int) -> tuple[list[int], 
 
     Returns ``(kept column indices, their widths)``. A column is at least as wide as its longest cell and
     its longest header piece (headers wrap at underscores, so ``forget_rougeL_recall`` needs 7, not 20);
-    the first column is always kept. Columns that do not fit are left out, lowest priority (rightmost)
-    first; headers are unwrapped when all of them then still fit. Widths count the cell text only: a rich
+    the first column is always kept. The others are kept left to right (highest priority first) while
+    they fit, and the rest left out; headers are unwrapped when all of them then still fit. Widths count the cell text only: a rich
     table adds 3 per column (padding and rule) and 1 for the left edge.
     """
     heads = table[0]
@@ -263,7 +263,7 @@ def print_table(
     dropped = [h for i, h in enumerate(rows[0]) if i not in kept]
     caption = legend_lines(rows[0][i] for i in kept)
     if dropped:
-        caption.append(f"not shown (terminal too narrow): {', '.join(dropped)}; all are in metrics.json")
+        caption.append(f"not shown (terminal too narrow): {', '.join(dropped)}")
     table = Table(
         title=title, header_style="bold", caption="\n".join(caption) or None, caption_justify="left"
     )
