@@ -111,6 +111,15 @@ _DESCRIPTIONS: dict[str, str] = {
     "forget_truth_ratio": "truth-ratio score on the forget set; the oracle's value is the aim",
     "forget_token_entropy": "token entropy of forget-set generations; near the target's = still fluent",
     "retain_rougeL_recall": "ROUGE-L recall on the retain set; higher = knowledge kept",
+    "forget_exact_memorisation": "share of forget-answer tokens the model predicts exactly; the oracle's value "
+    "is the aim",
+    "forget_extraction_strength": "how little of a forget answer's prefix is needed to extract the rest; the "
+    "oracle's value is the aim",
+    **{
+        f"mia_{attack}_auc": f"membership-inference AUC ({attack.replace('_', ' ')} attack), forget vs holdout; "
+        "0.5 = cannot tell them apart; the oracle's value is the aim"
+        for attack in ("loss", "zlib", "min_k", "min_k_plus_plus")
+    },
 }
 
 _DASH = "\u2013"  # en dash, shown for NaN / missing values
