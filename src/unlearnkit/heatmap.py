@@ -2,8 +2,10 @@
 
 One block per forget example: the question, the masked question (masked words highlighted), and the
 answer tokens coloured by ``phi`` (white -> red; per-sequence min-max normalised, so in ``[0, 1]``), with
-the selected tokens outlined and underlined. Inline CSS only: the file opens offline and can be attached
-to a report as is. All text is HTML-escaped (answers and questions are user data).
+the selected tokens outlined and underlined. A legend explains the scale, the selection and the
+question's colours; each shade's text is black or white, whichever contrasts more (WCAG AA at every
+shade). Inline CSS only: the file opens offline and can be attached to a report as is. All text is
+HTML-escaped (answers and questions are user data).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def render_heatmap(
             for v in range(5)
         )
         + '. <span class="tok sel">Outlined, bold, underlined</span> tokens are <i>selected</i>: the '
-        "unlearning loss is applied to them.</p>"
+        "unlearning loss is applied to them (hard selection) or weighs them above the rest (soft).</p>"
         '<p><strong>Question</strong>: <span class="gone">orange</span> words are the knowledge-bearing words (nouns, '
         'names, numbers) the tagger masked out. <strong>Masked</strong>: <span class="mask">blue</span> is the mask '
         "word put in their place. Delta is how much each answer token's log-probability changes between "
