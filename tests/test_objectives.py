@@ -131,3 +131,30 @@ def test_token_logps_alignment_matches_manual_gather():
 def test_token_logps_rejects_misaligned_shapes():
     with pytest.raises(ValueError, match="do not align"):
         token_logps(torch.randn(1, 3, 4), torch.zeros(1, 4, dtype=torch.long))
+
+
+def test_reduce_tokens_sequence_and_token_by_hand():
+    """Rows [1, 2] (w 1, 1) and [4] (w 1): sequence = (1.5 + 4) / 2 = 2.75; token = 7 / 3."""
+    from unlearnkit.objectives.reduction import reduce_tokens
+
+    values = torch.tensor([[1.0, 2.0], [4.0, 99.0]])
+    weights = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    assert reduce_tokens(values, weights, "sequence").item() == pytest.approx(2.75)
+    assert reduce_tokens(values, weights, "token").item() == pytest.approx(7 / 3)
+    # TokenUnlearn weights: token = sum(w v) / sum(w) = (0.5 + 4 + 4) / (0.5 + 2 + 1)
+    soft = torch.tensor([[0.5, 2.0], [1.0, 0.0]])
+    assert reduce_tokens(values, soft, "token").item() == pytest.approx(8.5 / 3.5)
+
+
+def test_reduce_tokens_empty_batch_is_zero_and_attached():
+    from unlearnkit.objectives.reduction import reduce_tokens
+
+    values = torch.tensor([[float("inf"), 2.0]], requires_grad=True)
+    zero = torch.zeros(1, 2)
+    for reduction in ("sequence", "token"):
+        out = reduce_tokens(values, zero, reduction)
+        assert out.item() == 0.0 and out.requires_grad
+    # an inf at a zero-weight position does not leak into the token mean
+    assert reduce_tokens(values, torch.tensor([[0.0, 1.0]]), "token").item() == 2.0
+    with pytest.raises(ValueError, match="loss_reduction"):
+        reduce_tokens(values, zero, "batch")

@@ -1,6 +1,8 @@
 """IDK: teach the model to answer forget questions with a refusal.
 
 Maini et al., TOFU (arXiv 2401.06121), "IDK fine-tuning". The refusal answers are our own list.
+The loss is :func:`unlearnkit.objectives.nll_loss` on the refusal's answer tokens, reduced per the
+method's ``loss_reduction`` (TOFU's code: ``token``, one mean over the batch's answer tokens).
 """
 
 from __future__ import annotations

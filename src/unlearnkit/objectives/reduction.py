@@ -31,14 +31,14 @@ def reduce_tokens(values: torch.Tensor, weights: torch.Tensor, reduction: str = 
         reduction (`str`, defaults to ``"sequence"``): ``sequence`` (per-row mean, then over rows) or
             ``token`` (one mean over all weighted tokens of the batch).
     """
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"loss_reduction={reduction!r} is invalid: use one of {REDUCTIONS}")
+    # torch.where (not a product) so inf / NaN at zero-weight positions cannot leak in as 0 * inf.
+    values = torch.where(weights != 0, values, torch.zeros((), dtype=values.dtype, device=values.device))
     if reduction == "sequence":
         per_row, valid = sequence_mean(values, weights)
         return batch_mean(per_row, valid)
-    if reduction == "token":
-        total = weights.sum()
-        if not bool(total > 0):
-            return (values * weights).sum() * 0.0
-        # torch.where keeps inf/NaN at zero-weight positions from leaking in through 0 * inf.
-        picked = torch.where(weights != 0, values * weights, torch.zeros((), dtype=values.dtype))
-        return picked.sum() / total
-    raise ValueError(f"loss_reduction={reduction!r} is invalid: use one of {REDUCTIONS}")
+    total = weights.sum()
+    if not bool(total > 0):
+        return values.sum() * 0.0
+    return (values * weights).sum() / total
