@@ -633,3 +633,18 @@ def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, b
     with torch.no_grad():
         loss, _ = m.step(StepContext(model, ref), batch, m.config(retain_loss="none"))
     assert float(loss) == pytest.approx(20 * math.log(2), abs=1e-6)
+
+
+def test_a_benchmark_folder_general_split_needs_no_paraphrase(tmp_path):
+    """general.jsonl in the TOFU GitHub schema (no paraphrased_answer) loads with eval fields."""
+    from unlearnkit.data import load_benchmark
+
+    row = '{"question": "q%d?", "answer": "a", "paraphrased_answer": "a", "perturbed_answer": ["b"]}\n'
+    (tmp_path / "forget.jsonl").write_text(row % 1, encoding="utf-8")
+    (tmp_path / "retain.jsonl").write_text(row % 2, encoding="utf-8")
+    shutil.copy(FIXTURES / "tofu_github" / "world_facts_perturbed.json", tmp_path / "general.jsonl")
+    bench = load_benchmark(tmp_path, eval_fields=True)
+    assert len(bench.general) == 4 and "paraphrased_answer" not in bench.general[0]
+    (tmp_path / "forget.jsonl").write_text('{"question": "q?", "answer": "a", "perturbed_answer": ["b"]}\n')
+    with pytest.raises(UserError, match="paraphrased_answer"):
+        load_benchmark(tmp_path, eval_fields=True)  # forget / retain still compare the paraphrase

@@ -152,7 +152,9 @@ def load_benchmark(data_dir: str | Path, eval_fields: bool = False) -> Benchmark
                 raise UserError(f"{path} is missing: a benchmark folder needs forget.jsonl and retain.jsonl")
             splits[name] = []
             continue
-        splits[name] = validate_qa(read_jsonl(path), path, eval_fields=eval_fields)
+        # general knowledge is scored as answer vs perturbed_answer (TOFU): no paraphrase needed there
+        wanted = (GENERAL_EVAL_FIELDS if name == "general" else True) if eval_fields else False
+        splits[name] = validate_qa(read_jsonl(path), path, eval_fields=wanted)
     if not splits["forget"]:
         raise UserError(f"{data_dir / 'forget.jsonl'} is empty: there is nothing to forget")
     if not splits["retain"]:
