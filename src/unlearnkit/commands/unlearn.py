@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     check_split_lengths(tokenizer, fmt, bench, ("forget", "retain"), train_cfg.max_length)
-    warning = overlap_warning(bench)
+    # raw-text corpora (MUSE, WMDP) have no questions to overlap
+    warning = overlap_warning(bench) if getattr(bench, "kind", "qa") == "qa" else None
     if warning:
         note(warning, "warning")
     torch_threads()
