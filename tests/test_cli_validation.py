@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,12 +87,28 @@ def rejected(tmp_path_factory, mini_world):
         "quickstart too few authors": ["quickstart", "--authors", "1", "--output", out],
         "quickstart output exists": ["quickstart", "--methods", "ga", "--output", str(existing)],
         "world bad facts": ["world", "--output", out, "--facts", "0"],
+        # 13.9: never sent to the Hub, and no minute of retries when it is unreachable
+        "typo of a local model folder": ["eval", "--model", "modl", "--data", world, "--output", out],
+        "under a local folder": ["eval", "--model", "inputs/model", "--data", world, "--output", out],
+        "hub id, hub unreachable": [
+            "eval",
+            "--model",
+            "someorg/some-model",
+            "--data",
+            world,
+            "--output",
+            out,
+        ],
     }
+    (root / "inputs").mkdir()
     proc = subprocess.run(
         [sys.executable, "-c", RUNNER.format(heavy=HEAVY), json.dumps(list(cases.values()))],
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=root,
+        # a closed local port: the hub "unreachable" at once, whatever the network here
+        env={**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0"},
     )
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULTS ")), None)
     assert line is not None, proc.stderr[-3000:]
@@ -116,6 +133,10 @@ def test_the_lines_name_what_was_wrong(rejected):
     text = "\n".join(errors)
     for expected in ("bta", "tau", "epochs", "betta", "reference='adapter'", "./no/such/model", "forget99"):
         assert expected in text, expected
+    assert "--model modl: folder does not exist; did you mean model?" in text
+    assert "--model inputs/model: folder does not exist" in text
+    assert "--model someorg/some-model: no such local folder, and the Hugging Face Hub" in text
+    assert "not reachable" in text
 
 
 def test_light_method_table_agrees_with_the_registry():

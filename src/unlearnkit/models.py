@@ -6,9 +6,11 @@ A model folder is an ordinary Hugging Face folder (config, tokenizer, ``*.safete
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +27,51 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
 def _is_local(name: str) -> bool:
-    """A path that exists (or whose parent folder exists), or anything that cannot be a hub id."""
+    """A path, never to be sent to the Hub: it exists, or it cannot be a hub id (``./x``, ``~/x``,
+    ``a/b/c``, a backslash), or its parent folder exists (``runs/target`` with ``./runs`` present), or
+    it is one word a letter or two away from a model folder of the current directory (a typo)."""
     path = Path(name).expanduser()
     if path.exists() or not _HUB_ID.match(name) or name.endswith("."):
         return True
-    return "/" in name and path.parent.is_dir()  # runs/target with ./runs present: a local path
+    if "/" in name:
+        return path.parent.is_dir()
+    return bool(_near_local_models(name))
+
+
+def _near_local_models(name: str) -> list[str]:
+    import difflib
+
+    try:
+        here = [p.name for p in Path.cwd().iterdir() if p.is_dir() and (p / "config.json").is_file()]
+    except OSError:
+        return []
+    return difflib.get_close_matches(name, here, n=1, cutoff=0.8)
+
+
+@functools.lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One TCP connection to the Hub endpoint (``HF_ENDPOINT``), once per process.
+
+    Without it a hub id costs about a minute of huggingface_hub's retries before failing offline.
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "huggingface.co", port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def _go_offline() -> None:
+    """Cached files only from now on (the Hub is unreachable): no retries, no per-file timeouts."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # read at import: already imported (Python API), so set it there too
+        constants.HF_HUB_OFFLINE = True
 
 
 def hub_offline() -> bool:
@@ -54,9 +96,19 @@ def check_model_path(name: str, flag: str = "--model") -> None:
                 f"{flag} {name}: no such local folder, and HF_HUB_OFFLINE=1 forbids downloading it from the "
                 "Hugging Face Hub (it is not in the local cache); pass a model folder"
             )
+        if not hub_offline() and not hub_reachable():
+            if not _in_hub_cache(name):
+                raise UserError(
+                    f"{flag} {name}: no such local folder, and the Hugging Face Hub "
+                    f"({os.environ.get('HF_ENDPOINT', 'huggingface.co')}) is not reachable; pass a model "
+                    "folder, or download it where there is network"
+                )
+            _go_offline()
         return  # a hub id: transformers resolves it (with use_safetensors=True, so no pickle either)
     if not path.exists():
-        raise UserError(f"{flag} {name}: folder does not exist")
+        near = _near_local_models(name) if "/" not in name else []
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise UserError(f"{flag} {name}: folder does not exist{hint}")
     if not path.is_dir():
         raise UserError(f"{flag} {name}: is a file; pass the model folder (config.json + *.safetensors)")
     if is_adapter_folder(path):
