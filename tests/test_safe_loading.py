@@ -246,4 +246,12 @@ def test_hub_ids_and_offline_mode(tmp_path, monkeypatch):
         check_model_path("some-org/some-model")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    import unlearnkit.models as models
+
+    monkeypatch.setattr(models, "hub_reachable", lambda: True)
     check_model_path("some-org/some-model")  # online: left to transformers (safetensors only)
+    monkeypatch.setattr(models, "hub_reachable", lambda: False)
+    with pytest.raises(
+        UserError, match="some-org/some-model: no such local folder, and the Hugging Face Hub"
+    ):
+        check_model_path("some-org/some-model")  # no network: one line at once, not a minute of retries
