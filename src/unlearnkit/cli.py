@@ -54,13 +54,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _method_settings_in_help(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``unlearnkit unlearn --method NAME --help``: the help ends with NAME's ``--set`` keys."""
+    if not {"-h", "--help"} & set(argv) or not argv:
+        return
+    method = next((a.split("=", 1)[1] for a in argv if a.startswith("--method=")), None)
+    if method is None and "--method" in argv and argv.index("--method") + 1 < len(argv):
+        method = argv[argv.index("--method") + 1]
+    choices = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    sub = choices.get(argv[0])
+    if method is None or sub is None or "--method" not in sub._option_string_actions:
+        return
+    from unlearnkit.settings_doc import settings_table
+
+    try:
+        sub.epilog = settings_table(method)
+    except UserError as err:
+        sub.epilog = f"--method {method}: {_one_line(err)}"
+    sub.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (0 ok, 2 bad input, 3 diverged, 130 interrupted).
 
     Never calls ``sys.exit`` itself, so tests can call it in-process.
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    _method_settings_in_help(parser, argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a bad flag (2, one line already printed)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,0 +1,193 @@
+"""One line of meaning and the valid range of every ``--set`` key (issue 13.11).
+
+``unlearnkit methods NAME`` and ``unlearnkit unlearn --method NAME --help`` print, for each field of
+the method's config dataclasses (``unlearnkit.config``), its default (from the dataclass, so it can
+never disagree with the code), its range and its meaning (from ``SETTINGS`` below). The ranges repeat
+the ``__post_init__`` checks in words; ``tests/test_cli_settings.py`` checks that every field of every
+config dataclass has an entry, so a new key cannot ship undocumented.
+
+Light on purpose: no torch import (the table is shown by ``--help``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+# key -> (meaning, range). Papers: ASU arXiv 2603.01285, TokenUnlearn arXiv 2605.00364, NPO 2404.05868,
+# SimNPO 2410.07163, WGA 2502.19301, IDK+AP / ME+GD 2410.08109, UNDIAL 2402.10052, RMU 2403.03218,
+# SAM 2502.05374, UNDO 2506.06278.
+SETTINGS: dict[str, tuple[str, str]] = {
+    # --- training (TrainConfig) ---
+    "lr": ("peak learning rate (AdamW)", "> 0"),
+    "epochs": ("passes over the forget set (ignored when max_steps > 0)", "> 0"),
+    "max_steps": ("optimiser steps; > 0 overrides epochs", "-1 (off) or >= 1"),
+    "batch_size": ("forget (and paired retain) examples per device per micro-batch", ">= 1"),
+    "grad_accum": (
+        "micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices)",
+        ">= 1",
+    ),
+    "weight_decay": ("AdamW weight decay", ">= 0"),
+    "warmup_epochs": ("linear warm-up length, in epochs", ">= 0"),
+    "lr_scheduler": (
+        "learning-rate schedule after warm-up",
+        "linear | cosine | constant | constant_with_warmup",
+    ),
+    "max_grad_norm": ("gradient clipping norm", ">= 0 (0 = no clipping)"),
+    "seed": ("seed of data order, initialisation and sampling: same seed, same weights", "any integer"),
+    "max_length": ("longest question + answer in tokens; longer rows are an error, never cut", ">= 8"),
+    "save_every": ("optimiser steps between checkpoints (for --resume)", ">= 0 (0 = none)"),
+    "save_total_limit": ("checkpoints kept", ">= 1"),
+    "reference": (
+        "how the original model's outputs are obtained (NPO, KL retain, ASU): a frozen copy, the LoRA "
+        "base with adapters off, a cache computed before training, or the cheapest exact one",
+        "auto | copy | adapter (needs lora_r > 0) | cache",
+    ),
+    "cache_topk": (
+        "reference=cache: keep the top-k logits + residual mass instead of the full vocabulary",
+        ">= 0 (0 = exact)",
+    ),
+    "precision": (
+        "training precision (auto: bf16 on GPUs that support it, else fp32)",
+        "auto | fp32 | bf16 | fp16",
+    ),
+    "gradient_checkpointing": (
+        "recompute activations in the backward pass (less memory, ~30% slower)",
+        "true | false",
+    ),
+    "prompt_format": (
+        "how a question is shown to the model: its chat template, or 'Question: ... Answer:'",
+        "auto | chat | plain",
+    ),
+    "system_prompt": ("chat templates only: the system message", "any text ('' = none)"),
+    "date_string": (
+        "chat templates only: the date Llama-3.x templates print (fixed for reproducibility)",
+        "any text",
+    ),
+    "lora_r": ("LoRA rank; 0 trains every weight", ">= 0"),
+    "lora_alpha": ("LoRA scaling alpha", "> 0"),
+    "lora_dropout": ("LoRA dropout", "[0, 1)"),
+    "lora_target": ("modules that get LoRA adapters", "all-linear or comma-separated module names"),
+    "lora_save": ("with LoRA: save the merged model or the adapter alone", "merged | adapter"),
+    # --- every method (MethodConfig) ---
+    "forget_weight": ("weight of the forget term (alias 'lambda': ASU's lambda)", ">= 0"),
+    "retain_weight": ("weight of the retain term (RMU: the paper's alpha)", ">= 0"),
+    "retain_loss": (
+        "retain term: NLL on retain answers, KL to the original model, or none",
+        "nll | kl | none",
+    ),
+    "loss_reduction": (
+        "token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer "
+        "token of the batch (as TOFU / open-unlearning)",
+        "sequence | token",
+    ),
+    "sam_rho": (
+        "SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)",
+        ">= 0 (0 = off)",
+    ),
+    # --- method-specific ---
+    "beta": (
+        "inverse temperature of the preference loss (NPO, SimNPO, DPO, AP); WGA: confidence exponent; UNDIAL: logit decrease",
+        "> 0 (UNDIAL: >= 0)",
+    ),
+    "gamma": ("SimNPO reward margin", "any number (paper: 0)"),
+    "tau": (
+        "ASU attention temperature of the smoothed teacher; > 1 flattens attention",
+        "> 0 (stable in [2, 2.8] on 7B)",
+    ),
+    "layers": ("decoder layers whose attention is smoothed", "comma-separated indices, empty = all"),
+    "idk": (
+        "ASU+IDK: exclude the first answer token from the KL and add the IDK refusal loss",
+        "true | false",
+    ),
+    "lambda_scales_idk": ("with idk: lambda multiplies the IDK term too (else only the KL)", "true | false"),
+    "raw_text": (
+        "KL over every token of the passage (MUSE-style raw text) instead of the answer only",
+        "true | false",
+    ),
+    "layer": ("RMU: decoder layer whose output activations are steered", ">= 0 (< number of layers)"),
+    "steering_coeff": ("RMU: norm c of the random target direction c*u", "> 0"),
+    "train_layers": (
+        "RMU: layers whose train_modules are updated (others frozen)",
+        "comma-separated indices, empty = all",
+    ),
+    "train_modules": (
+        "RMU: module names updated inside train_layers",
+        "comma-separated names, e.g. mlp.down_proj",
+    ),
+    # --- TokenUnlearn (T-* / S-* methods, attribute) ---
+    "selection": ("token selection: top-r tokens (hard) or softmax weights (soft)", "hard | soft"),
+    "r": ("hard selection: share of answer tokens kept by importance", "(0, 1]"),
+    "alpha": ("importance mix: alpha x masking score + (1 - alpha) x entropy score", "[0, 1]"),
+    "tau_w": ("soft selection: softmax temperature of the token weights", "> 0"),
+    "mask_token": ("word that replaces a token when its masking importance is measured", "one word"),
+    "tagger": (
+        "part-of-speech tagger for the importance prior (spaCy if installed, else a rule-based fallback)",
+        "auto | spacy | heuristic",
+    ),
+    # --- UNDO distillation (distill) ---
+    "distill_on": (
+        "benchmark splits whose questions the student is distilled on",
+        "comma list of retain, general, forget",
+    ),
+    "retain_nll_weight": (
+        "weight of NLL on the true answers of the non-forget rows, added to the KL to the teacher",
+        ">= 0",
+    ),
+}
+
+ALIASES = {"lambda": "forget_weight"}
+
+
+def _default(field: dataclasses.Field) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return field.default_factory()  # type: ignore[misc]
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value == "":
+        return "''"
+    return str(value)
+
+
+def settings_rows(config_cls: type) -> list[tuple[str, str, str, str]]:
+    """(key, default, range, meaning) of every field of ``config_cls`` (training and method fields)."""
+    rows = []
+    for field in dataclasses.fields(config_cls):
+        meaning, valid = SETTINGS.get(field.name, ("(not documented yet)", "see unlearnkit/config.py"))
+        rows.append((field.name, _shown(_default(field)), valid, meaning))
+    return rows
+
+
+def settings_table(method: str, width: int = 110) -> str:
+    """The ``--set`` keys of ``method``: its own settings first, then the training ones."""
+    from unlearnkit import config as C
+    from unlearnkit.commands._methods import method_config
+
+    cls = method_config(method)
+    train_keys = {f.name for f in dataclasses.fields(C.TrainConfig)}
+    own = settings_rows(cls)
+    train = settings_rows(C.TrainConfig)
+    lines = [f"--set keys of {method} (key, default, range: meaning); also in a --config YAML recipe:"]
+    for title, rows in (
+        (f"method ({cls.__name__})", [r for r in own if r[0] not in train_keys]),
+        ("training", train),
+    ):
+        lines.append(f"  {title}:")
+        for key, default, valid, meaning in rows:
+            head = f"    {key:24s} {default:14s} {valid}"
+            lines.append(head)
+            lines.append(f"      {meaning}" if len(meaning) + 6 <= width else _wrap(meaning, width, 6))
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int, indent: int) -> str:
+    import textwrap
+
+    pad = " " * indent
+    return textwrap.fill(text, width=width, initial_indent=pad, subsequent_indent=pad)

@@ -1,0 +1,73 @@
+"""Settings are discoverable (issue 13.11): every ``--set`` key has a meaning and a range, and
+``unlearnkit methods NAME`` / ``unlearn --method NAME --help`` show them with the real defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from unlearnkit import config as C
+from unlearnkit.settings_doc import SETTINGS, settings_rows
+
+
+def _config_classes() -> list[type]:
+    return [c for c in vars(C).values() if isinstance(c, type) and dataclasses.is_dataclass(c)]
+
+
+def test_every_field_of_every_config_dataclass_has_a_meaning_and_a_range():
+    missing = sorted(
+        {f"{cls.__name__}.{f.name}" for cls in _config_classes() for f in dataclasses.fields(cls)}
+        - {f"{cls.__name__}.{k}" for cls in _config_classes() for k in SETTINGS}
+    )
+    assert not missing, f"add these keys to unlearnkit/settings_doc.py SETTINGS: {missing}"
+    for key, (meaning, valid) in SETTINGS.items():
+        assert meaning.strip() and valid.strip(), key
+
+
+def test_every_registered_method_documents_all_its_keys():
+    from unlearnkit.methods import METHODS
+
+    for name, method in METHODS.items():
+        rows = settings_rows(method.config)
+        assert {r[0] for r in rows} == {f.name for f in dataclasses.fields(method.config)}, name
+        assert all("not documented" not in r[3] for r in rows), name
+
+
+def test_defaults_shown_are_the_dataclass_defaults():
+    rows = {r[0]: r for r in settings_rows(C.ASUConfig)}
+    assert rows["tau"][1] == "2.3" and rows["forget_weight"][1] == "0.1" and rows["idk"][1] == "false"
+    rows = {r[0]: r for r in settings_rows(C.TrainConfig)}
+    assert rows["lr"][1] == "1e-05" and rows["reference"][2].startswith("auto | copy")
+
+
+def test_methods_name_lists_every_key_with_default_range_and_meaning(capsys):
+    from unlearnkit.cli import main
+    from unlearnkit.methods import get_method
+
+    assert main(["methods", "t-npo"]) == 0
+    out = capsys.readouterr().out
+    fields = [f.name for f in dataclasses.fields(get_method("t-npo").config)]
+    fields += [f.name for f in dataclasses.fields(C.TrainConfig)]
+    for key in fields:
+        assert f"    {key} " in out, key
+    assert "arXiv 2605.00364" in out
+    assert "(0, 1]" in out  # r's range
+    assert main(["methods", "npoo"]) == 2
+    assert "did you mean 'npo'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv", [["unlearn", "--method", "asu", "--help"], ["unlearn", "--help", "--method=asu"]]
+)
+def test_unlearn_help_with_a_method_shows_its_settings_without_torch(argv):
+    code = (
+        "import sys\nfrom unlearnkit.cli import main\nrc = main(sys.argv[1:])\n"
+        "print('HEAVY', [m for m in ('torch', 'transformers') if m in sys.modules], rc)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    assert "HEAVY [] 0" in proc.stdout, proc.stdout[-500:] + proc.stderr[-2000:]
+    assert "--set keys of asu" in proc.stdout
+    assert "    tau                      2.3" in proc.stdout
