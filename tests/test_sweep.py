@@ -313,3 +313,17 @@ def test_jobs_flag_starts_worker_processes(tmp_path, argv):
     study = _assert_exact(out, 3)
     assert len(study.trials) == 3
     assert all(t.user_attrs["worker"]["pid"] for t in study.trials)
+
+
+def test_quickstart_uses_a_tuned_recipe_when_configs_tiny_has_one(tmp_path, monkeypatch):
+    from unlearnkit import quickstart
+
+    monkeypatch.setattr(quickstart, "TUNED_DIR", tmp_path)
+    shared = quickstart.method_overrides("asu", 3)
+    assert shared["lr"] == quickstart.TINY_UNLEARN["lr"] and shared["tau"] == 5.0
+    (tmp_path / "asu.yaml").write_text("# tuned\nmethod: asu\nseed: 0\nlr: 0.002\ntau: 7.5\nepochs: 3\n")
+    tuned = quickstart.method_overrides("asu", 3)
+    assert (tuned["lr"], tuned["tau"], tuned["epochs"], tuned["seed"]) == (0.002, 7.5, 3, 3)  # --seed wins
+    assert "method" not in tuned
+    assert quickstart.method_overrides("asu", 3, tuned=False) == shared
+    assert quickstart.method_overrides("npo", 3) == quickstart.method_overrides("npo", 3, tuned=False)
