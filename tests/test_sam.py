@@ -139,3 +139,26 @@ def test_sam_rho_is_validated():
 
     with pytest.raises(UserError, match="sam_rho"):
         resolve_configs(get_method("gd"), {"sam_rho": "-1"})
+
+
+def test_torchrun_two_ranks_match_single_process_with_sam(tiny_model_dir, mini_world, mini_bench, tmp_path):
+    """The forget gradient is all-reduced before its norm: 2 ranks x 6 apply the same delta as 1 x 12."""
+    from test_distributed import _ranks, _unlearn, _weights
+
+    assert len(mini_bench.forget) == 12
+    extra = ["--method", "gd", "--set", "lr=1e-3", "--set", "sam_rho=0.5"]
+    _unlearn(tiny_model_dir, mini_world, tmp_path / "single", [*extra, "--set", "batch_size=12"])
+    _unlearn(
+        tiny_model_dir,
+        mini_world,
+        tmp_path / "ddp",
+        [*extra, "--set", "batch_size=6"],
+        nproc=2,
+        checksums=tmp_path / "ranks",
+    )
+    ranks = _ranks(tmp_path / "ranks")
+    assert ranks[0]["sha256"] == ranks[1]["sha256"]
+    single, ddp, base = _weights(tmp_path / "single"), _weights(tmp_path / "ddp"), _weights(tiny_model_dir)
+    moved = max(float((single[k] - base[k]).abs().max()) for k in base)
+    diff = max(float((single[k] - ddp[k]).abs().max()) for k in base)
+    assert moved > 1e-4 and diff < 1e-5, (moved, diff)
