@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import write_result  # noqa: E402
+from _common import RESULTS, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "tiny"
@@ -51,6 +51,11 @@ def parse_args() -> argparse.Namespace:
         "--rewrite-recipes",
         action="store_true",
         help="only rewrite configs/tiny/<method>.yaml from finished sweeps in WORK (no training)",
+    )
+    p.add_argument(
+        "--markdown-only",
+        action="store_true",
+        help="only rebuild bench/results/<name>.md from its .json (no training)",
     )
     return p.parse_args()
 
@@ -86,7 +91,7 @@ def goal_met(metrics: dict, oracle_utility: float) -> bool:
 
 def markdown(data: dict) -> str:
     lines = [
-        "### Tuned vs shared recipe on the held-out test half (`bench/sweep.py`)",
+        "## Tuned vs shared recipe: `unlearnkit sweep` on the embedded world",
         "",
         f"Embedded world (100 authors x 10 facts, 10 forget authors), tiny Llama. Each method was swept with "
         f"`unlearnkit sweep` (objectives forget quality + model utility, multi-objective TPE, search spaces in "
@@ -175,6 +180,10 @@ def main() -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
+    if args.markdown_only:
+        data = json.loads((RESULTS / f"{args.result_name}.json").read_text(encoding="utf-8"))
+        write_result(args.result_name, markdown(data), data, data["command"])
+        return 0
     if args.rewrite_recipes:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
             if (Path(args.work) / method / "best.yaml").is_file():

@@ -327,3 +327,34 @@ def test_quickstart_uses_a_tuned_recipe_when_configs_tiny_has_one(tmp_path, monk
     assert "method" not in tuned
     assert quickstart.method_overrides("asu", 3, tuned=False) == shared
     assert quickstart.method_overrides("npo", 3) == quickstart.method_overrides("npo", 3, tuned=False)
+
+
+def test_choice_keeps_the_utility_floor_and_prefers_forgetting():
+    from types import SimpleNamespace
+
+    from unlearnkit.sweep import SweepSettings, choose, objective_values
+
+    st = SweepSettings(model="m", data="d", method="gd", output="o", retain_model="oracle")
+    ref = {
+        "target_selection": {"forget_quality": 1e-6, "model_utility": 0.50},
+        "oracle_selection": {"forget_quality": 1.0, "model_utility": 0.50},
+    }
+    ctx = SimpleNamespace(settings=st, reference=ref)
+
+    def row(n, fq, mu):
+        metrics = {"forget_quality": fq, "model_utility": mu}
+        return {
+            "number": n,
+            "state": "COMPLETE",
+            "selection_metrics": metrics,
+            "values": objective_values(ctx, metrics),
+        }
+
+    rows = [row(0, 1e-5, 0.50), row(1, 0.3, 0.495), row(2, 0.9, 0.40), row(3, 1e-4, 0.45)]
+    chosen, rule = choose(rows, ctx)
+    assert chosen["number"] == 1 and "0.98" in rule  # best forgetting among utility >= 0.49
+    # nobody keeps the floor: the best sum of forgetting progress and utility ratio (not the least forgetting)
+    rows = [row(0, 1e-5, 0.45), row(1, 0.5, 0.40), row(2, 0.9, 0.20)]
+    chosen, rule = choose(rows, ctx)
+    assert chosen["number"] == 1 and "progress" in rule
+    assert choose([], ctx) == (None, "no complete trial")

@@ -850,7 +850,8 @@ def choose(rows: Sequence[dict], ctx: Context) -> tuple[dict | None, str]:
 
     Rule: keep utility >= ``utility_ratio`` x the oracle's (the target's without an oracle); among
     those, the most forgotten (highest forget quality / lowest forget ROUGE). If no trial keeps that
-    much utility, the one with the best sum of the two normalised scores.
+    much utility: the best sum of forgetting progress (0 = the target's value, 1 = the oracle's;
+    forget quality on a log scale) and utility ratio.
     """
     objectives = ctx.settings.resolved_objectives()
     front = pareto_numbers(rows, objectives)
@@ -862,28 +863,37 @@ def choose(rows: Sequence[dict], ctx: Context) -> tuple[dict | None, str]:
     base_util = ref[f"{anchor}_selection"].get("model_utility", float("nan"))
     floor = ctx.settings.utility_ratio * base_util
     forget_key = next((o for o in objectives if o != "model_utility"), objectives[0])
-    sign = 1.0 if OBJECTIVES[forget_key] == "maximize" else -1.0
+    maximize = OBJECTIVES[forget_key] == "maximize"
 
-    def forget_score(r):
-        return sign * r["selection_metrics"].get(forget_key, float("nan"))
+    def value(metrics: dict) -> float:
+        v = float(metrics.get(forget_key, float("nan")))
+        return math.log10(max(v, FQ_FLOOR)) if forget_key == "forget_quality" else v
 
-    def util(r):
-        return r["selection_metrics"].get("model_utility", float("-inf"))
+    def progress(r) -> float:
+        start = value(ref["target_selection"])
+        goal = value(ref["oracle_selection"]) if "oracle_selection" in ref else (1.0 if maximize else 0.0)
+        if goal == start:
+            return 0.0
+        return min(1.0, max(0.0, (value(r["selection_metrics"]) - start) / (goal - start)))
 
+    def util(r) -> float:
+        return float(r["selection_metrics"].get("model_utility", float("nan")))
+
+    if "model_utility" not in objectives:
+        best = max(cands, key=progress)
+        return best, f"the best {forget_key} on the selection half"
     keep = [r for r in cands if util(r) >= floor]
     if keep:
-        best = max(keep, key=lambda r: (forget_score(r), util(r)))
+        best = max(keep, key=lambda r: (value(r["selection_metrics"]) * (1 if maximize else -1), util(r)))
         return best, (
             f"Pareto trial with the best {forget_key} among those keeping model_utility >= "
             f"{ctx.settings.utility_ratio:g} x the {anchor}'s ({floor:.4f}) on the selection half"
         )
-    scores = [forget_score(r) for r in cands]
-    if forget_key == "forget_quality":
-        scores = [math.log10(max(s, FQ_FLOOR)) / 300 + 1 for s in scores]  # log scale, 1 = p-value 1
-    best = max(zip(scores, cands), key=lambda p: p[0] + util(p[1]) / max(base_util, 1e-9))[1]
+    best = max(cands, key=lambda r: progress(r) + util(r) / max(base_util, 1e-9))
     return best, (
         f"no Pareto trial keeps model_utility >= {ctx.settings.utility_ratio:g} x the {anchor}'s "
-        f"({floor:.4f}); chosen: the best sum of normalised {forget_key} and utility ratio"
+        f"({floor:.4f}) on the selection half; chosen: the best sum of forgetting progress (target 0, "
+        f"{'oracle' if anchor == 'oracle' else 'ideal'} 1) and utility ratio"
     )
 
 
