@@ -358,3 +358,31 @@ def test_choice_keeps_the_utility_floor_and_prefers_forgetting():
     chosen, rule = choose(rows, ctx)
     assert chosen["number"] == 1 and "progress" in rule
     assert choose([], ctx) == (None, "no complete trial")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("--trials", "0"), "--trials 0"),
+        (("--jobs", "0"), "--jobs 0"),
+        (("--method", "nope"), "nope"),
+        (("--objective", "forget_quality,bogus"), "--objective bogus"),
+        (("--retain-model", ""), "needs --retain-model"),
+    ],
+)
+def test_bad_flags_exit_2_and_write_nothing(tmp_path, argv, capsys, change, message):
+    from unlearnkit.cli import main
+
+    out = tmp_path / "sweep"
+    args = argv(out, 3)
+    flag, value = change
+    if flag in args:
+        args[args.index(flag) + 1] = value
+    else:
+        args += [flag, value]
+    if flag == "--retain-model":  # no oracle but the forget_quality objective asked for
+        args += ["--objective", "forget_quality,model_utility"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+    assert not out.exists()
