@@ -237,12 +237,14 @@ def unlearn(
     work_dir: str | Path = "unlearnkit_run",
     resume: bool = False,
     quiet: bool = False,
+    progress: str | None = None,
     attribution_dir: str | Path | None = None,
     **overrides: Any,
 ) -> UnlearnResult:
     """Unlearn ``forget`` from ``model`` while keeping ``retain``; returns the updated model.
 
     ``overrides`` are config keys (``lr=1e-5``, ``tau=2.3``, ``lambda=0.1`` ...), validated like ``--set``.
+    ``progress``: one compact progress bar with the loss, labelled so, instead of the Trainer's output.
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
     counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
@@ -306,11 +308,15 @@ def unlearn(
         reference=reference,
         callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter],
     )
-    if quiet:
+    if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
+    if progress:
+        from unlearnkit.finetune import StepProgress
+
+        trainer.add_callback(StepProgress(progress))
     counter.attach(getattr(reference, "model", None))  # a frozen copy runs its own forwards
     checkpoint = _last_checkpoint(work_dir) if resume else None
     counter.restore(checkpoint)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -32,10 +33,38 @@ def is_main_rank() -> bool:
 
 
 def torch_threads() -> None:
+    """Called by every command once its arguments are checked, right before the heavy work."""
     import torch
 
     # beyond 8 threads the tiny and 1B models get slower on CPU (contention), not faster
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
+    quiet_libraries()
+
+
+_TIED_MISSING = re.compile(r"missing keys in the checkpoint model loaded: \[('lm_head\.weight'(, )?)+\]")
+
+
+class _TiedWeightsNote(logging.Filter):
+    """The Trainer's resume warns that ``lm_head.weight`` is missing from the checkpoint: with tied
+    embeddings it is the embedding matrix itself (saved once, under its own name), so nothing is lost."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _TIED_MISSING.search(record.getMessage())
+
+
+def quiet_libraries() -> None:
+    """The command's own progress bar and lines only: no weight-loading / shard-writing bars, no
+    deprecation warnings meant for library developers, no warning about tied weights on resume."""
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    for category in (FutureWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category)
+    trainer_log = logging.getLogger("transformers.trainer")
+    if not any(isinstance(f, _TiedWeightsNote) for f in trainer_log.filters):
+        trainer_log.addFilter(_TiedWeightsNote())
 
 
 def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
@@ -271,3 +300,38 @@ def split_sources(bench, name: str, evaluation: bool = False) -> list[tuple[list
     if evaluation and name in getattr(bench, "eval_splits", {}):
         return [(bench.eval_splits[name], split_file(bench, f"eval.{name}"))]
     return [(bench.split(name), split_file(bench, name))]
+
+
+# ------------------------------------------------------------------------------- scale defaults
+
+
+def recorded_defaults(model: str | Path) -> dict:
+    """``unlearn_defaults`` of a model folder's unlearnkit.json (models made by ``finetune --model
+    tiny`` record the tiny-scale recipe there); {} for any other model."""
+    path = Path(str(model)).expanduser() / "unlearnkit.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = data.get("unlearn_defaults") if isinstance(data, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def apply_model_defaults(model: str, method: str, values: dict) -> dict:
+    """``values`` (recipe + ``--set``) over the model's recorded scale defaults for ``method``; prints
+    one line naming the defaults used and how to override them."""
+    from unlearnkit.config import ALIASES
+
+    recorded = recorded_defaults(model)
+    if not recorded:
+        return values
+    defaults = {**recorded.get("train", {}), **recorded.get("method", {}).get(method, {})}
+    given = {ALIASES.get(k, k) for k in values}
+    used = {k: v for k, v in defaults.items() if k not in given}
+    if used:
+        note(
+            f"{model} records {recorded.get('source', 'scale defaults')}: using "
+            + ", ".join(f"{k}={v}" for k, v in used.items())
+            + " (the papers' defaults are for 7B models); --set KEY=VALUE overrides any of them"
+        )
+    return {**used, **values}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from unlearnkit.commands._common import (
     add_trust_remote_code,
+    apply_model_defaults,
     check_combinations,
     check_data,
     load_data,
@@ -35,13 +36,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.commands._methods import method_config
+    from unlearnkit.commands._methods import method_config, normalise
     from unlearnkit.config import build_configs
     from unlearnkit.continual import split_requests
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 
     values = overrides(args, lambda: method_config(args.method))
+    values = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, _ = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     if args.max_new_tokens < 1:

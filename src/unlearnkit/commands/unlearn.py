@@ -10,6 +10,7 @@ from pathlib import Path
 from unlearnkit.commands._common import (
     RUN_FILE,
     add_trust_remote_code,
+    apply_model_defaults,
     check_combinations,
     check_data,
     check_resume_matches,
@@ -22,6 +23,7 @@ from unlearnkit.commands._common import (
     load_data,
     note,
     overrides,
+    recorded_defaults,
     required,
     run_fingerprint,
     torch_threads,
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         values["save_every"] = args.save_every
+    values = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, method_cfg = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
@@ -143,6 +146,7 @@ def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from,
             work_dir=work,
             resume=resume_from is not None,
             attribution_dir=work / "attribution",
+            progress=f"unlearning ({method.name})",
             **values,
         )
     except DivergenceError as err:
@@ -172,4 +176,6 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
     }
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
+    if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
+        provenance["unlearn_defaults"] = recorded_defaults(args.model)
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)

@@ -1,0 +1,121 @@
+"""Tiny-scale defaults and clean output of finetune / unlearn (issue 13.7, 13.12)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+
+import pytest
+
+from unlearnkit.cli import main
+
+QUICK = ["--set", "epochs=1"]
+
+
+@pytest.fixture(scope="module")
+def tiny_target(tmp_path_factory, mini_world):
+    """``finetune --model tiny`` on the miniature world (one epoch: what is tested is the bookkeeping)."""
+    root = tmp_path_factory.mktemp("scale")
+    assert main(["finetune", "--data", str(mini_world), "--output", str(root / "target"), *QUICK]) == 0
+    return root / "target"
+
+
+def test_tiny_model_records_the_quickstart_unlearning_recipe(tiny_target):
+    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
+
+    recorded = json.loads((tiny_target / "unlearnkit.json").read_text())["unlearn_defaults"]
+    assert recorded["train"]["lr"] == TINY_UNLEARN["lr"] and recorded["method"]["asu"] == TINY_METHOD["asu"]
+    assert "unlearn_defaults" in (tiny_target / "README.md").read_text()
+
+
+def test_unlearn_uses_them_says_so_in_one_line_and_set_wins(tiny_target, mini_world, tmp_path, capsys):
+    out = tmp_path / "asu"
+    argv = ["unlearn", "--model", str(tiny_target), "--data", str(mini_world), "--method", "asu"]
+    assert main([*argv, "--output", str(out), "--set", "max_steps=2", "--set", "lr=1e-4"]) == 0
+    captured = capsys.readouterr()
+    notes = [x for x in captured.err.splitlines() if "tiny-model recipe" in x]
+    assert len(notes) == 1
+    assert "tau=5.0" in notes[0] and "epochs=5.0" in notes[0] and "--set KEY=VALUE overrides" in notes[0]
+    assert "lr=" not in notes[0]  # given on the command line: not a default used
+    config = json.loads((out / "unlearnkit.json").read_text())["config"]
+    assert config["tau"] == 5.0 and config["lr"] == 1e-4 and config["batch_size"] == 8
+    # clean output: one bar with the loss, no Trainer dictionaries, no library warnings or bars
+    text = captured.err + captured.out
+    assert "unlearning (asu)" in text
+    assert "{'loss'" not in text and "train_runtime" not in text
+    assert "Warning" not in text and "Writing model shards" not in text and "Loading weights" not in text
+    # an unlearned tiny model is still a tiny model
+    assert "unlearn_defaults" in json.loads((out / "unlearnkit.json").read_text())
+
+
+def test_other_models_keep_the_paper_defaults(tiny_target, mini_world, tmp_path, capsys):
+    plain = tmp_path / "plain"
+    shutil.copytree(tiny_target, plain)
+    meta = json.loads((plain / "unlearnkit.json").read_text())
+    del meta["unlearn_defaults"]
+    (plain / "unlearnkit.json").write_text(json.dumps(meta))
+    out = tmp_path / "ga"
+    argv = [
+        "unlearn",
+        "--model",
+        str(plain),
+        "--data",
+        str(mini_world),
+        "--method",
+        "ga",
+        "--output",
+        str(out),
+    ]
+    assert main([*argv, "--set", "max_steps=1"]) == 0
+    assert "tiny-model recipe" not in capsys.readouterr().err
+    assert json.loads((out / "unlearnkit.json").read_text())["config"]["lr"] == 1e-5
+
+
+def test_finetune_sizes_max_length_from_the_data_unless_set(mini_world, tmp_path, capsys):
+    data = tmp_path / "long"
+    shutil.copytree(mini_world, data)
+    rows = [json.loads(x) for x in (data / "retain.jsonl").read_text().splitlines()]
+    rows[0]["answer"] = " ".join(["The author wrote many more novels about the sea."] * 16)
+    (data / "retain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["finetune", "--data", str(data), "--output", str(tmp_path / "m"), *QUICK]) == 0
+    err = capsys.readouterr().err
+    sized = json.loads((tmp_path / "m" / "unlearnkit.json").read_text())["config"]["max_length"]
+    assert 128 < sized <= 256 and sized % 8 == 0 and f"max_length {sized}" in err
+    assert (
+        main(["finetune", "--data", str(data), "--output", str(tmp_path / "m2"), "--set", "max_length=128"])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "retain.jsonl:1: question + answer is" in err and "longer than max_length=128" in err
+
+
+def test_tiny_model_on_tofu_trains_on_the_general_parts_too(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    monkeypatch.setenv("UNLEARNKIT_DATA_ROOT", str(Path(__file__).parent / "fixtures" / "hub"))
+    out = tmp_path / "tofu_tiny"
+    assert main(["finetune", "--data", "tofu:forget01", "--output", str(out), *QUICK]) == 0
+    captured = capsys.readouterr()
+    assert "real_authors and world_facts too" in captured.err
+    meta = json.loads((out / "unlearnkit.json").read_text())
+    assert meta["trained_on_general_parts"] == ["real_authors", "world_facts"]
+    # forget (2) + retain (6) + real authors (2) + world facts (2)
+    assert "12 examples" in captured.out
+
+
+def test_tied_weight_resume_warning_is_dropped_and_others_kept():
+    from unlearnkit.commands._common import _TiedWeightsNote
+
+    note = _TiedWeightsNote()
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("transformers.trainer", logging.WARNING, __file__, 1, msg, None, None)
+
+    # the Trainer's own wording (transformers.Trainer._issue_warnings_after_load)
+    assert not note.filter(
+        record(f"There were missing keys in the checkpoint model loaded: {['lm_head.weight']}.")
+    )
+    assert note.filter(
+        record(f"There were missing keys in the checkpoint model loaded: {['model.norm.weight']}.")
+    )
