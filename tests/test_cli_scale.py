@@ -119,3 +119,24 @@ def test_tied_weight_resume_warning_is_dropped_and_others_kept():
     assert note.filter(
         record(f"There were missing keys in the checkpoint model loaded: {['model.norm.weight']}.")
     )
+
+
+def test_closer_look_without_models_says_what_was_left_out(tiny_target, mini_world, tmp_path, capsys):
+    argv = ["eval", "--model", str(tiny_target), "--data", str(mini_world), "--output", str(tmp_path / "cl")]
+    argv += [
+        "--protocol",
+        "closer-look",
+        "--embedder",
+        "none",
+        "--nli-model",
+        "none",
+        "--max-new-tokens",
+        "4",
+    ]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    notes = [x for x in captured.err.splitlines() if "left out of FE / MU" in x]
+    assert len(notes) == 1 and "cosine" in notes[0] and "entailment" in notes[0]
+    assert "FE uses 4 of 5 components, fe_yuan 3 of 5" in notes[0]
+    out = captured.out
+    assert "fe_yuan" in out and "the closer-look authors' own FE" in out and "harmonic mean of 1-ROUGE" in out

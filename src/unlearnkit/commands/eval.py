@@ -140,7 +140,36 @@ def run(args: argparse.Namespace) -> int:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)
     print_headline(metrics)
+    if args.protocol == "closer-look":
+        print_closer_look(metrics, details["closer_look"])
     return 0
+
+
+CLOSER_LOOK_LINES = (
+    ("fe", "forget efficacy as the ASU paper: harmonic mean of 1-ROUGE, 1-prob, 1-TR, TE, 1-entailment"),
+    ("fe_yuan", "the closer-look authors' own FE: 1 - mean(ROUGE, prob, TR, cosine, entailment), no TE"),
+    ("mu_closer_look", "model utility: harmonic mean of the six numbers on retain and general (parts)"),
+    ("avg_closer_look", "(fe + mu_closer_look) / 2"),
+)
+
+
+def print_closer_look(metrics: dict, info: dict) -> None:
+    """The closer-look aggregates, each with what it is (arXiv 2410.08109, 2603.01285), and one note
+    naming every component left out and why (e.g. no network for the embedding / NLI model)."""
+    from unlearnkit.closer_look import FE_COMPONENTS, FE_YUAN_COMPONENTS
+
+    for key, meaning in CLOSER_LOOK_LINES:
+        if key in metrics:
+            print(f"{key:24s} {metrics[key]:.4f}  {meaning}")
+    missing = info.get("missing") or {}
+    if missing:
+        left_out = "; ".join(f"{name} ({' '.join(str(why).split())})" for name, why in missing.items())
+        note(
+            f"closer-look: left out of FE / MU: {left_out}. FE uses {len(info.get('fe_components', []))} of "
+            f"{len(FE_COMPONENTS)} components, fe_yuan {len(info.get('fe_yuan_components', []))} of "
+            f"{len(FE_YUAN_COMPONENTS)}, MU "
+            f"{len(info.get('mu_components', []))}; see details.json closer_look"
+        )
 
 
 def _eval_muse_wmdp(args) -> int:
