@@ -45,8 +45,12 @@ def test_unlearn_uses_them_says_so_in_one_line_and_set_wins(tiny_target, mini_wo
     assert "unlearning (asu)" in text
     assert "{'loss'" not in text and "train_runtime" not in text
     assert "Warning" not in text and "Writing model shards" not in text and "Loading weights" not in text
-    # an unlearned tiny model is still a tiny model
-    assert "unlearn_defaults" in json.loads((out / "unlearnkit.json").read_text())
+    # an unlearned tiny model is still a tiny model; the card says what reference and layers were used
+    meta = json.loads((out / "unlearnkit.json").read_text())
+    assert "unlearn_defaults" in meta
+    assert meta["reference_used"]["strategy"] in ("copy", "cache", "adapter", "none")
+    assert meta["layers_used"] == [0, 1]  # layers='' means every layer of the 2-layer model
+    assert "reference_used" in (out / "README.md").read_text()
 
 
 def test_other_models_keep_the_paper_defaults(tiny_target, mini_world, tmp_path, capsys):
@@ -140,3 +144,48 @@ def test_closer_look_without_models_says_what_was_left_out(tiny_target, mini_wor
     assert "FE uses 4 of 5 components, fe_yuan 3 of 5" in notes[0]
     out = captured.out
     assert "fe_yuan" in out and "the closer-look authors' own FE" in out and "harmonic mean of 1-ROUGE" in out
+
+
+def test_outputs_are_readable_like_every_other_file(tiny_target):
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    for name in ("model.safetensors", "config.json", "unlearnkit.json"):
+        assert stat.S_IMODE((tiny_target / name).stat().st_mode) == 0o666 & ~mask, name
+
+
+def test_python_api_leaves_no_empty_work_folder(
+    tiny_random_llama, world_tokenizer, mini_bench, tmp_path, monkeypatch
+):
+    from unlearnkit.unlearn import unlearn
+
+    monkeypatch.chdir(tmp_path)
+    unlearn(
+        tiny_random_llama,
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        "ga",
+        max_steps=1,
+        quiet=True,
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_continual_prints_no_nan_before_the_first_request():
+    from unlearnkit.commands.continual import curve_line
+
+    start = {"step": 0, "n_forgotten": 0, "train_loss": float("nan"), "upcoming_rougeL_recall": 0.9}
+    start["model_utility"] = 0.5
+    line = curve_line(start)
+    assert "nan" not in line and "upcoming ROUGE 0.900" in line and "before the first request" in line
+    assert "forget ROUGE 0.100" in curve_line({"step": 1, "n_forgotten": 3, "forget_rougeL_recall": 0.1})
+
+
+def test_world_warns_when_the_forget_set_is_too_small_for_forget_quality(tmp_path, capsys):
+    assert main(["world", "--output", str(tmp_path / "small"), "--authors", "12", "--facts", "4"]) == 0
+    assert "the forget set has 4 items" in capsys.readouterr().err
+    assert main(["world", "--output", str(tmp_path / "ok"), "--authors", "20", "--facts", "10"]) == 0
+    assert "warning" not in capsys.readouterr().err

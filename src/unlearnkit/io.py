@@ -94,6 +94,11 @@ def atomic_dir(path: str | Path, overwrite: bool = False) -> Iterator[Path]:
     try:
         yield tmp
         publish_mode(tmp, is_dir=True)
+        # safetensors / matplotlib write some files through mkstemp (0o600): publish them like the rest
+        for entry in tmp.rglob("*"):
+            with contextlib.suppress(OSError):
+                if not entry.is_symlink() and entry.stat().st_mode & 0o077 == 0:
+                    publish_mode(entry, is_dir=entry.is_dir())
         check_output_dir(path, overwrite)  # another process may have written it meanwhile
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -247,6 +247,7 @@ def unlearn(
     ``progress``: one compact progress bar with the loss, labelled so, instead of the Trainer's output.
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
+    work_existed = Path(work_dir).exists()
     counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
     if not forget:
         raise UserError("the forget set is empty: there is nothing to unlearn")
@@ -321,6 +322,10 @@ def unlearn(
     checkpoint = _last_checkpoint(work_dir) if resume else None
     counter.restore(checkpoint)
     out = trainer.train(resume_from_checkpoint=checkpoint)
+    # the Trainer creates its output_dir even with nothing to save in it: leave no empty folder behind
+    if not work_existed:
+        with contextlib.suppress(OSError):
+            Path(work_dir).rmdir()  # only succeeds when empty (no checkpoints)
     compute = counter.totals()  # a collective in multi-process runs: every rank gets here
     counter.detach()
     model = trainer.model

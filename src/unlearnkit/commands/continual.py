@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from unlearnkit.commands._common import (
@@ -88,9 +89,25 @@ def run(args: argparse.Namespace) -> int:
         overwrite=True,
     )
     for point in curve:
-        print(
-            f"step {point['step']:3d}: forgotten {point['n_forgotten']:4d}  "
-            f"forget ROUGE {point.get('forget_rougeL_recall', float('nan')):.3f}  "
-            f"utility {point.get('model_utility', float('nan')):.3f}"
-        )
+        print(curve_line(point))
     return 0
+
+
+CURVE_COLUMNS = (
+    ("forget_rougeL_recall", "forget ROUGE"),
+    ("upcoming_rougeL_recall", "upcoming ROUGE"),
+    ("model_utility", "utility"),
+)
+
+
+def curve_line(point: dict) -> str:
+    """One line per evaluation; a number that does not exist yet (no forget row before the first
+    request) is left out rather than printed as nan."""
+    parts = [f"step {point['step']:3d}: forgotten {point['n_forgotten']:4d}"]
+    for key, label in CURVE_COLUMNS:
+        value = point.get(key)
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            parts.append(f"{label} {value:.3f}")
+    if point["step"] == 0:
+        parts.append("(before the first request)")
+    return "  ".join(parts)

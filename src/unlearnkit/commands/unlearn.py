@@ -174,8 +174,22 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
         "config": config_dict(train_cfg, method_cfg),
         "prompt_format": PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format).kind,
     }
+    if getattr(result, "reference", None):
+        provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why
+    provenance.update(layers_used(result.model, method_cfg))
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
     if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
         provenance["unlearn_defaults"] = recorded_defaults(args.model)
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+
+
+def layers_used(model, method_cfg) -> dict:
+    """The decoder layers a layer setting really meant (``layers=''`` is every layer, not none)."""
+    n = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+    used = {}
+    for key, resolve in (("layers", "layer_list"), ("train_layers", "train_layer_list")):
+        if hasattr(method_cfg, resolve):
+            chosen = getattr(method_cfg, resolve)()
+            used[f"{key}_used"] = chosen if chosen is not None else (list(range(n)) if n else "all")
+    return used

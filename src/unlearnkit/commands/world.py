@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 
+from unlearnkit.commands._common import note
 from unlearnkit.errors import UserError
 
+# Below this, the KS test of forget quality has too few truth ratios to tell methods apart: with n = 4
+# the two-sample p-values take only a handful of values.
+MIN_FORGET_ITEMS = 20
 WORLD_FLAGS = {
     "n_authors": "--authors",
     "facts_per_author": "--facts",
@@ -79,4 +83,11 @@ def run(args: argparse.Namespace) -> int:
     except UserError as err:
         raise _world_flags(err) from None
     print(f"wrote {args.output}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if counts.get("forget", MIN_FORGET_ITEMS) < MIN_FORGET_ITEMS:
+        note(
+            f"the forget set has {counts['forget']} items: forget quality (a KS test over that many truth "
+            f"ratios) cannot separate methods below about {MIN_FORGET_ITEMS}; raise --authors, --facts or "
+            "--forget-fraction",
+            "warning",
+        )
     return 0
