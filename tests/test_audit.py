@@ -229,7 +229,9 @@ def test_relearn_gap_needs_an_oracle(world):
     ]
     assert audit["relearn_gap_20"] is None and audit["relearn_gap"] == {}
     assert "no retain oracle" in audit["relearn_gap_20_note"]
-    assert "relearn_gap_20: n/a (no retain oracle" in audit_markdown(audit)
+    md = audit_markdown(audit)
+    assert "relearn_gap_20: n/a (no retain oracle" in md
+    assert "- **audited** (the model under audit)\n" in md  # no name given: the role is not repeated
 
 
 def test_relearning_never_touches_the_audited_model(world, audited):
@@ -326,6 +328,9 @@ def test_card_names_each_role_once_and_has_one_heading(audited):
     for row in all_rows:
         label_sets.setdefault(row[0], []).append(row)
     assert all(len(rows) == 1 for label, rows in label_sets.items() if not label.isdigit()), label_sets
+    # The relearning numbers appear once: as the curve table (steps x models), not also as check rows.
+    assert "ROUGE-L recall after 20 steps" not in page and "ROUGE-L recall after 20 steps" not in md
+    assert "<tr><td class='num'>20</td>" in page
     # A compared (plain) model's curve sits next to the audited one's, in the table and the plot.
     with_plain = audit_card_html(audit, heading=False, compare={"npo (plain)": audit})
     header = next(r for r in _table_rows(with_plain) if r and r[0] == "steps")

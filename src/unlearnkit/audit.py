@@ -767,16 +767,16 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
             if xy:
                 ax.plot([x for x, _ in xy], [y for _, y in xy], label=label, **style)
     gap = audit.get("relearn_gap_20")
-    for ax, title in zip(
-        axes, ("forget ROUGE-L recall (held-out half)", "forget probability (held-out half)")
-    ):
+    titles = ["forget ROUGE-L recall (held-out half)", "forget probability (held-out half)"]
+    if gap is not None:
+        titles[0] += f"\nrelearn_gap_20 = {gap:+.2f} (vs the oracle)"
+    for ax, title in zip(axes, titles):
         ax.set_xlabel("relearning steps on the other half")
         ax.set_title(title, fontsize=10)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(True, alpha=0.3)
-        ax.axvline(20, color="#999999", linewidth=0.8, linestyle="-.")
-    if gap is not None:
-        axes[0].text(20.5, 0.02, f"gap at 20: {gap:+.2f}", fontsize=8, color="#444444")
+        if any("20" in points for _, _, points in series):
+            ax.axvline(20, color="#999999", linewidth=0.8, linestyle="-.")
     axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
     buf = _io.BytesIO()
     fig.savefig(buf, format="png")
@@ -849,7 +849,7 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
     )
     lines = [title, ""]
     for role in roles:
-        lines.append(f"- **{role_title(audit, role)}** ({ROLE_ABOUT[role]}): `{audit['models'][role]}`")
+        lines.append(f"- **{role_title(audit, role)}** ({ROLE_ABOUT[role]}){_name_md(audit, role)}")
     data = audit.get("data", {})
     lines += [
         f"- **data**: `{data.get('path')}` ({data.get('forget_items')} forget items, "
@@ -859,14 +859,15 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
     heads = [role_title(audit, r) for r in roles]
     for i, check in enumerate(audit["checks"], start=1):
         lines += [f"## {i}. {check['title']}", "", check.get("about", ""), ""]
-        if check.get("rows"):
+        curve = check.get("id") == "relearning" and bool(check.get("rows"))
+        if check.get("rows") and not curve:  # the relearning rows are the curve table below
             lines.append("| | " + " | ".join(_md_escape(h) for h in heads) + " |")
             lines.append("|---|" + "---:|" * len(roles))
             for row in check["rows"]:
                 cells = [_cell(row.get(r)) for r in roles]
                 lines.append(f"| {_md_escape(row['label'])} | " + " | ".join(cells) + " |")
             lines.append("")
-        if check.get("id") == "relearning" and check.get("rows"):
+        if curve:
             lines += ["Relearning curve (forget ROUGE-L / probability on the held-out half):", ""]
             lines += [*_curve_table_md(audit), ""]
             if plot:
@@ -876,6 +877,17 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
                 lines += [_md_escape(gap), ""]
         lines += [f"**Verdict:** {_md_escape(check['verdict'])}", ""]
     return "\n".join(lines)
+
+
+def _name(audit: dict, role: str) -> str | None:
+    """The model's name (e.g. its folder) when one was given, not just the role repeated."""
+    name = str(audit["models"][role])
+    return None if name == role else name
+
+
+def _name_md(audit: dict, role: str) -> str:
+    name = _name(audit, role)
+    return f": `{name}`" if name else ""
 
 
 def _cell(x: float | None) -> str:
@@ -913,22 +925,22 @@ def audit_card_html(audit: dict, *, heading: bool = True, compare: dict[str, dic
         out.append(f"<h2>{e(title)}</h2>")
     out.append("<ul>")
     for role in roles:
-        out.append(
-            f"<li><b>{e(role_title(audit, role))}</b> ({e(ROLE_ABOUT[role])}): "
-            f"<code>{e(str(audit['models'][role]))}</code></li>"
-        )
+        name = _name(audit, role)
+        code = f": <code>{e(name)}</code>" if name else ""
+        out.append(f"<li><b>{e(role_title(audit, role))}</b> ({e(ROLE_ABOUT[role])}){code}</li>")
     out.append("</ul>")
     heads = "".join(f"<th>{e(role_title(audit, r))}</th>" for r in roles)
     for i, check in enumerate(audit["checks"], start=1):
         out.append(f"<h3>{i}. {e(check['title'])}</h3>")
         out.append(f"<p class='about'>{e(check.get('about', ''))}</p>")
-        if check.get("rows"):
+        curve = check.get("id") == "relearning" and bool(check.get("rows"))
+        if check.get("rows") and not curve:  # the relearning rows are the curve table
             out.append(f"<table><tr><th></th>{heads}</tr>")
             for row in check["rows"]:
                 cells = "".join(f"<td class='num'>{e(_cell(row.get(r)))}</td>" for r in roles)
                 out.append(f"<tr><td>{e(row['label'])}</td>{cells}</tr>")
             out.append("</table>")
-        if check.get("id") == "relearning" and check.get("rows"):
+        if curve:
             out += _curve_html(audit, compare)
         out.append(f"<p class='verdict'><b>Verdict:</b> {e(check['verdict'])}</p>")
     out.append("</section>")
