@@ -386,3 +386,21 @@ def test_bad_flags_exit_2_and_write_nothing(tmp_path, argv, capsys, change, mess
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
     assert not out.exists()
+
+
+def test_trials_apply_a_tiny_models_recorded_defaults_like_unlearn(tmp_path):
+    """``unlearn --config best.yaml`` on a model that records scale defaults must rerun the chosen trial."""
+    from types import SimpleNamespace
+
+    from unlearnkit.sweep import SearchSpace, SweepSettings, recipe_values
+
+    recorded = {
+        "train": {"lr": 5e-4, "grad_accum": 1, "epochs": 5.0},
+        "method": {"asu": {"tau": 5.0, "forget_weight": 1.0}},
+    }
+    (tmp_path / "unlearnkit.json").write_text(json.dumps({"unlearn_defaults": recorded}))
+    st = SweepSettings(model=str(tmp_path), data="d", method="asu", output="o", seed=3)
+    ctx = SimpleNamespace(settings=st, space=SearchSpace(params={}, fixed={"grad_accum": 2}, source="s"))
+    values = recipe_values(ctx, {"lr": 1e-3, "lambda": 0.5})
+    # the space wins over the recorded defaults ('lambda' is forget_weight); the rest is spelled out
+    assert values == {"epochs": 5.0, "tau": 5.0, "grad_accum": 2, "lr": 1e-3, "lambda": 0.5, "seed": 3}

@@ -539,7 +539,21 @@ def trial_limit(ctx: Context) -> int:
 
 
 def recipe_values(ctx: Context, params: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
-    return {**ctx.space.fixed, **params, "seed": ctx.settings.seed if seed is None else seed}
+    """A trial's settings: the model's recorded scale defaults, the space's fixed keys, the params.
+
+    A model made by ``finetune --model tiny`` records its scale's defaults, which ``unlearn`` applies
+    under a recipe; trials apply them the same way, so ``unlearn --config best.yaml`` runs exactly the
+    chosen trial (and best.yaml spells them out, so it does on any model).
+    """
+    from unlearnkit.commands._common import recorded_defaults
+    from unlearnkit.config import ALIASES
+
+    values = {**ctx.space.fixed, **params}
+    recorded = recorded_defaults(ctx.settings.model)
+    defaults = {**recorded.get("train", {}), **recorded.get("method", {}).get(ctx.settings.method, {})}
+    given = {ALIASES.get(k, k) for k in values}
+    used = {k: v for k, v in defaults.items() if k not in given and k != "seed"}
+    return {**used, **values, "seed": ctx.settings.seed if seed is None else seed}
 
 
 class _UtilityProbe:
