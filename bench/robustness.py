@@ -12,7 +12,7 @@ utility), the audit's relearning attack on the held-out half of the forget set, 
 ``unlearnkit audit`` (lr 1e-3, batch 8, half of the forget items, seeded split) measured after 5, 10
 and 20 steps, its Min-K% membership-inference AUC, and the training compute as a fraction of the retain
 oracle's fine-tuning compute (``unlearnkit.compute``). ``relearn_gap_20`` = relearned forget ROUGE-L
-after 20 steps minus the oracle's, same seed.
+after 20 steps minus the oracle's, same seed. UNDO distils for 20 x alpha epochs (``distill_epochs``).
 
 The seeds vary the unlearning run, the student's initialisation and data order, and the audit's
 relearning split; the world, the target and the oracle are those of ``--seed`` (default 0) for every
@@ -57,6 +57,16 @@ def sam_rho_for(method: str) -> float:
     return 0.05
 
 
+def distill_epochs(alpha: float) -> float:
+    """Distillation length at noise ``alpha``: the tiny recipe's epochs (20, for a fresh student at
+    alpha 1) times alpha. A less noised student starts closer to the teacher and has less to relearn;
+    that is what makes alpha the compute knob of UNDO (arXiv 2506.06278). With a fixed length every
+    alpha would cost the same and the frontier would have one compute value."""
+    from unlearnkit.distill import TINY_DEFAULTS
+
+    return float(TINY_DEFAULTS["epochs"]) * float(alpha)
+
+
 def configs(methods=METHODS, alphas=ALPHAS) -> list[str]:
     out = ["oracle"]
     for m in methods:
@@ -65,20 +75,48 @@ def configs(methods=METHODS, alphas=ALPHAS) -> list[str]:
 
 
 def priority(cfgs: list[str], seeds: list[int]) -> list[tuple[str, int]]:
-    """Run order: what a time-boxed run must have first. Oracle and every plain method, then UNDO at
-    alpha 1.0 and 0.5, then SAM, then the other alphas, on the first seed; then the same on the others."""
+    """Run order for a time-boxed run (an UNDO run costs 20-50x a plain one): on the first seed the
+    oracle and every plain method, then UNDO at alpha 1 and 0.5, then SAM; then the cheap rows (oracle,
+    plain, SAM) on the other seeds; then the other seeds of UNDO at alpha 1 and 0.5, the configurations
+    with the smallest first-seed relearn_gap_20 first; then the other alphas."""
+    first, others = seeds[:1], seeds[1:]
+    gap = _first_seed_gaps(first[0]) if first else {}
 
-    def rank(cfg: str) -> int:
+    def kind(cfg: str) -> str:
         if cfg == "oracle" or "+" not in cfg:
-            return 0
+            return "plain"
         if cfg.endswith("+undo1") or cfg.endswith("+undo0.5"):
-            return 1
-        if cfg.endswith("+sam"):
-            return 2
-        return 3
+            return "undo-main"
+        return "sam" if cfg.endswith("+sam") else "undo-other"
 
-    ranked = sorted(cfgs, key=lambda c: (rank(c), cfgs.index(c)))
-    return [(cfg, seed) for seed in seeds for cfg in ranked]
+    def of(k: str, by_gap: bool = False) -> list[str]:
+        chosen = [c for c in cfgs if kind(c) == k]
+        return sorted(chosen, key=lambda c: gap.get(c, math.inf)) if by_gap else chosen
+
+    phases = [
+        (first, of("plain")),
+        (first, of("undo-main")),
+        (first, of("sam")),
+        (others, of("plain") + of("sam")),
+        (others, of("undo-main", by_gap=True)),
+        (first, of("undo-other")),
+        (others, of("undo-other", by_gap=True)),
+    ]
+    order: list[tuple[str, int]] = []
+    for phase_seeds, phase_cfgs in phases:
+        if phase_seeds is others:
+            order += [(c, s) for c in phase_cfgs for s in phase_seeds]  # a configuration's seeds together
+        else:
+            order += [(c, s) for s in phase_seeds for c in phase_cfgs]
+    return order
+
+
+def _first_seed_gaps(seed: int) -> dict[str, float]:
+    runs = {r["config"]: r for r in load_runs() if r["seed"] == seed}
+    if "oracle" not in runs:
+        return {}
+    base = runs["oracle"]["relearn_rouge_20"]
+    return {c: r["relearn_rouge_20"] - base for c, r in runs.items()}
 
 
 def parse(cfg: str) -> tuple[str, str | None, float | None]:
@@ -176,7 +214,15 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
                 run_cached(method, seed, emb, oracle_cost)  # the plain run saves its model
             teacher, tok = load(str(teacher_dir))
             plain = json.loads((WORK / "runs" / f"{method}__s{seed}.json").read_text())
-            res = distill(teacher, tok, emb.bench, noise=alpha, overrides={"seed": seed})
+            res = distill(
+                teacher,
+                tok,
+                emb.bench,
+                noise=alpha,
+                overrides={"seed": seed, "epochs": distill_epochs(alpha)},
+                work_dir=WORK / "tmp" / cfg,
+                quiet=True,
+            )
             model = res.model
             metrics, _ = evaluate(model, tok, emb.bench, emb.settings, emb.oracle_trs)
             teacher_cost, distill_cost = _cost(plain.get("compute")), _cost(res.compute)
@@ -483,7 +529,8 @@ def report(order: list[str], emb_info: dict, command: str) -> None:
         "of every training pass (UNDO: the unlearning run plus the distillation) as a fraction of the "
         "oracle's fine-tuning. `+sam`: SAM on the forget term (arXiv 2502.05374), rho "
         f"{sam_rho_for('npo'):g}. `+undoA`: the plain model distilled into a student noised toward a fresh "
-        "init by alpha A (arXiv 2506.06278). Mean ± sample sd over the seeds in column n "
+        "init by alpha A (arXiv 2506.06278) for 20 x A epochs of the retain + general questions (KL to the "
+        "teacher + retain NLL; `unlearnkit distill` defaults otherwise). Mean ± sample sd over the seeds in column n "
         f"(run seeds: {', '.join(map(str, run_seeds))}; world, target and oracle: seed "
         f"{emb_info.get('world_seed', 0)}). MIA AUC: Min-K% on forget vs holdout (0.5 = no signal).",
         "",
@@ -529,7 +576,15 @@ def main() -> None:
     oracle_compute = _oracle_cost(emb)
     oracle_cost = _cost(oracle_compute)
     info["oracle_compute"] = oracle_compute
-    for cfg, seed in priority(wanted, seeds):
+    done: set[tuple[str, int]] = set()
+    while True:
+        todo = [job for job in priority(wanted, seeds) if job not in done]
+        if not todo:
+            break
+        cfg, seed = todo[0]
+        done.add((cfg, seed))
+        if (WORK / "runs" / f"{cfg}__s{seed}.json").is_file():
+            continue
         try:
             run_cached(cfg, seed, emb, oracle_cost)
         except Exception:  # noqa: BLE001 - one failed configuration must not lose the others
