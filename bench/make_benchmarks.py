@@ -41,6 +41,9 @@ def main() -> None:
             parts += [f"## {name}", "", f"Not run yet: `{command}`.", ""]
     (ROOT.parent / "BENCHMARKS.md").write_text("\n".join(parts), encoding="utf-8")
     print(f"wrote {ROOT.parent / 'BENCHMARKS.md'}")
+    import sync_docs  # bench/ is on sys.path when run as a script
+
+    sync_docs.main()  # docs/SCALING.md quotes the same speed section
 
 
 if __name__ == "__main__":

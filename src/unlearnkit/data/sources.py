@@ -156,11 +156,12 @@ def local_files(root: Path, hub_id: str, config: str | None, split: str) -> list
 
 
 def _tried(root: Path, hub_id: str, config: str | None, split: str) -> str:
+    """Every path :func:`local_files` looked at, in the layout the module docstring documents."""
     base = root / hub_id
     folder = base / config if config else base
-    paths = [f"{folder}/{split}.jsonl", f"{folder}/{split}-*.parquet"]
+    paths = [f"{folder}/{split}.jsonl | .json | .parquet", f"{folder}/{split}-*.parquet"]
     if config and split == "train":
-        paths.append(f"{base}/{config}.jsonl")
+        paths.append(f"{base}/{config}.jsonl | .json | .parquet")
     return ", ".join(paths)
 
 

@@ -1,0 +1,86 @@
+"""The documents agree with each other and with the code (issue 13.8)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from unlearnkit.errors import UserError
+
+REPO = Path(__file__).resolve().parent.parent
+ARXIV = re.compile(r"\d{4}\.\d{4,5}")
+
+
+def _ids(text: str) -> set[str]:
+    return set(ARXIV.findall(text))
+
+
+def test_scaling_and_benchmarks_show_the_same_speed_and_memory_figures():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import sync_docs
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    speed = (REPO / "bench" / "results" / "speed.md").read_text(encoding="utf-8")
+    scaling = (REPO / "docs" / "SCALING.md").read_text(encoding="utf-8")
+    assert sync_docs.synced(scaling, speed) == scaling, "run python bench/sync_docs.py"
+    assert sync_docs.speed_body(speed) in (REPO / "BENCHMARKS.md").read_text(encoding="utf-8"), (
+        "run python bench/make_benchmarks.py"
+    )
+
+
+def test_readme_method_table_cites_what_unlearnkit_methods_prints():
+    from unlearnkit.methods import METHODS
+
+    listed = set()
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("| `"):
+            continue
+        names_cell, *_, paper_cell = [c.strip() for c in line.strip().strip("|").split("|")]
+        for name in re.findall(r"`([^`]+)`", names_cell):
+            assert name in METHODS, f"README lists unknown method {name}"
+            listed.add(name)
+            expected = _ids(METHODS[name].paper)
+            cited = _ids(paper_cell)
+            if "base method" in paper_cell:  # T-/S- variants: TokenUnlearn + the base method's paper
+                cited |= _ids(METHODS[name.split("-", 1)[1]].paper)
+            assert cited == expected, (
+                f"README cites {sorted(cited)} for {name}; methods.py {sorted(expected)}"
+            )
+    assert listed == set(METHODS), f"methods missing from the README table: {sorted(set(METHODS) - listed)}"
+
+
+def test_missing_local_file_hint_lists_the_documented_layout(tmp_path):
+    from unlearnkit.data.sources import load_rows
+
+    documented = [
+        line.split("#")[0].strip()
+        for line in (REPO / "docs" / "BENCHMARKS_REAL.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("<root>/")
+    ]
+    assert len(documented) == 3
+    with pytest.raises(UserError) as err:
+        load_rows("locuslab/TOFU", "forget10", "train", tmp_path)
+    message = str(err.value)
+    for pattern in documented:
+        concrete = (
+            pattern.replace("<root>", str(tmp_path))
+            .replace("<hub_id>", "locuslab/TOFU")
+            .replace("<config>", "forget10")
+            .replace("<split>", "train")
+        )
+        assert concrete in message, (concrete, message)
+
+
+def test_an_error_in_a_hub_layout_row_names_the_file_it_came_from(tmp_path, monkeypatch, capsys):
+    from unlearnkit.cli import main
+
+    monkeypatch.setenv("UNLEARNKIT_DATA_ROOT", str(REPO / "tests" / "fixtures" / "hub"))
+    argv = ["finetune", "--data", "tofu:forget01", "--output", str(tmp_path / "m"), "--set", "max_length=16"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "locuslab/TOFU/forget01.json:1: question + answer is" in err, err
+    assert "forget.jsonl" not in err
