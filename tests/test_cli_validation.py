@@ -153,3 +153,20 @@ def test_light_method_table_agrees_with_the_registry():
     missing = set(METHODS) - set(light_names())
     # a method missing from the table still works (slower: through the registry), but say so
     assert not missing, f"add {sorted(missing)} to unlearnkit/commands/_methods.py"
+
+
+def test_named_benchmark_with_the_hub_unreachable_uses_the_cache_only(tmp_path):
+    """No data root and no network: one probe, then datasets in offline mode (no minute of retries)."""
+    model = str(_fake_model(tmp_path / "model"))
+    argv = ["eval", "--model", model, "--data", "tofu:forget01", "--output", str(tmp_path / "out")]
+    code = "import sys\nfrom unlearnkit.cli import main\nprint('RC', main(sys.argv[1:]))"
+    env = {k: v for k, v in os.environ.items() if k not in ("UNLEARNKIT_DATA_ROOT", "HF_DATASETS_OFFLINE")}
+    env.update(
+        HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_OFFLINE="0", HF_DATASETS_CACHE=str(tmp_path / "cache")
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert "RC 2" in proc.stdout, proc.stderr[-2000:]
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "could not load locuslab/TOFU" in err[0] and "Offline" in err[0], err

@@ -66,9 +66,21 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
+def go_offline_if_unreachable() -> bool:
+    """With the Hub unreachable (one probe), switch huggingface_hub and datasets to their local caches
+    so that a miss fails at once instead of after a minute of retries. True when offline now."""
+    if hub_offline():
+        return True
+    if hub_reachable():
+        return False
+    _go_offline()
+    return True
+
+
 def _go_offline() -> None:
     """Cached files only from now on (the Hub is unreachable): no retries, no per-file timeouts."""
     os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:  # read at import: already imported (Python API), so set it there too
         constants.HF_HUB_OFFLINE = True

@@ -268,7 +268,10 @@ def check_data(spec: str | Path, eval_fields: bool = False):
         return resolve_data(text, eval_fields=eval_fields)
     if text.strip().lower() not in KNOWN:
         return resolve_data(text, eval_fields=eval_fields)  # raises the one-line error, before any reading
-    data_root()  # $UNLEARNKIT_DATA_ROOT must be a folder
+    if data_root() is None:  # read from the Hub: with no network, the cache only, at once
+        from unlearnkit.models import go_offline_if_unreachable
+
+        go_offline_if_unreachable()
     return None
 
 
