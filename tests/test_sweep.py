@@ -404,3 +404,18 @@ def test_trials_apply_a_tiny_models_recorded_defaults_like_unlearn(tmp_path):
     values = recipe_values(ctx, {"lr": 1e-3, "lambda": 0.5})
     # the space wins over the recorded defaults ('lambda' is forget_weight); the rest is spelled out
     assert values == {"epochs": 5.0, "tau": 5.0, "grad_accum": 2, "lr": 1e-3, "lambda": 0.5, "seed": 3}
+
+
+def test_grid_space_runs_each_point_once(tmp_path, argv):
+    from unlearnkit.cli import main
+
+    space = tmp_path / "grid.yaml"
+    space.write_text(
+        "params:\n  epochs: {choices: [1, 2]}\nfixed:\n  lr: 1.0e-3\n  batch_size: 4\n  grad_accum: 1\n"
+    )
+    out = tmp_path / "sweep"
+    args = argv(out, 5)
+    args[args.index("--space") + 1] = str(space)
+    assert main(args) == 0
+    study = _assert_exact(out, 2)  # --trials 5, but the grid has 2 points
+    assert sorted(t.params["epochs"] for t in study.trials) == [1, 2]

@@ -502,6 +502,26 @@ def counted(study) -> int:
     )
 
 
+def _grid_sampler_class():
+    import optuna
+
+    class AskTellGrid(optuna.samplers.GridSampler):
+        """GridSampler whose ``after_trial`` does not call ``study.stop()``.
+
+        That call only works inside ``study.optimize`` (ask/tell raises, and the trial's result is then
+        never stored); here ``trial_limit`` already caps the trials at the grid's size.
+        """
+
+        def after_trial(self, study, trial, state, values) -> None:
+            return None
+
+    return AskTellGrid
+
+
+def _AskTellGrid(search_space, seed):  # noqa: N802 - stands for the class, built lazily (optuna import)
+    return _grid_sampler_class()(search_space, seed=seed)
+
+
 def _sampler(ctx: Context, n_existing: int, worker: int):
     import optuna
 
@@ -510,7 +530,9 @@ def _sampler(ctx: Context, n_existing: int, worker: int):
     # random start-up draws of an earlier run (which would duplicate trials), yet stays seeded.
     seed = (st.seed * 1_000_003 + n_existing * 7919 + worker * 104_729) % (2**31)
     if space.is_grid:
-        return optuna.samplers.GridSampler(space.grid(), seed=seed)
+        # The grid sampler shuffles its grid with the seed and indexes it by trial number: one seed
+        # for every claim and worker, or two claims could pick the same point.
+        return _AskTellGrid(space.grid(), seed=st.seed)
     startup = min(10, max(3, st.trials // 3))
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, multivariate=True)
 
