@@ -204,8 +204,8 @@ def test_every_documented_command_runs_as_written(sandbox, monkeypatch, capsys):
     ran = []
     while todo:
         ready = []
-        for item in todo:
-            others = {_value(a, "--output") for x, a in todo if (x, a) is not item} - {None}
+        for i, item in enumerate(todo):
+            others = {_value(a, "--output") for j, (_, a) in enumerate(todo) if j != i} - {None}
             if not any(_written_by(_value(item[1], f), others) for f in INPUT_FLAGS):
                 ready.append(item)
         assert ready, f"documented commands wait on each other's outputs: {todo}"
