@@ -332,7 +332,8 @@ class DistillConfig:
     ``retain_nll_weight``: weight of NLL on the TRUE answers of the non-forget rows, added to the KL
     to the teacher (the student otherwise inherits the teacher's utility loss and stops short). 3 was
     measured on the embedded world (NPO teacher, fresh student, 20 epochs): model utility 0.448 / 0.522
-    / 0.547 / 0.550 at weights 0 / 1 / 3 / 10 (oracle 0.618), best forget quality at 3 (README table).
+    / 0.547 / 0.550 at weights 0 / 1 / 3 / 10 (oracle 0.618), best forget quality at 3; 0.597 at 3 with
+    30 epochs (README table).
     ``loss_reduction``: how KL and NLL average their tokens (see ``MethodConfig``).
     """
 
