@@ -230,3 +230,19 @@ def test_cli_rejects_bad_settings_before_writing(tiny_model_dir, mini_world, tmp
         == 2
     )
     assert not out.exists() and not Path(tmp_path / ".never.checkpoints").exists()
+
+
+def test_torchrun_two_ranks_end_with_identical_students(tiny_model_dir, mini_world, tmp_path):
+    """Every rank builds the teacher cache itself and trains the same student (gloo on CPU)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env.pop("WORLD_SIZE", None)
+    env["UNLEARNKIT_DEBUG_CHECKSUMS"] = str(tmp_path / "ranks")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    cmd += ["-m", "unlearnkit.cli", "distill", "--teacher", str(tiny_model_dir), "--data", str(mini_world)]
+    cmd += ["--output", str(tmp_path / "student"), "--set", "max_steps=3", "--set", "batch_size=4"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ranks = [json.loads(p.read_text()) for p in sorted((tmp_path / "ranks").glob("rank*.json"))]
+    assert [r["rank"] for r in ranks] == [0, 1] and ranks[0]["sha256"] == ranks[1]["sha256"]
+    card = json.loads((tmp_path / "student" / "unlearnkit.json").read_text())
+    assert card["steps"] == 3 and card["compute"]["backward_tokens"] > 0

@@ -113,7 +113,7 @@ def test_rho_zero_is_the_plain_method_bit_for_bit(make_tiny_llama, mini_bench, w
 
 
 def test_sam_trains_under_accumulation_and_lora(make_tiny_llama, mini_bench, world_tokenizer, tmp_path):
-    """rho > 0 with grad_accum=2 and LoRA: only adapters move, the run ends finite and differs from rho=0."""
+    """rho > 0 with grad_accum=2 and LoRA (only adapters are perturbed): finite, counted, differs from rho=0."""
     common = dict(max_steps=2, batch_size=3, grad_accum=2, lr=1e-2, warmup_epochs=0, lora_r=4)
     out = {}
     for rho in (0.0, 0.5):
