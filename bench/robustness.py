@@ -219,7 +219,7 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
                 tok,
                 emb.bench,
                 noise=alpha,
-                overrides={"seed": seed, "epochs": distill_epochs(alpha)},
+                overrides={"seed": seed, "epochs": distill_epochs(alpha), "retain_nll_weight": DISTILL_NLL},
                 work_dir=WORK / "tmp" / cfg,
                 quiet=True,
             )
@@ -251,10 +251,29 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
     return out
 
 
+DISTILL_NLL = 3.0  # retain_nll_weight, pinned: the cache must not mix runs made under different defaults
+
+
+def cached(cfg: str, seed: int) -> dict | None:
+    """The finished run of ``cfg`` at ``seed``, or None (missing, or an UNDO run made with other
+    distillation settings than the ones this script asks for now)."""
+    path = WORK / "runs" / f"{cfg}__s{seed}.json"
+    if not path.is_file():
+        return None
+    result = json.loads(path.read_text())
+    _, extra, alpha = parse(cfg)
+    if extra == "undo":
+        st = result.get("distill_settings", {})
+        if st.get("retain_nll_weight") != DISTILL_NLL or st.get("epochs") != distill_epochs(alpha):
+            return None
+    return result
+
+
 def run_cached(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
     path = WORK / "runs" / f"{cfg}__s{seed}.json"
-    if path.is_file():
-        return json.loads(path.read_text())
+    done = cached(cfg, seed)
+    if done is not None:
+        return done
     print(f"[{time.strftime('%H:%M:%S')}] {cfg} seed {seed} ...", flush=True)
     result = run_one(cfg, seed, emb, oracle_cost)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -286,7 +305,8 @@ COLUMNS = (
 
 
 def load_runs() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((WORK / "runs").glob("*.json"))]
+    runs = [json.loads(p.read_text()) for p in sorted((WORK / "runs").glob("*.json"))]
+    return [r for r in runs if cached(r["config"], r["seed"]) is not None]
 
 
 def aggregate(runs: list[dict], order: list[str]) -> dict[str, dict]:
@@ -530,7 +550,7 @@ def report(order: list[str], emb_info: dict, command: str) -> None:
         "oracle's fine-tuning. `+sam`: SAM on the forget term (arXiv 2502.05374), rho "
         f"{sam_rho_for('npo'):g}. `+undoA`: the plain model distilled into a student noised toward a fresh "
         "init by alpha A (arXiv 2506.06278) for 20 x A epochs of the retain + general questions (KL to the "
-        "teacher + retain NLL; `unlearnkit distill` defaults otherwise). Mean ± sample sd over the seeds in column n "
+        f"teacher + {DISTILL_NLL:g} x retain NLL; `unlearnkit distill` defaults otherwise). Mean ± sample sd over the seeds in column n "
         f"(run seeds: {', '.join(map(str, run_seeds))}; world, target and oracle: seed "
         f"{emb_info.get('world_seed', 0)}). MIA AUC: Min-K% on forget vs holdout (0.5 = no signal).",
         "",
@@ -583,7 +603,7 @@ def main() -> None:
             break
         cfg, seed = todo[0]
         done.add((cfg, seed))
-        if (WORK / "runs" / f"{cfg}__s{seed}.json").is_file():
+        if cached(cfg, seed) is not None:
             continue
         try:
             run_cached(cfg, seed, emb, oracle_cost)
