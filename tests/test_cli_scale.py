@@ -189,3 +189,21 @@ def test_world_warns_when_the_forget_set_is_too_small_for_forget_quality(tmp_pat
     assert "the forget set has 4 items" in capsys.readouterr().err
     assert main(["world", "--output", str(tmp_path / "ok"), "--authors", "20", "--facts", "10"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_tradeoff_png_is_readable_like_every_other_file(tmp_path):
+    import os
+    import stat
+
+    from unlearnkit.report import plot_tradeoff
+
+    results = {
+        "oracle": {"forget_quality": 1.0, "model_utility": 0.5},
+        "target": {"forget_quality": 1e-5, "model_utility": 0.6},
+        "ga": {"forget_quality": 0.1, "model_utility": 0.2},
+    }
+    path = tmp_path / "tradeoff.png"
+    plot_tradeoff(results, path)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask

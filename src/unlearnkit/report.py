@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from unlearnkit.io import write_text_atomic
+from unlearnkit.io import publish_mode, write_text_atomic
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -603,6 +603,7 @@ def plot_tradeoff(
     os.close(fd)
     try:
         fig.savefig(tmp, format="png", dpi=dpi)
+        publish_mode(Path(tmp), is_dir=False)  # mkstemp's 0600: readable like every other output
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
