@@ -162,3 +162,24 @@ def test_torchrun_two_ranks_match_single_process_with_sam(tiny_model_dir, mini_w
     moved = max(float((single[k] - base[k]).abs().max()) for k in base)
     diff = max(float((single[k] - ddp[k]).abs().max()) for k in base)
     assert moved > 1e-4 and diff < 1e-5, (moved, diff)
+
+
+@pytest.mark.parametrize("method", ["idk_ap", "rmu"])
+def test_the_perturbed_pass_runs_no_retain_forward(tiny_random_llama, mini_bench, world_tokenizer, method):
+    """Methods with their own retain term skip it when only the forget part is asked for."""
+    from unlearnkit.compute import ComputeCounter
+    from unlearnkit.reference import CopyReference
+
+    m, _, cfg = resolve_configs(method, {"layer": 1, "train_layers": "1"} if method == "rmu" else {})
+    fmt = PromptFormat.for_tokenizer(world_tokenizer)
+    forget = encode_rows(mini_bench.forget, world_tokenizer, fmt, 128)
+    retain = encode_rows(mini_bench.retain, world_tokenizer, fmt, 128)
+    ds = PairedDataset(forget, retain, idk=forget, retain_idk=retain, seed=0)
+    batch = PaddingCollator(pad_id_of(world_tokenizer))([ds[i] for i in range(3)])
+    reference = CopyReference(copy.deepcopy(tiny_random_llama))
+    counter = ComputeCounter().attach(tiny_random_llama)
+    ctx = StepContext(tiny_random_llama, reference, terms="forget")
+    m.step(ctx, batch, cfg)
+    assert ctx.parts[1] is None
+    forget_part = "idk" if method == "idk_ap" else "forget"
+    assert counter.totals()["forward_tokens"] == int(batch[forget_part]["attention_mask"].sum())

@@ -204,6 +204,8 @@ def step_idk_ap(ctx, batch, cfg):
     """Refusal NLL on forget + AP on retain: prefer the true retain answer over a refusal to it."""
     i = ctx.policy(batch["idk"])
     idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(idk, ctx, batch, cfg)
     r, ri = ctx.policy(batch["retain"]), ctx.policy(batch["retain_idk"])
     ap = ap_loss(r.logps, r.mask.float(), ri.logps, ri.mask.float(), cfg.beta)
     return combine(idk, ctx, batch, cfg, {"ap": ap.detach()}, retain_extra=ap)
@@ -245,6 +247,8 @@ def step_rmu(ctx, batch, cfg):
     f = ctx.policy(batch["forget"], hidden_layer=layer)
     control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
     forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(forget, ctx, batch, cfg)
     retain = _rmu_retain(ctx, batch, cfg, layer)
     logs = {"rmu_retain": retain.detach()}
     return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
@@ -256,6 +260,8 @@ def step_asu_rmu(ctx, batch, cfg):
     f = ctx.policy(batch["forget"], hidden_layer=layer)
     target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())
     forget = rmu_forget_loss(f.hidden, target, token_weights(batch["forget"]))
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(forget, ctx, batch, cfg)
     retain = _rmu_retain(ctx, batch, cfg, layer)
     logs = {"rmu_retain": retain.detach()}
     return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
