@@ -9,7 +9,9 @@ needs a number for every run: ``finetune``, ``unlearn`` and ``distill`` record
 * ``backward_tokens``: the tokens of the forwards that ran with gradients on. Every such forward in
   our training steps is back-propagated exactly once, so this counts tokens through backward passes;
 * ``cost = forward_tokens + 2 * backward_tokens``: forward-token equivalents (a backward pass costs
-  about two forwards: one product for the input gradient, one for the weight gradient);
+  about two forwards: one product for the input gradient, one for the weight gradient). With frozen
+  weights (LoRA, RMU's few trainable layers) the weight-gradient half is mostly skipped, so the cost is
+  then an upper bound;
 * ``wall_seconds``.
 
 Tokens are counted by a forward pre-hook on the decoder stack (``model.model`` for Llama), which every
