@@ -1054,13 +1054,23 @@ def render_report(
         f"<tr><td>{e(name)}</td>" + "".join(f"<td>{fmt(m.get(c))}</td>" for c in cols) + "</tr>"
         for name, m in summary.get("test", {}).items()
     )
+    retried = {r["retry_of"]: r["number"] for r in rows if r.get("retry_of") is not None}
+
+    def note(r) -> str:
+        parts = [r.get("pruned") or "", r.get("error") or ""]
+        if r.get("retry_of") is not None:
+            parts.append(f"re-run of trial {r['retry_of']}")
+        if r["number"] in retried:
+            parts.append(f"interrupted; re-run as trial {retried[r['number']]}")
+        return "; ".join(p for p in parts if p)
+
     trial_html = "".join(
         f"<tr><td>{r['number']}</td><td>{e(r['state'])}</td><td><code>{e(json.dumps(r['params']))}</code></td>"
         + "".join(
             f"<td>{fmt((r['selection_metrics'] or {}).get(c))}</td>"
             for c in ("forget_quality", "model_utility", "forget_rougeL_recall")
         )
-        + f"<td>{fmt(r['seconds'])}</td><td>{e(r.get('pruned') or '')}{' retry of ' + str(r['retry_of']) if r.get('retry_of') is not None else ''}</td></tr>"
+        + f"<td>{fmt(r['seconds'])}</td><td>{e(note(r))}</td></tr>"
         for r in rows
     )
     n_sel, n_test = len(ctx.selection), len(ctx.test)
