@@ -419,3 +419,18 @@ def test_grid_space_runs_each_point_once(tmp_path, argv):
     assert main(args) == 0
     study = _assert_exact(out, 2)  # --trials 5, but the grid has 2 points
     assert sorted(t.params["epochs"] for t in study.trials) == [1, 2]
+
+
+def test_without_an_oracle_the_objectives_are_forget_rouge_and_utility(tmp_path, argv):
+    from unlearnkit.cli import main
+
+    out = tmp_path / "sweep"
+    args = argv(out, 2)
+    i = args.index("--retain-model")
+    del args[i : i + 2]
+    assert main(args) == 0
+    study = _load_study(out)
+    assert [d.name for d in study.directions] == ["MINIMIZE", "MAXIMIZE"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["objectives"] == ["forget_rougeL_recall", "model_utility"]
+    assert "oracle" not in summary["test"] and "gd (tuned)" in summary["test"]
