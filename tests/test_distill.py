@@ -246,3 +246,19 @@ def test_torchrun_two_ranks_end_with_identical_students(tiny_model_dir, mini_wor
     assert [r["rank"] for r in ranks] == [0, 1] and ranks[0]["sha256"] == ranks[1]["sha256"]
     card = json.loads((tmp_path / "student" / "unlearnkit.json").read_text())
     assert card["steps"] == 3 and card["compute"]["backward_tokens"] > 0
+
+
+def test_rows_put_forget_last_and_skip_evaluation_only_general():
+    """NLL goes to rows before ``n_true`` only; real TOFU's general split (utility eval) is never trained on."""
+    from types import SimpleNamespace
+
+    from unlearnkit.config import DistillConfig
+    from unlearnkit.distill import distill_rows
+
+    sizes = {"forget": 1, "retain": 2, "general": 3}
+    world = SimpleNamespace(split=lambda n: [{"split": n}] * sizes[n])
+    parts, n_true = distill_rows(world, DistillConfig(distill_on="forget,retain,general"))
+    assert [name for name, _ in parts] == ["retain", "general", "forget"] and n_true == 5
+    tofu = SimpleNamespace(split=world.split, general_parts={"real_authors": [{}]})
+    parts, n_true = distill_rows(tofu, DistillConfig())
+    assert [name for name, _ in parts] == ["retain"] and n_true == 2

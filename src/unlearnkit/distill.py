@@ -160,8 +160,15 @@ def step_distill(ctx, batch, cfg: DistillConfig, n_true: int):
 
 
 def distill_rows(bench, cfg: DistillConfig) -> tuple[list[tuple[str, list[dict]]], int]:
-    """``[(split, rows), ...]`` with forget last, and the number of rows before it (true answers)."""
+    """``[(split, rows), ...]`` with forget last, and the number of rows before it (true answers).
+
+    Real TOFU's ``general`` (real authors, world facts) only measures utility: the published models
+    never trained on it, so the student does not either (as ``finetune.training_rows``).
+    """
     names = sorted(cfg.splits(), key=lambda n: n == "forget")
+    if getattr(bench, "general_parts", None) and "general" in names:
+        log.warning("distill_on: 'general' is left out: this benchmark's general split is evaluation-only")
+        names.remove("general")
     parts = [(name, list(bench.split(name))) for name in names]
     return parts, sum(len(rows) for name, rows in parts if name != "forget")
 
