@@ -103,7 +103,9 @@ def shrink_perturb(model, alpha: float, seed: int):
     model of ``type(model)`` built from ``model.config`` under ``seed``), so any Hugging Face model
     works, tiny or pretrained. alpha = 0 leaves the weights as they are, alpha = 1 gives the fresh
     initialisation itself. Tied weights are one parameter and stay tied; buffers (rotary tables) are
-    functions of the config and are left alone. The global RNG state is not disturbed.
+    functions of the config and are left alone. The global RNG state is not disturbed. Memory: the
+    fresh model is built whole on the CPU in float32 for the duration (a second set of weights, freed
+    on return), which is what makes its init exactly the architecture's own under ``seed``.
     """
     if not 0.0 <= float(alpha) <= 1.0:
         raise UserError(f"--noise {alpha}: must be in [0, 1] (0 = copy of the teacher, 1 = fresh student)")
