@@ -89,6 +89,7 @@ def continual_unlearning(
     evaluate_start: bool = True,
     work_dir: str | Path | None = None,
     quiet: bool = True,
+    progress: bool = False,
     **overrides: Any,
 ) -> list[dict]:
     """Apply ``requests`` (lists of forget rows) one after another with ``method``; evaluate after each.
@@ -98,7 +99,8 @@ def continual_unlearning(
     step=i)`` and returns a dict of numbers; None = :func:`tofu_eval_fn` on ``bench``. ``overrides``
     are config keys (``lr=...``, ``epochs=...``) for every request, validated as ``--set``.
     The model is updated in place and the last one is ``curve``'s subject: pass a copy to keep the
-    original. Returns the curve (see the module docstring).
+    original. ``progress``: one progress bar per request (with the loss). Returns the curve (see the
+    module docstring).
     """
     from unlearnkit.unlearn import resolve_configs, unlearn
 
@@ -130,6 +132,7 @@ def continual_unlearning(
                 method,
                 work_dir=base / f"request_{i:03d}",
                 quiet=quiet,
+                progress=f"request {i}/{len(requests)}" if progress else None,
                 **overrides,
             )
             model = result.model

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     model, tokenizer = load(args.model, args.trust_remote_code)
     eval_fn = tofu_eval_fn(bench, EvalSettings(max_new_tokens=args.max_new_tokens, progress=False))
     curve = continual_unlearning(
-        model, tokenizer, bench, method.name, requests, eval_fn, quiet=True, **values
+        model, tokenizer, bench, method.name, requests, eval_fn, quiet=True, progress=True, **values
     )
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "curve.json", curve)
