@@ -57,14 +57,15 @@ def sam_rho_for(method: str) -> float:
     return 0.05
 
 
-def distill_epochs(alpha: float) -> float:
-    """Distillation length at noise ``alpha``: the tiny recipe's epochs (20, for a fresh student at
-    alpha 1) times alpha. A less noised student starts closer to the teacher and has less to relearn;
-    that is what makes alpha the compute knob of UNDO (arXiv 2506.06278). With a fixed length every
-    alpha would cost the same and the frontier would have one compute value."""
-    from unlearnkit.distill import TINY_DEFAULTS
+DISTILL_EPOCHS = 20.0  # at alpha 1; pinned (half the oracle's 40 epochs), whatever distill's default
 
-    return float(TINY_DEFAULTS["epochs"]) * float(alpha)
+
+def distill_epochs(alpha: float) -> float:
+    """Distillation length at noise ``alpha``: ``DISTILL_EPOCHS`` (a fresh student at alpha 1) times
+    alpha. A less noised student starts closer to the teacher and has less to relearn; that is what
+    makes alpha the compute knob of UNDO (arXiv 2506.06278). With a fixed length every alpha would cost
+    the same and the frontier would have one compute value."""
+    return DISTILL_EPOCHS * float(alpha)
 
 
 def configs(methods=METHODS, alphas=ALPHAS) -> list[str]:
@@ -75,10 +76,10 @@ def configs(methods=METHODS, alphas=ALPHAS) -> list[str]:
 
 
 def priority(cfgs: list[str], seeds: list[int]) -> list[tuple[str, int]]:
-    """Run order for a time-boxed run (an UNDO run costs 20-50x a plain one): on the first seed the
+    """Run order for a time-boxed run (an UNDO run costs 5-20x a plain one): on the first seed the
     oracle and every plain method, then UNDO at alpha 1 and 0.5, then SAM; then the cheap rows (oracle,
-    plain, SAM) on the other seeds; then the other seeds of UNDO at alpha 1 and 0.5, the configurations
-    with the smallest first-seed relearn_gap_20 first; then the other alphas."""
+    plain, SAM) on the other seeds; then the other seeds of the three UNDO points (alpha 1, 0.5) with the
+    smallest first-seed relearn_gap_20; then alpha 0.25 / 0.75 on the first seed; then the rest."""
     first, others = seeds[:1], seeds[1:]
     gap = _first_seed_gaps(first[0]) if first else {}
 
@@ -93,13 +94,15 @@ def priority(cfgs: list[str], seeds: list[int]) -> list[tuple[str, int]]:
         chosen = [c for c in cfgs if kind(c) == k]
         return sorted(chosen, key=lambda c: gap.get(c, math.inf)) if by_gap else chosen
 
+    main_by_gap = of("undo-main", by_gap=True)
     phases = [
         (first, of("plain")),
         (first, of("undo-main")),
         (first, of("sam")),
         (others, of("plain") + of("sam")),
-        (others, of("undo-main", by_gap=True)),
-        (first, of("undo-other")),
+        (others, main_by_gap[:3]),  # 3 seeds for the best points first
+        (first, of("undo-other")),  # then the rest of the frontier on one seed
+        (others, main_by_gap[3:]),
         (others, of("undo-other", by_gap=True)),
     ]
     order: list[tuple[str, int]] = []
