@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, TINY_EXTRA, parser, setup, write_result  # noqa: E402
+from _common import RESULTS, TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.audit import AuditSettings, run_audit  # noqa: E402
 from unlearnkit.data import Benchmark  # noqa: E402
@@ -593,6 +593,7 @@ def main() -> None:
     command = "python bench/robustness.py " + " ".join(sys.argv[1:])
     info = {"world_seed": args.seed, "relearn_steps": list(RELEARN_STEPS)}
     if args.report:
+        info["oracle_compute"] = previous(NAME).get("oracle_compute")
         report(order, info, command.strip())
         return
     emb = setup(args, max_items=100)
