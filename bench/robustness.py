@@ -393,6 +393,7 @@ def claims(table: dict[str, dict]) -> list[str]:
             f"{oracle['model_utility']:.3f}, i.e. >= {floor:.3f}): "
             + ", ".join(_describe(c, table[c]) for c in ok)
             + f". Cheapest: `{best}` at {_fmt(table[best].get('compute_fraction'), 2)} of the oracle's compute."
+            + _margin(table[best], floor)
         )
     else:
         robust = [c for c, r in table.items() if c != "oracle" and r.get("relearn_gap_20") is not None]
@@ -437,6 +438,18 @@ def claims(table: dict[str, dict]) -> list[str]:
     else:
         lines.append("- No plain method has been run yet: target 2 cannot be judged.")
     return lines
+
+
+def _margin(r: dict, floor: float) -> str:
+    """How firm a 'met' is: one seed, or a spread that reaches across a threshold, is said so."""
+    if len(r["seeds"]) < 2:
+        return " One seed only: no spread, so this is not yet a claim."
+    bits = []
+    if r.get("model_utility_sd") is not None and r["model_utility"] - r["model_utility_sd"] < floor:
+        bits.append(f"its utility's spread reaches below {floor:.3f}")
+    if r.get("relearn_gap_20_sd") is not None and r["relearn_gap_20"] + r["relearn_gap_20_sd"] > 0.10:
+        bits.append("its gap's spread reaches above 0.10")
+    return (" Marginal: " + " and ".join(bits) + ".") if bits else " Mean ± sd clear both thresholds."
 
 
 def _describe(cfg: str, r: dict) -> str:
