@@ -183,7 +183,21 @@ def settings_table(method: str, width: int = 110) -> str:
             head = f"    {key:24s} {default:14s} {valid}"
             lines.append(head)
             lines.append(f"      {meaning}" if len(meaning) + 6 <= width else _wrap(meaning, width, 6))
+    lines.append(_wrap(tiny_defaults_line(method), width, 2))
     return "\n".join(lines)
+
+
+def tiny_defaults_line(method: str) -> str:
+    """What ``unlearn`` starts from on a model made by ``finetune --model tiny`` (recorded in its card)."""
+    from unlearnkit.commands._methods import normalise
+    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
+
+    values = {**TINY_UNLEARN, **TINY_METHOD.get(normalise(method), {})}
+    shown = ", ".join(f"{k}={v}" for k, v in values.items() if k != "max_length")
+    return (
+        f"On a model made by `unlearnkit finetune --model tiny` the defaults above give way to the "
+        f"quickstart's tiny-scale recipe recorded in its unlearnkit.json: {shown}, and the max_length it was trained with."
+    )
 
 
 def _wrap(text: str, width: int, indent: int) -> str:
