@@ -427,6 +427,7 @@ def test_cli(world, tmp_path, capsys):
     assert audit_command(args) == 0
     printed = capsys.readouterr().out
     assert "membership inference" in printed and "relearning 3 steps" in printed
+    assert "relearn_gap_20: n/a (20 is not among relearn_steps)" in printed
     data = json.loads((out / "audit.json").read_text())
     assert data["data"]["forget_items"] == 8 and data["settings"]["quant_bits"] == [4]
     assert data["models"]["oracle"] == str(world["paths"]["oracle"])

@@ -1076,5 +1076,7 @@ def audit_command(args) -> int:
     write_audit(args.output, audit, overwrite=args.overwrite)
     for line in audit["verdicts"]:
         print(line)
+    if _gap_line(audit):
+        print(_gap_line(audit))
     print(f"wrote {Path(args.output) / 'audit.md'}")
     return 0
