@@ -207,3 +207,12 @@ def test_tradeoff_png_is_readable_like_every_other_file(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_bad_setting_on_a_tiny_model_is_one_error_line_without_the_defaults_note(
+    tiny_target, mini_world, tmp_path, capsys
+):
+    argv = ["unlearn", "--model", str(tiny_target), "--data", str(mini_world), "--method", "asu"]
+    assert main([*argv, "--output", str(tmp_path / "x"), "--set", "tua=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown key 'tua'" in err[0]

@@ -320,21 +320,23 @@ def recorded_defaults(model: str | Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def apply_model_defaults(model: str, method: str, values: dict) -> dict:
-    """``values`` (recipe + ``--set``) over the model's recorded scale defaults for ``method``; prints
-    one line naming the defaults used and how to override them."""
+def apply_model_defaults(model: str, method: str, values: dict) -> tuple[dict, str | None]:
+    """``values`` (recipe + ``--set``) over the model's recorded scale defaults for ``method``, and the
+    one line to print (once the arguments are all checked: a bad input gets its error line only)
+    naming the defaults used and how to override them; ``(values, None)`` for other models."""
     from unlearnkit.config import ALIASES
 
     recorded = recorded_defaults(model)
     if not recorded:
-        return values
+        return values, None
     defaults = {**recorded.get("train", {}), **recorded.get("method", {}).get(method, {})}
     given = {ALIASES.get(k, k) for k in values}
     used = {k: v for k, v in defaults.items() if k not in given}
+    message = None
     if used:
-        note(
+        message = (
             f"{model} records {recorded.get('source', 'scale defaults')}: using "
             + ", ".join(f"{k}={v}" for k, v in used.items())
             + " (the papers' defaults are for 7B models); --set KEY=VALUE overrides any of them"
         )
-    return {**used, **values}
+    return {**used, **values}, message

@@ -12,6 +12,7 @@ from unlearnkit.commands._common import (
     check_combinations,
     check_data,
     load_data,
+    note,
     overrides,
     torch_threads,
 )
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.models import check_model_path
 
     values = overrides(args, lambda: method_config(args.method))
-    values = apply_model_defaults(args.model, normalise(args.method), values)
+    values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, _ = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     if args.max_new_tokens < 1:
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if bench is not None:
         split_requests(bench.forget, args.requests)  # checks --requests against the forget set now
     check_model_path(args.model)
+    if defaults_note:
+        note(defaults_note)
 
     from unlearnkit.continual import continual_unlearning, plot_curve, tofu_eval_fn
     from unlearnkit.evaluate import EvalSettings

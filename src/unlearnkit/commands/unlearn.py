@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         values["save_every"] = args.save_every
-    values = apply_model_defaults(args.model, normalise(args.method), values)
+    values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, method_cfg = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
             "or --overwrite to start over"
         )
+    if defaults_note:
+        note(defaults_note)
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.data.qa import overlap_warning
