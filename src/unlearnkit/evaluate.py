@@ -202,8 +202,6 @@ def evaluate(
         details[kind] = split_details
     if getattr(bench, "general_parts", None):
         # Real TOFU: real authors and world facts reported apart; utility = harmonic mean of 9 numbers.
-        from unlearnkit.protocols import general_part_metrics, tofu_model_utility
-
         part_metrics, part_details = general_part_metrics(model, tokenizer, bench, st)
         metrics.update(part_metrics)
         details.update(part_details)
@@ -217,6 +215,42 @@ def evaluate(
     if oracle_forget_trs is not None and "truth_ratios" in details["forget"]:
         metrics["forget_quality"] = S.forget_quality(details["forget"]["truth_ratios"], oracle_forget_trs)
     return metrics, details
+
+
+# TOFU model utility (arXiv 2401.06121): {prob, ROUGE-L recall, truth ratio} on 3 parts.
+TOFU_UTILITY_PARTS = ("retain", "real_authors", "world_facts")
+TOFU_UTILITY_KEYS = tuple(
+    f"{part}_{metric}" for part in TOFU_UTILITY_PARTS for metric in ("prob", "rougeL_recall", "truth_ratio")
+)
+
+
+def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[str, float], dict[str, Any]]:
+    """TOFU metrics of each part of ``bench.general_parts`` (keys ``real_authors_prob`` ...).
+
+    Every part is scored like the ``general`` split of :func:`evaluate_split`
+    (option-normalised probability, "true better" truth ratio), with the ``general_`` prefix replaced
+    by the part's name. A benchmark without parts gives ``({}, {})``.
+    """
+    parts = getattr(bench, "general_parts", None) or {}
+    st = settings or EvalSettings()
+    fmt = PromptFormat.for_settings(tokenizer, st)
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    for name, rows in parts.items():
+        rows = subsample(rows, st.max_items, st.seed)
+        if not rows:
+            continue
+        part_metrics, details[name] = evaluate_split(model, tokenizer, fmt, rows, "general", st)
+        metrics.update({f"{name}_{k.removeprefix('general_')}": v for k, v in part_metrics.items()})
+    return metrics, details
+
+
+def tofu_model_utility(metrics: dict[str, float]) -> float:
+    """Harmonic mean of TOFU's 9 utility numbers; a missing one is an error (never a silent 6-number mean)."""
+    missing = [k for k in TOFU_UTILITY_KEYS if k not in metrics]
+    if missing:
+        raise UserError(f"TOFU model utility needs {', '.join(missing)}")
+    return S.harmonic_mean([metrics[k] for k in TOFU_UTILITY_KEYS])
 
 
 def oracle_truth_ratios(source: str | Path) -> list[float]:
