@@ -138,6 +138,9 @@ def markdown(data: dict) -> str:
             )
     if data.get("notes"):
         lines += [""] + [f"{n}" for n in data["notes"]]
+    notes = RESULTS / f"{data.get('result_name', 'sweep')}_notes.md"
+    if notes.is_file():  # the reading of the numbers, written by a person after the run
+        lines += ["", notes.read_text(encoding="utf-8").strip()]
     return "\n".join(lines)
 
 
@@ -201,6 +204,7 @@ def main() -> int:
         "seeds": seeds,
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
+        "result_name": args.result_name,
         "methods": {},
     }
 
