@@ -198,6 +198,7 @@ def _cost(compute_dict) -> float | None:
 def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
     from unlearnkit.evaluate import evaluate
     from unlearnkit.models import load, save_model
+    from unlearnkit.quickstart import method_overrides
 
     t0 = time.time()
     tok = emb.load_target()[1]
@@ -208,7 +209,13 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
         out["compute"] = {"cost": oracle_cost}
     else:
         method, extra, alpha = parse(cfg)
-        overrides = {**TINY_EXTRA.get(method, {}), "seed": seed}
+        # The shared tiny recipe (the quality table's), never a swept one from configs/tiny/: the grid
+        # must not change under a run when a sweep writes a new recipe.
+        overrides = {
+            **method_overrides(method, seed, tuned=False),
+            **TINY_EXTRA.get(method, {}),
+            "seed": seed,
+        }
         if extra == "undo":
             from unlearnkit.distill import distill
 
@@ -243,6 +250,7 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
             metrics, res = emb.run_method(method, WORK / "tmp" / cfg, overrides, row=cfg, keep_model=True)
             model = res.model
             out["compute"] = getattr(res, "compute", None)
+            out["unlearn_settings"] = overrides
             if extra is None:
                 save_model(model, tok, WORK / "models" / f"{method}__s{seed}", {"kind": cfg}, overwrite=True)
     out["metrics"] = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}
