@@ -566,7 +566,8 @@ def report(order: list[str], emb_info: dict, command: str) -> None:
         "## Robust forgetting: the relearning attack against compute",
         "",
         "Does the forgetting survive fine-tuning? Each configuration unlearns the embedded world's 100 forget "
-        "items from the tiny target; the audit's relearning attack (unchanged: lr 1e-3, batch 8, constant "
+        "items from the tiny target with the quality table's shared tiny recipe (lr 5e-4, 5 epochs, batch 8; "
+        "ASU tau 5, lambda 1; not the swept configs/tiny/ recipes); the audit's relearning attack (unchanged: lr 1e-3, batch 8, constant "
         "schedule, 50 of the forget items, seeded split) then fine-tunes a copy for 20 steps and asks the "
         "other 50 forget questions. `relearn_gap_20` = its forget ROUGE-L minus the retain oracle's under "
         "the same attack (0 = as robust as never having seen the data). Compute = forward + backward tokens "
