@@ -508,7 +508,10 @@ def plot(table: dict[str, dict], front: list[str], path: Path) -> None:
         )
         if cfg in front:
             ax.scatter([x], [y], s=260, facecolors="none", edgecolors="#d62728", linewidths=1.6, zorder=4)
-        ax.annotate(cfg, (x, y), xytext=(5, 4), textcoords="offset points", fontsize=7)
+        # Same-alpha points of the four methods sit together: each method labels toward its own corner.
+        dx, dy = {"gd": (6, 7), "npo": (6, -11), "asu": (-6, 7), "t-npo": (-6, -11)}.get(method, (6, 4))
+        ha = "left" if dx > 0 else "right"
+        ax.annotate(cfg, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=7, ha=ha)
     pts = sorted((table[c]["compute_fraction"], table[c]["relearn_gap_20"]) for c in front)
     if len(pts) > 1:
         ax.step(
