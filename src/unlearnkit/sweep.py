@@ -36,6 +36,7 @@ import shutil
 import socket
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -528,7 +529,10 @@ def _sampler(ctx: Context, n_existing: int, worker: int):
     space, st = ctx.space, ctx.settings
     # Re-seeded per claim from the study's size: a resumed or parallel run does not replay the
     # random start-up draws of an earlier run (which would duplicate trials), yet stays seeded.
-    seed = (st.seed * 1_000_003 + n_existing * 7919 + worker * 104_729) % (2**31)
+    # The method name too: sweeps of different methods with one --seed should not draw the same
+    # learning rates in the same order.
+    method_salt = zlib.crc32(st.method.encode())
+    seed = (st.seed * 1_000_003 + n_existing * 7919 + worker * 104_729 + method_salt) % (2**31)
     if space.is_grid:
         # The grid sampler shuffles its grid with the seed and indexes it by trial number: one seed
         # for every claim and worker, or two claims could pick the same point.
