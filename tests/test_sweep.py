@@ -434,3 +434,13 @@ def test_without_an_oracle_the_objectives_are_forget_rouge_and_utility(tmp_path,
     summary = json.loads((out / "summary.json").read_text())
     assert summary["objectives"] == ["forget_rougeL_recall", "model_utility"]
     assert "oracle" not in summary["test"] and "gd (tuned)" in summary["test"]
+
+
+def test_a_bad_flag_fails_before_torch_is_imported(tmp_path):
+    code = (
+        "import sys\nfrom unlearnkit.cli import main\n"
+        f"rc = main(['sweep', '--model', 'm', '--data', 'd', '--method', 'asu', '--output', {str(tmp_path / 'o')!r}, "
+        "'--jobs', '0'])\nprint(rc, 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["2", "False"], out.stderr

@@ -391,10 +391,10 @@ def load_context(st: SweepSettings) -> Context:
     from unlearnkit.methods import get_method
     from unlearnkit.models import check_model_path
 
+    validate_settings(st)  # flags first: cheap, before the method registry imports torch
     method = get_method(st.method)
     st.method = method.name
     space = load_space(st.space, method)
-    validate_settings(st)
     check_model_path(st.model)
     if st.retain_model:
         if not (Path(st.retain_model) / "config.json").is_file() and Path(st.retain_model).exists():
@@ -1214,6 +1214,7 @@ def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str
     """The whole sweep: validate, reference numbers, J workers, choice, test-half report, outputs."""
     import subprocess
 
+    validate_settings(st)  # bad flags fail before torch is imported
     import torch
     from transformers.utils import logging as hf_logging
 
