@@ -402,6 +402,7 @@ def claims(table: dict[str, dict]) -> list[str]:
             + ", ".join(_describe(c, table[c]) for c in ok)
             + f". Cheapest: `{best}` at {_fmt(table[best].get('compute_fraction'), 2)} of the oracle's compute."
             + _margin(table[best], floor)
+            + _firm(table, ok, floor)
         )
     else:
         robust = [c for c, r in table.items() if c != "oracle" and r.get("relearn_gap_20") is not None]
@@ -458,6 +459,13 @@ def _margin(r: dict, floor: float) -> str:
     if r.get("relearn_gap_20_sd") is not None and r["relearn_gap_20"] + r["relearn_gap_20_sd"] > 0.10:
         bits.append("its gap's spread reaches above 0.10")
     return (" Marginal: " + " and ".join(bits) + ".") if bits else " Mean ± sd clear both thresholds."
+
+
+def _firm(table: dict[str, dict], ok: list[str], floor: float) -> str:
+    firm = [c for c in ok if _margin(table[c], floor).endswith("clear both thresholds.")]
+    if not firm:
+        return " None of them clears both thresholds by a standard deviation."
+    return " Clear by mean ± sd on both: " + ", ".join(f"`{c}`" for c in firm) + "."
 
 
 def _describe(cfg: str, r: dict) -> str:
