@@ -17,6 +17,7 @@ ORDER = [
     ("tokenunlearn", "python bench/token_ablation.py"),
     ("audit", "python bench/audit_all.py"),
     ("robustness", "python bench/robustness.py"),
+    ("sweep", "python bench/sweep.py"),
     ("speed", "python bench/speed.py"),
 ]
 NOTES = ROOT / "NOTES.md"
