@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
-from unlearnkit.closer_look import closer_look_metrics  # noqa: E402
+from unlearnkit.evaluation.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.quickstart import DEFAULT_METHODS, TABLE_COLUMNS  # noqa: E402
-from unlearnkit.report import markdown_table  # noqa: E402
+from unlearnkit.report.page import markdown_table  # noqa: E402
 
 EXTRA_METHODS = (
     "asu_idk",
@@ -82,7 +82,7 @@ def main() -> None:
 
 
 def _no_models():
-    from unlearnkit.closer_look import CloserLookModels
+    from unlearnkit.evaluation.closer_look import CloserLookModels
 
     return CloserLookModels(embedder_id=None, nli_id=None)
 

@@ -11,7 +11,7 @@ Per configuration and seed: the TOFU-protocol evaluation (forget ROUGE-L, forget
 utility), the audit's relearning attack on the held-out half of the forget set, unchanged from
 ``unlearnkit audit`` (lr 1e-3, batch 8, half of the forget items, seeded split) measured after 5, 10
 and 20 steps, its Min-K% membership-inference AUC, and the training compute as a fraction of the retain
-oracle's fine-tuning compute (``unlearnkit.compute``). ``relearn_gap_20`` = relearned forget ROUGE-L
+oracle's fine-tuning compute (``unlearnkit.train.compute``). ``relearn_gap_20`` = relearned forget ROUGE-L
 after 20 steps minus the oracle's, same seed. UNDO distils for 20 x alpha epochs (``distill_epochs``).
 
 The seeds vary the unlearning run, the student's initialisation and data order, and the audit's
@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
-from unlearnkit.audit import AuditSettings, run_audit  # noqa: E402
 from unlearnkit.data import Benchmark  # noqa: E402
 from unlearnkit.errors import UserError  # noqa: E402
+from unlearnkit.evaluation.audit import AuditSettings, run_audit  # noqa: E402
 
 # The best TokenUnlearn variant on this world (BENCHMARKS.md): T-NPO has the highest forget quality of
 # the token-level variants in the quickstart table (0.28) and the lowest relearned ROUGE in the audit.
@@ -160,17 +160,17 @@ def _audit(model, tok, emb, seed: int) -> dict:
 def _oracle_cost(emb) -> dict:
     """The retain oracle's fine-tuning compute: as recorded in its folder (``unlearnkit.json``) when this
     version trained it; for an oracle cached before compute was counted, counted from its recipe the way
-    :class:`unlearnkit.compute.ComputeCounter` counts a fine-tuning run: every epoch passes each training
+    :class:`unlearnkit.train.compute.ComputeCounter` counts a fine-tuning run: every epoch passes each training
     row's tokens once forward and once backward (``cost = forward + 2 * backward``)."""
-    from unlearnkit.compute import cost_of, model_compute
+    from unlearnkit.train.compute import cost_of, model_compute
 
     try:
         return {**model_compute(emb.oracle_dir), "source": "recorded"}
     except UserError:
         pass
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.finetune import default_config, training_rows
-    from unlearnkit.trainer import encode_rows
+    from unlearnkit.train.finetune import default_config, training_rows
+    from unlearnkit.train.trainer import encode_rows
 
     _, tok = emb.load_target()
     cfg = default_config(True, {"seed": emb.seed})
@@ -196,7 +196,7 @@ def _cost(compute_dict) -> float | None:
 
 
 def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
-    from unlearnkit.evaluate import evaluate
+    from unlearnkit.evaluation.evaluate import evaluate
     from unlearnkit.models import load, save_model
     from unlearnkit.quickstart import method_overrides
 
@@ -217,7 +217,7 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
             "seed": seed,
         }
         if extra == "undo":
-            from unlearnkit.distill import distill
+            from unlearnkit.train.distill import distill
 
             teacher_dir = WORK / "models" / f"{method}__s{seed}"
             if not (teacher_dir / "config.json").is_file():

@@ -145,8 +145,8 @@ def worker(spec: dict) -> dict:
     # Everything a configuration may import is imported first, so that no configuration pays for it.
     import peft  # noqa: F401
 
-    import unlearnkit.evaluate  # noqa: F401
-    import unlearnkit.finetune  # noqa: F401
+    import unlearnkit.evaluation.evaluate  # noqa: F401
+    import unlearnkit.train.finetune  # noqa: F401
     import unlearnkit.unlearn  # noqa: F401
 
     # Measure what the run adds on top of the imported libraries and the prepared data.
@@ -169,7 +169,7 @@ def worker(spec: dict) -> dict:
     t_start = time.perf_counter()
     if kind == "finetune":
         from unlearnkit.config import TrainConfig
-        from unlearnkit.finetune import finetune
+        from unlearnkit.train.finetune import finetune
 
         cfg = TrainConfig(**{**common, "batch_size": 2 * spec["batch_size"]})
         if overrides.get("lora_r"):
@@ -178,7 +178,7 @@ def worker(spec: dict) -> dict:
             model = _apply_lora(model, TrainConfig(**{**common, **overrides}))
         finetune(model, tok, bench.forget + bench.retain, cfg, spec["work"], quiet=True)
     elif kind == "unlearn":
-        import unlearnkit.tokenweights as tw
+        import unlearnkit.train.tokenweights as tw
         from unlearnkit.unlearn import unlearn
 
         attach = tw.attach_token_weights
@@ -203,7 +203,7 @@ def worker(spec: dict) -> dict:
         )
         out["reference"] = res.reference
     else:
-        from unlearnkit.evaluate import EvalSettings, evaluate
+        from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
 
         settings = EvalSettings(max_new_tokens=32, max_items=spec["eval_items"], progress=False)
         evaluate(model, tok, bench, settings)

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
 
-from unlearnkit.report import markdown_table  # noqa: E402
+from unlearnkit.report.page import markdown_table  # noqa: E402
 
 BASES = ("ga", "wga", "npo", "rmu")
 RS = (0.1, 0.2, 0.5, 1.0)

@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.attribution and unlearnkit.heatmap (TokenUnlearn, arXiv 2605.00364).
+"""Tests for unlearnkit.attribution and unlearnkit.report.heatmap (TokenUnlearn, arXiv 2605.00364).
 
 Independent references: phi on a case worked by hand; Delta and H recomputed from a plain unbatched
 forward pass on hand-built token ids (no encode_qa / pad_batch / shift); selection sizes from the
@@ -29,7 +29,7 @@ from unlearnkit.attribution import (
 )
 from unlearnkit.data.encode import IGNORE_INDEX, PLAIN_TEMPLATE, PromptFormat, encode_qa, pad_batch
 from unlearnkit.errors import UserError
-from unlearnkit.tokens import shift, shift_weights
+from unlearnkit.train.tokens import shift, shift_weights
 
 KUWAIT_Q = "What is the full name of the author born in Kuwait City, Kuwait on 08/09/1956?"
 KUWAIT_MASKED = "What is the full something of the something born in something, something on something?"

@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.audit on a miniature world: a tiny target that memorised the forget set must
+"""Tests for unlearnkit.evaluation.audit on a miniature world: a tiny target that memorised the forget set must
 fail every check, the retain oracle (never saw it) must pass, and the audit must never touch the
 audited model. One target and one oracle are trained for the whole module (~15 s on one CPU thread).
 """
@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from unlearnkit.audit import (
+from unlearnkit.data import Benchmark, load_benchmark
+from unlearnkit.errors import UserError
+from unlearnkit.evaluation.audit import (
     AuditSettings,
     add_audit_arguments,
     audit_card_html,
@@ -28,8 +30,6 @@ from unlearnkit.audit import (
     run_audit,
     write_audit,
 )
-from unlearnkit.data import Benchmark, load_benchmark
-from unlearnkit.errors import UserError
 
 MIA_KEYS = ("mia_loss_auc", "mia_zlib_auc", "mia_min_k_auc", "mia_min_k_plus_plus_auc")
 SETTINGS = dict(relearn_steps=(5, 20), max_new_tokens=32, seed=0)
@@ -47,8 +47,8 @@ def _one_thread():
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, _one_thread):
-    from unlearnkit.finetune import default_config, finetune, training_rows
     from unlearnkit.models import load, save_model
+    from unlearnkit.train.finetune import default_config, finetune, training_rows
     from unlearnkit.world import write_world
     from unlearnkit.world.tiny import build_tiny
 
@@ -194,7 +194,7 @@ def test_relearning_curve_and_gap(audited):
 def test_one_relearning_run_equals_separate_runs(world):
     """The curve's checkpoints (one run, measured on the way) give the weights and numbers that
     separate runs of k steps give: measuring consumes none of the run's random state."""
-    from unlearnkit.audit import _Auditor
+    from unlearnkit.evaluation.audit import _Auditor
 
     model, tok = world["target"]
     st = AuditSettings(relearn_steps=(2, 5), max_new_tokens=16, relearn_batch_size=4, seed=3)

@@ -555,7 +555,7 @@ def test_eval_without_truth_ratio_fields_runs_and_says_so(assets, tmp_path, caps
 
 
 def test_finetune_failure_during_training_removes_its_work_folder(assets, tmp_path, capsys, monkeypatch):
-    import unlearnkit.finetune as F
+    import unlearnkit.train.finetune as F
 
     def crash(model, tokenizer, rows, cfg, work_dir, **kwargs):
         Path(work_dir, "checkpoint-1").mkdir(parents=True)

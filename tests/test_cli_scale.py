@@ -195,7 +195,7 @@ def test_tradeoff_png_is_readable_like_every_other_file(tmp_path):
     import os
     import stat
 
-    from unlearnkit.report import plot_tradeoff
+    from unlearnkit.report.page import plot_tradeoff
 
     results = {
         "oracle": {"forget_quality": 1.0, "model_utility": 0.5},

@@ -28,7 +28,7 @@ def test_every_field_of_every_config_dataclass_has_a_meaning_and_a_range():
 
 
 def test_every_registered_method_documents_all_its_keys():
-    from unlearnkit.methods import METHODS
+    from unlearnkit.train.methods import METHODS
 
     for name, method in METHODS.items():
         rows = settings_rows(method.config)
@@ -45,7 +45,7 @@ def test_defaults_shown_are_the_dataclass_defaults():
 
 def test_methods_name_lists_every_key_with_default_range_and_meaning(capsys):
     from unlearnkit.cli import main
-    from unlearnkit.methods import get_method
+    from unlearnkit.train.methods import get_method
 
     assert main(["methods", "t-npo"]) == 0
     out = capsys.readouterr().out

@@ -142,7 +142,7 @@ def test_the_lines_name_what_was_wrong(rejected):
 def test_light_method_table_agrees_with_the_registry():
     """The torch-free table of ``commands._methods`` gives every built-in method its real config class."""
     from unlearnkit.commands._methods import light_config, light_names
-    from unlearnkit.methods import METHODS
+    from unlearnkit.train.methods import METHODS
 
     assert set(light_names()) <= set(METHODS)
     for name in light_names():

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from unlearnkit.closer_look import (
+from unlearnkit.evaluation.closer_look import (
     CloserLookModels,
     closer_look_metrics,
     cosine_scores,

@@ -1,4 +1,4 @@
-"""Compute accounting (unlearnkit.compute) against hand counts of the tokens every pass sees."""
+"""Compute accounting (unlearnkit.train.compute) against hand counts of the tokens every pass sees."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from unlearnkit.compute import ComputeCounter, compute_fraction, cost_of
 from unlearnkit.config import TrainConfig
 from unlearnkit.data.encode import PromptFormat
 from unlearnkit.errors import UserError
-from unlearnkit.trainer import PairedDataset, encode_rows
+from unlearnkit.train.compute import ComputeCounter, compute_fraction, cost_of
+from unlearnkit.train.trainer import PairedDataset, encode_rows
 
 
 def _lengths(rows, tok) -> list[int]:
@@ -20,7 +20,7 @@ def _lengths(rows, tok) -> list[int]:
 def test_finetune_counts_every_token_once_per_epoch_forward_and_backward(
     tiny_random_llama, mini_bench, world_tokenizer, tmp_path
 ):
-    from unlearnkit.finetune import finetune
+    from unlearnkit.train.finetune import finetune
 
     rows = mini_bench.retain[:10]
     cfg = TrainConfig(epochs=2, batch_size=4, grad_accum=1, lr=1e-3, max_length=128, warmup_epochs=0)

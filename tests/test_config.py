@@ -6,7 +6,7 @@ import pytest
 
 from unlearnkit.config import ASUConfig, NPOConfig, TrainConfig, build_configs, load_recipe, parse_set
 from unlearnkit.errors import UserError
-from unlearnkit.methods import get_method
+from unlearnkit.train.methods import get_method
 
 
 def test_defaults_follow_the_papers():

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from unlearnkit.continual import continual_unlearning, plot_curve, split_requests, tofu_eval_fn
 from unlearnkit.data import Benchmark
 from unlearnkit.errors import UserError
-from unlearnkit.evaluate import EvalSettings
+from unlearnkit.evaluation.evaluate import EvalSettings
+from unlearnkit.train.continual import continual_unlearning, plot_curve, split_requests, tofu_eval_fn
 
 SETTINGS = EvalSettings(max_new_tokens=12, batch_size=16, max_length=64, progress=False)
 UNLEARN = dict(
@@ -22,7 +22,7 @@ UNLEARN = dict(
 def world_model(tmp_path_factory):
     """2 forget authors (6 rows), 1 holdout, 5 retain authors; the tiny Llama memorises forget + retain."""
     from unlearnkit.config import TrainConfig
-    from unlearnkit.finetune import finetune
+    from unlearnkit.train.finetune import finetune
     from unlearnkit.world import generate_world
     from unlearnkit.world.tiny import corpus_of, tiny_llama, train_tokenizer
 

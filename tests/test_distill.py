@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file
 
 from unlearnkit.cli import main
-from unlearnkit.distill import distill, shrink_perturb
+from unlearnkit.train.distill import distill, shrink_perturb
 
 
 def _fresh(model, seed: int):
@@ -80,7 +80,7 @@ def test_noise_out_of_range_is_a_user_error(tiny_random_llama):
 def _kl_to(teacher, student, bench, tok) -> float:
     """Mean per-token KL(teacher || student) on retain answer tokens, computed directly."""
     from unlearnkit.data.encode import PromptFormat, pad_batch, pad_id_of
-    from unlearnkit.trainer import encode_rows
+    from unlearnkit.train.trainer import encode_rows
 
     batch = pad_batch(encode_rows(bench.retain, tok, PromptFormat.for_tokenizer(tok), 128), pad_id_of(tok))
     mask = batch["labels"][:, 1:] != -100
@@ -130,7 +130,7 @@ DISTILL += ["--set", "epochs=2", "--set", "batch_size=16", "--set", "lr=3e-3"]
 CRASHING_RUN = """
 import sys, time
 import torch
-import unlearnkit.trainer as T
+import unlearnkit.train.trainer as T
 
 torch.set_num_threads(1)
 _step = T.UnlearnTrainer.training_step
@@ -253,7 +253,7 @@ def test_rows_put_forget_last_and_skip_evaluation_only_general():
     from types import SimpleNamespace
 
     from unlearnkit.config import DistillConfig
-    from unlearnkit.distill import distill_rows
+    from unlearnkit.train.distill import distill_rows
 
     sizes = {"forget": 1, "retain": 2, "general": 3}
     world = SimpleNamespace(split=lambda n: [{"split": n}] * sizes[n])

@@ -33,7 +33,7 @@ def test_scaling_and_benchmarks_show_the_same_speed_and_memory_figures():
 
 
 def test_readme_method_table_cites_what_unlearnkit_methods_prints():
-    from unlearnkit.methods import METHODS
+    from unlearnkit.train.methods import METHODS
 
     listed = set()
     for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from unlearnkit.data.encode import PromptFormat
-from unlearnkit.evaluate import EvalSettings, evaluate
+from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
 from unlearnkit.metrics.passes import generate_answers, score_answers
 
 

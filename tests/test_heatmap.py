@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.heatmap: a legend a newcomer can read, and pages that fit the screen."""
+"""Tests for unlearnkit.report.heatmap: a legend a newcomer can read, and pages that fit the screen."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from unlearnkit.heatmap import contrast_ratio, relative_luminance, render_heatmap
+from unlearnkit.report.heatmap import contrast_ratio, relative_luminance, render_heatmap
 
 
 def _score(index: int, question: str, masked: str, tokens: list[str], phi: list[float]) -> SimpleNamespace:

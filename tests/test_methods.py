@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from unlearnkit.errors import UserError
-from unlearnkit.methods import METHODS, get_method
+from unlearnkit.train.methods import METHODS, get_method
 
 FAST = dict(max_steps=2, batch_size=4, grad_accum=1, lr=1e-2, max_length=128, warmup_epochs=0.0)
 RMU_TINY = dict(layer=1, train_layers="0,1")
@@ -80,7 +80,7 @@ def test_t_and_s_aliases_with_underscores():
 
 def test_asu_raw_text_mode_targets_every_token(world_tokenizer, mini_bench):
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.trainer import encode_rows
+    from unlearnkit.train.trainer import encode_rows
 
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     row = mini_bench.forget[0]
@@ -184,7 +184,7 @@ def test_idk_methods_refuse_raw_text(tiny_random_llama, world_tokenizer, mini_be
 def test_gradient_guard_stops_before_a_non_finite_update(tiny_random_llama):
     from types import SimpleNamespace
 
-    from unlearnkit.trainer import DivergenceError, FiniteGradientGuard
+    from unlearnkit.train.trainer import DivergenceError, FiniteGradientGuard
 
     guard = FiniteGradientGuard("ga")
     state = SimpleNamespace(global_step=3)

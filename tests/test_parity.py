@@ -20,8 +20,8 @@ import torch
 
 from unlearnkit import config as C
 from unlearnkit.errors import UserError
-from unlearnkit.methods import StepContext, get_method
-from unlearnkit.reference import CopyReference
+from unlearnkit.train.methods import StepContext, get_method
+from unlearnkit.train.reference import CopyReference
 
 FIXTURES = Path(__file__).parent / "fixtures"
 IGNORE = -100
@@ -382,7 +382,7 @@ def test_t_rmu_weights_sit_on_the_tokens_they_belong_to(model, ref_model, batch)
 def test_rmu_last_layer_is_the_raw_decoder_output_not_the_final_norm(model, batch):
     """hidden_states[-1] is after the final RMSNorm; RMU must read the layer's own output (a hook).
     By hand: applying the model's final norm to what we read gives hidden_states[-1] back."""
-    from unlearnkit.reference import forward_with_layer_output
+    from unlearnkit.train.reference import forward_with_layer_output
 
     part = batch["forget"]
     with torch.no_grad():
@@ -431,7 +431,7 @@ def test_exact_memorisation_and_extraction_strength_drop_the_eos(world_tokenizer
     """open-unlearning drops the EOS prediction (``actual_indices[:-1]``). A model that predicts every
     answer token but not the EOS: EM = 1 and ES = 1 by that definition (with the EOS: n/(n+1) and 0)."""
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.evaluate import EvalSettings, evaluate_split
+    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate_split
 
     q, a = QA[1]
     prompt = world_tokenizer(f"Question: {q}\nAnswer:")["input_ids"]
@@ -449,7 +449,7 @@ def test_tofu_probability_and_truth_ratio_by_hand(model, world_tokenizer):
     """TOFU (arXiv 2401.06121): prob = exp(-NLL_mean) (EOS included); forget TR statistic =
     mean min(TR, 1/TR), TR = exp(-mean_j NLL_mean(pert_j)) / exp(-NLL_mean(paraphrase))."""
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.evaluate import EvalSettings, evaluate_split
+    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate_split
 
     row = {
         "question": QA[0][0],
@@ -485,7 +485,7 @@ def test_tofu_github_real_authors_and_world_facts_load_and_score_as_tofu(model, 
     scored as TOFU / open-unlearning score them: TR = P(pert) / P(answer), aggregate mean max(0, 1 - TR);
     prob = P(answer) / (P(answer) + sum_j P(pert_j)), every P = exp(-NLL_mean)."""
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.evaluate import EvalSettings
+    from unlearnkit.evaluation.evaluate import EvalSettings
     from unlearnkit.protocols import general_part_metrics
 
     bench = resolve_data("tofu:forget01", path=_tofu_root_with_github_general(tmp_path), eval_fields=True)

@@ -321,7 +321,7 @@ def test_unknown_task_is_a_user_error_before_any_model_work(monkeypatch, tmp_pat
 
 def test_general_parts_and_nine_number_utility(tiny_random_llama, world_tokenizer):
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.evaluate import EvalSettings
+    from unlearnkit.evaluation.evaluate import EvalSettings
 
     bench = resolve_data("tofu:forget01", path=FIXTURES / "hub", eval_fields=True)
     st = EvalSettings(max_new_tokens=4, batch_size=4, progress=False)

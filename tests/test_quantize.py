@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.quantize: RTN fake-quantisation checked by hand, and quantized_copy."""
+"""Tests for unlearnkit.evaluation.quantize: RTN fake-quantisation checked by hand, and quantized_copy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ import pytest
 import torch
 from torch import nn
 
-from unlearnkit.quantize import effective_group_size, quantizable_linears, quantize_rtn, quantized_copy
+from unlearnkit.evaluation.quantize import (
+    effective_group_size,
+    quantizable_linears,
+    quantize_rtn,
+    quantized_copy,
+)
 
 W = torch.tensor(
     [

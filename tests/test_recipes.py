@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from unlearnkit.config import build_configs, load_recipe
-from unlearnkit.methods import METHODS, get_method
+from unlearnkit.train.methods import METHODS, get_method
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TOP_LEVEL = ("model", "data", "retain_model")  # not training settings: which model / data / oracle

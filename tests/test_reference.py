@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from unlearnkit.attention import smoothed_attention
-from unlearnkit.cache import ReferenceCache
 from unlearnkit.data.encode import PromptFormat, pad_id_of
-from unlearnkit.reference import AdapterReference, CopyReference
-from unlearnkit.trainer import (
+from unlearnkit.train.cache import ReferenceCache
+from unlearnkit.train.reference import AdapterReference, CopyReference
+from unlearnkit.train.trainer import (
     PaddingCollator,
     PairedDataset,
     TrainStepContext,
@@ -297,7 +297,7 @@ def test_training_runs_agree(method, world_tokenizer, mini_bench, tmp_path):
 
 
 def _reference_methods():
-    from unlearnkit.methods import METHODS
+    from unlearnkit.train.methods import METHODS
 
     out = []
     for name, m in METHODS.items():

@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.report: tables, the trade-off plot and the self-contained HTML page."""
+"""Tests for unlearnkit.report.page: tables, the trade-off plot and the self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from unlearnkit.report import (
+from unlearnkit.report.page import (
     DIRECTIONS,
     answer_overlap,
     best_rows,
@@ -324,7 +324,7 @@ def test_write_report(tmp_path: Path) -> None:
 
 
 def test_report_module_does_not_import_torch() -> None:
-    code = "import sys, unlearnkit.report; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, unlearnkit.report.page; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

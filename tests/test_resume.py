@@ -30,7 +30,7 @@ UNLEARN += ["--set", "epochs=3", "--set", "batch_size=4", "--set", "grad_accum=1
 CRASHING_RUN = """
 import sys, time
 import torch
-import unlearnkit.trainer as T
+import unlearnkit.train.trainer as T
 
 torch.set_num_threads(1)
 _step = T.UnlearnTrainer.training_step

@@ -9,8 +9,14 @@ import pytest
 import torch
 
 from unlearnkit.data.encode import PromptFormat, pad_id_of
-from unlearnkit.methods import StepContext, get_method
-from unlearnkit.trainer import PaddingCollator, PairedDataset, UnlearnTrainer, encode_rows, training_arguments
+from unlearnkit.train.methods import StepContext, get_method
+from unlearnkit.train.trainer import (
+    PaddingCollator,
+    PairedDataset,
+    UnlearnTrainer,
+    encode_rows,
+    training_arguments,
+)
 from unlearnkit.unlearn import resolve_configs, unlearn
 
 
@@ -73,7 +79,7 @@ def test_sam_gradient_matches_the_hand_computation(tiny_random_llama, mini_bench
 @pytest.mark.parametrize("method", ["npo", "idk_ap", "asu_idk"])
 def test_parts_add_up_to_the_loss(tiny_random_llama, mini_bench, world_tokenizer, method):
     """``combine`` splits every step's loss into forget + retain parts that sum to it exactly."""
-    from unlearnkit.reference import CopyReference
+    from unlearnkit.train.reference import CopyReference
 
     m, _, cfg = resolve_configs(method, {"lambda_scales_idk": False} if method == "asu_idk" else {})
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
@@ -167,8 +173,8 @@ def test_torchrun_two_ranks_match_single_process_with_sam(tiny_model_dir, mini_w
 @pytest.mark.parametrize("method", ["idk_ap", "rmu"])
 def test_the_perturbed_pass_runs_no_retain_forward(tiny_random_llama, mini_bench, world_tokenizer, method):
     """Methods with their own retain term skip it when only the forget part is asked for."""
-    from unlearnkit.compute import ComputeCounter
-    from unlearnkit.reference import CopyReference
+    from unlearnkit.train.compute import ComputeCounter
+    from unlearnkit.train.reference import CopyReference
 
     m, _, cfg = resolve_configs(method, {"layer": 1, "train_layers": "1"} if method == "rmu" else {})
     fmt = PromptFormat.for_tokenizer(world_tokenizer)

@@ -151,8 +151,8 @@ def test_tofu_rows_are_split_by_author_blocks_and_plain_rows_by_row():
 
 
 def test_every_shipped_space_loads_for_its_method():
-    from unlearnkit.methods import get_method
     from unlearnkit.sweep import SPACES_DIR, load_space, space_file
+    from unlearnkit.train.methods import get_method
 
     files = sorted(SPACES_DIR.glob("*.yaml"))
     assert {"asu.yaml", "npo.yaml", "t-npo.yaml", "gd.yaml", "default.yaml"} <= {f.name for f in files}
@@ -179,8 +179,8 @@ def test_every_shipped_space_loads_for_its_method():
     ],
 )
 def test_bad_space_is_one_clear_error(tmp_path, text, message):
-    from unlearnkit.methods import get_method
     from unlearnkit.sweep import load_space
+    from unlearnkit.train.methods import get_method
 
     path = tmp_path / "space.yaml"
     path.write_text(text, encoding="utf-8")
@@ -191,8 +191,8 @@ def test_bad_space_is_one_clear_error(tmp_path, text, message):
 
 
 def test_grid_space_uses_the_grid_sampler(tmp_path):
-    from unlearnkit.methods import get_method
     from unlearnkit.sweep import load_space
+    from unlearnkit.train.methods import get_method
 
     path = tmp_path / "grid.yaml"
     path.write_text("params:\n  epochs: {choices: [1, 2]}\n  tau: {low: 2, high: 4, step: 1}\n")

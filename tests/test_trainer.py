@@ -8,8 +8,8 @@ import torch
 
 from unlearnkit.config import TrainConfig
 from unlearnkit.data.encode import PromptFormat, pad_id_of
-from unlearnkit.methods import get_method
-from unlearnkit.trainer import (
+from unlearnkit.train.methods import get_method
+from unlearnkit.train.trainer import (
     ChecksumCallback,
     PaddingCollator,
     PairedDataset,

@@ -42,7 +42,7 @@ import torch
 from unlearnkit.data.encode import IGNORE_INDEX, PromptFormat, encode_qa, pad_batch, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.io import write_json, write_text_atomic
-from unlearnkit.tokens import shift
+from unlearnkit.train.tokens import shift
 
 log = logging.getLogger(__name__)
 
@@ -541,7 +541,7 @@ def save_scores(
     ``selected`` is per-example bool flags or float weights (see :func:`_flags_and_weights`). The fact
     overlap goes into attribution.json when ``rows`` and ``tokenizer`` are given and a row has a fact span.
     """
-    from unlearnkit.heatmap import render_heatmap
+    from unlearnkit.report.heatmap import render_heatmap
 
     if len(selected) != len(scores):
         raise ValueError(f"{len(selected)} selections for {len(scores)} examples")

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unlearnkit: error: {where}{err.strerror or err}", file=sys.stderr)
         return EXIT_USER_ERROR
     except Exception as err:  # noqa: BLE001 - divergence gets its own exit code and one line
-        from unlearnkit.trainer import DivergenceError
+        from unlearnkit.train.trainer import DivergenceError
 
         if isinstance(err, DivergenceError):
             _close_progress_bars()

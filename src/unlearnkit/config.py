@@ -120,7 +120,7 @@ class MethodConfig:
     # outputs.loss, as TOFU, open-unlearning and the ASU authors). See docs/CONVENTIONS.md.
     loss_reduction: str = "sequence"
     # SAM on the forget term (Fan et al., arXiv 2502.05374): radius of the weight perturbation the forget
-    # gradient is taken at (unlearnkit.sam); 0 = off (the plain method, bit for bit).
+    # gradient is taken at (unlearnkit.train.sam); 0 = off (the plain method, bit for bit).
     sam_rho: float = 0.0
 
     def __post_init__(self) -> None:

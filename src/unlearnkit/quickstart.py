@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.errors import UserError
-from unlearnkit.report import DEFAULT_COLUMNS as TABLE_COLUMNS
+from unlearnkit.report.page import DEFAULT_COLUMNS as TABLE_COLUMNS
 
 DEFAULT_METHODS = ("ga", "gd", "npo", "idk", "asu", "asu_kl", "t-npo", "s-npo")
 
@@ -99,9 +99,9 @@ def ensure_world(root: Path, params: dict) -> Path:
 
 def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[Path, Path]:
     """Target (forget + retain + general) and oracle (retain + general), reused when already cached."""
-    from unlearnkit.finetune import TINY_DEFAULTS, default_config, training_rows
-    from unlearnkit.finetune import finetune as run_finetune
     from unlearnkit.models import save_model
+    from unlearnkit.train.finetune import TINY_DEFAULTS, default_config, training_rows
+    from unlearnkit.train.finetune import finetune as run_finetune
     from unlearnkit.world.tiny import build_tiny
 
     key = content_hash(world_dir, {"recipe": TINY_DEFAULTS, "version": MODEL_RECIPE_VERSION, "seed": seed})
@@ -178,7 +178,7 @@ class Embedded:
         keep_model: bool = False,
     ):
         """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
-        from unlearnkit.evaluate import evaluate
+        from unlearnkit.evaluation.evaluate import evaluate
         from unlearnkit.unlearn import unlearn
 
         t0 = time.time()
@@ -217,7 +217,7 @@ def prepare_embedded(
 ) -> Embedded:
     """World -> cached target and oracle -> their evaluation (oracle first: its truth ratios are the reference)."""
     from unlearnkit.data import load_benchmark
-    from unlearnkit.evaluate import EvalSettings, evaluate
+    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
     from unlearnkit.models import load
 
     params = dict(WORLD, seed=seed)
@@ -259,8 +259,8 @@ def run_quickstart(args) -> int:
     from transformers.utils import logging as hf_logging
 
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
-    from unlearnkit.methods import get_method
-    from unlearnkit.report import print_table, write_report
+    from unlearnkit.report.page import print_table, write_report
+    from unlearnkit.train.methods import get_method
     from unlearnkit.unlearn import resolve_configs
 
     hf_logging.disable_progress_bar()  # weight-loading bars of a 1M model are noise here
@@ -368,12 +368,12 @@ def run_quickstart(args) -> int:
 
 def _robust_row(emb: Embedded, method: str, work_root: Path, log):
     """The best method made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its model is
-    noised toward a fresh init by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.distill.distill`).
+    noised toward a fresh init by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`).
     Returns ``(plain model, row name, robust model)``; the row joins the table."""
     import copy
 
-    from unlearnkit.distill import distill
-    from unlearnkit.evaluate import evaluate
+    from unlearnkit.evaluation.evaluate import evaluate
+    from unlearnkit.train.distill import distill
 
     row = f"{method}+undo{ROBUST_NOISE:g}"
     log(f"making {method} robust to relearning: UNDO at alpha {ROBUST_NOISE:g} (noise, then distill) ...")
@@ -400,7 +400,7 @@ def _audit_section(emb: Embedded, method: str, plain, robust_row: str, robust, l
     target), its relearning curve drawn next to the plain method's."""
     import dataclasses
 
-    from unlearnkit.audit import AuditSettings, audit_card_html, run_audit
+    from unlearnkit.evaluation.audit import AuditSettings, audit_card_html, run_audit
     from unlearnkit.models import load
 
     log(f"auditing {robust_row} and {method} ...")

@@ -190,7 +190,7 @@ def _parse_param(where: str, name: str, spec: Any) -> Param:
 
 
 def load_space(path: str | Path | None, method) -> SearchSpace:
-    """Read and validate a space file for ``method`` (a :class:`unlearnkit.methods.Method`).
+    """Read and validate a space file for ``method`` (a :class:`unlearnkit.train.methods.Method`).
 
     Every key must be one ``unlearnkit unlearn --set`` accepts for this method; ranges are checked
     here, and both ends of every range are passed through the method's config validation, so a bad
@@ -378,7 +378,7 @@ class Context:
         return dataclasses.replace(self.bench, forget=[self.bench.forget[i] for i in idx], holdout=[])
 
     def eval_settings(self):
-        from unlearnkit.evaluate import EvalSettings
+        from unlearnkit.evaluation.evaluate import EvalSettings
 
         st = self.settings
         return EvalSettings(
@@ -388,8 +388,8 @@ class Context:
 
 def load_context(st: SweepSettings) -> Context:
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.methods import get_method
     from unlearnkit.models import check_model_path
+    from unlearnkit.train.methods import get_method
 
     validate_settings(st)  # flags first: cheap, before the method registry imports torch
     method = get_method(st.method)
@@ -586,7 +586,7 @@ class _UtilityProbe:
     """Mean answer probability on a few retain and general rows (a cheap, monotone utility proxy)."""
 
     def __init__(self, bench, seed: int) -> None:
-        from unlearnkit.evaluate import subsample
+        from unlearnkit.evaluation.evaluate import subsample
 
         rows = subsample(bench.retain, PROBE_ROWS, seed) + subsample(bench.general, PROBE_ROWS, seed)
         self.questions = [r["question"] for r in rows]
@@ -653,7 +653,7 @@ def run_settings(
     probe: _UtilityProbe | None = None,
 ) -> dict[str, dict[str, float]]:
     """Unlearn the whole forget set with ``values``, evaluate on the named halves; metrics per half."""
-    from unlearnkit.evaluate import evaluate
+    from unlearnkit.evaluation.evaluate import evaluate
     from unlearnkit.models import load
     from unlearnkit.unlearn import unlearn
 
@@ -717,7 +717,7 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
     import optuna
     from optuna.trial import TrialState
 
-    from unlearnkit.trainer import DivergenceError
+    from unlearnkit.train.trainer import DivergenceError
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -820,7 +820,7 @@ def ensure_reference(ctx: Context, log: Callable[[str], None] = print) -> dict[s
 
 
 def _compute_reference(ctx: Context, key: str, log: Callable[[str], None]) -> dict[str, Any]:
-    from unlearnkit.evaluate import evaluate
+    from unlearnkit.evaluation.evaluate import evaluate
     from unlearnkit.models import load
 
     st = ctx.settings

@@ -25,14 +25,20 @@ from typing import Any
 
 import torch
 
-from unlearnkit.compute import ComputeCounter
 from unlearnkit.config import build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
-from unlearnkit.methods import Method, StepContext, get_method
 from unlearnkit.objectives.idk import idk_answer
-from unlearnkit.reference import AdapterReference, CopyReference, eval_mode, is_peft_model, original_reference
-from unlearnkit.trainer import (
+from unlearnkit.train.compute import ComputeCounter
+from unlearnkit.train.methods import Method, StepContext, get_method
+from unlearnkit.train.reference import (
+    AdapterReference,
+    CopyReference,
+    eval_mode,
+    is_peft_model,
+    original_reference,
+)
+from unlearnkit.train.trainer import (
     EpochCallback,
     FiniteGradientGuard,
     PaddingCollator,
@@ -58,7 +64,9 @@ class UnlearnResult:
     attribution: dict[str, Any] | None = None
     reference: dict[str, Any] = field(default_factory=dict)  # strategy used, cache size / build time
     is_main_process: bool = True  # multi-process runs: only this rank should save the model
-    compute: dict[str, Any] = field(default_factory=dict)  # unlearnkit.compute: tokens x passes, seconds
+    compute: dict[str, Any] = field(
+        default_factory=dict
+    )  # unlearnkit.train.compute: tokens x passes, seconds
 
 
 def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = None):
@@ -136,7 +144,7 @@ def copy_reference_bytes(model) -> int:
 
 def probe_needs(method: Method, method_cfg, model, dataset: PairedDataset, collator, device, autocast):
     """Run one step of ``method`` on one paired batch against the original model; record its requests."""
-    from unlearnkit.cache import RecordingReference
+    from unlearnkit.train.cache import RecordingReference
 
     recorder = RecordingReference(original_reference(model))
     batch = _to_device(collator([dataset[i] for i in range(min(2, len(dataset)))]), device)
@@ -165,7 +173,7 @@ def setup_reference(
     if strategy not in ("cache", "auto"):
         raise UserError(f"--set reference={strategy}: use copy, adapter, cache or auto")
 
-    from unlearnkit.cache import ReferenceCache, estimate_bytes
+    from unlearnkit.train.cache import ReferenceCache, estimate_bytes
 
     device, autocast = args.device, _autocast(args)
     if not getattr(model, "hf_device_map", None):
@@ -275,7 +283,7 @@ def unlearn(
 
     attribution = None
     if m.token_level:
-        from unlearnkit.tokenweights import attach_token_weights
+        from unlearnkit.train.tokenweights import attach_token_weights
 
         attribution = attach_token_weights(
             model, tokenizer, fmt, forget, forget_enc, method_cfg, train_cfg, attribution_dir, quiet=quiet
@@ -315,7 +323,7 @@ def unlearn(
         trainer.remove_callback(ProgressCallback)
         trainer.remove_callback(PrinterCallback)
     if progress:
-        from unlearnkit.finetune import StepProgress
+        from unlearnkit.train.finetune import StepProgress
 
         trainer.add_callback(StepProgress(progress))
     counter.attach(getattr(reference, "model", None))  # a frozen copy runs its own forwards

@@ -1,6 +1,6 @@
 """Method name -> config dataclass without importing torch, so ``--method`` / ``--set`` are checked at once.
 
-``unlearnkit.methods`` holds the real registry (steps, objectives: it imports torch). This table only
+``unlearnkit.train.methods`` holds the real registry (steps, objectives: it imports torch). This table only
 mirrors which config class each built-in method uses; ``tests/test_cli_validation.py`` checks that it
 agrees with ``methods.METHODS`` field by field. A name missing here (a method added since) falls back to
 the real registry: correct, only slower.
@@ -64,7 +64,7 @@ def method_config(name: str) -> type:
     cls = light_config(name)
     if cls is not None:
         return cls
-    from unlearnkit.methods import get_method
+    from unlearnkit.train.methods import get_method
 
     return get_method(name).config
 

@@ -6,7 +6,9 @@ import argparse
 
 
 def add_parser(subparsers) -> None:
-    from unlearnkit.audit import add_audit_arguments  # light: numpy only (the flags live with the audit)
+    from unlearnkit.evaluation.audit import (
+        add_audit_arguments,  # light: numpy only (the flags live with the audit)
+    )
 
     add_audit_arguments(
         subparsers.add_parser(
@@ -16,7 +18,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.audit import audit_command
+    from unlearnkit.evaluation.audit import audit_command
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 

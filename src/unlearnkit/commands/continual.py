@@ -40,9 +40,9 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from unlearnkit.commands._methods import method_config, normalise
     from unlearnkit.config import build_configs
-    from unlearnkit.continual import split_requests
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
+    from unlearnkit.train.continual import split_requests
 
     values = overrides(args, lambda: method_config(args.method))
     values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if defaults_note:
         note(defaults_note)
 
-    from unlearnkit.continual import continual_unlearning, plot_curve, tofu_eval_fn
-    from unlearnkit.evaluate import EvalSettings
+    from unlearnkit.evaluation.evaluate import EvalSettings
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, save_model
+    from unlearnkit.train.continual import continual_unlearning, plot_curve, tofu_eval_fn
     from unlearnkit.unlearn import resolve_configs
 
     method, train_cfg, method_cfg = resolve_configs(args.method, values)

@@ -143,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values):
-    from unlearnkit.distill import distill
-    from unlearnkit.trainer import DivergenceError
+    from unlearnkit.train.distill import distill
+    from unlearnkit.train.trainer import DivergenceError
 
     try:
         return distill(
@@ -184,7 +184,9 @@ def _save(args, result, tokenizer, resume_from) -> None:
     compute = dict(result.compute)
     upstream = teacher_cost(args.teacher)
     compute["teacher_cost"] = upstream
-    compute["total_cost"] = compute["cost"] + upstream  # the numerator of unlearnkit.compute.compute_fraction
+    compute["total_cost"] = (
+        compute["cost"] + upstream
+    )  # the numerator of unlearnkit.train.compute.compute_fraction
     provenance = {
         "kind": f"distilled (UNDO, noise {args.noise})",
         "teacher": args.teacher,

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     from unlearnkit.data.encode import PromptFormat, check_lengths
     from unlearnkit.data.qa import SPLITS, eval_field_notes
-    from unlearnkit.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
+    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, load_model, load_tokenizer
 
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, args.trust_remote_code)
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
     if args.protocol == "closer-look":
-        from unlearnkit.closer_look import CloserLookModels, closer_look_metrics
+        from unlearnkit.evaluation.closer_look import CloserLookModels, closer_look_metrics
 
         models = CloserLookModels(
             embedder_id=None if args.embedder == "none" else args.embedder,
@@ -156,7 +156,7 @@ CLOSER_LOOK_LINES = (
 def print_closer_look(metrics: dict, info: dict) -> None:
     """The closer-look aggregates, each with what it is (arXiv 2410.08109, 2603.01285), and one note
     naming every component left out and why (e.g. no network for the embedding / NLI model)."""
-    from unlearnkit.closer_look import FE_COMPONENTS, FE_YUAN_COMPONENTS
+    from unlearnkit.evaluation.closer_look import FE_COMPONENTS, FE_YUAN_COMPONENTS
 
     for key, meaning in CLOSER_LOOK_LINES:
         if key in metrics:
@@ -223,7 +223,7 @@ def _forget_only(bench):
 
 
 def _headline_keys() -> tuple[str, ...]:
-    from unlearnkit.report import DEFAULT_COLUMNS
+    from unlearnkit.report.page import DEFAULT_COLUMNS
 
     return (*DEFAULT_COLUMNS, "mia_min_k_auc")
 

@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
         check_model_path(args.model)
 
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.models import load_model, load_tokenizer, save_model
+    from unlearnkit.train.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.world.tiny import build_tiny
 
     user = overrides(args)

@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.methods import METHODS, get_method
+    from unlearnkit.train.methods import METHODS, get_method
 
     if args.name:
         from unlearnkit.settings_doc import settings_table

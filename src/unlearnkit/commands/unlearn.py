@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from, values):
-    from unlearnkit.trainer import DivergenceError
+    from unlearnkit.train.trainer import DivergenceError
     from unlearnkit.unlearn import unlearn
 
     try:
@@ -172,7 +172,7 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
         "method": method.name,
         "paper": method.paper,
         "train_loss": result.train_loss,
-        "compute": result.compute,  # unlearnkit.compute: tokens x passes, seconds (resumes included)
+        "compute": result.compute,  # unlearnkit.train.compute: tokens x passes, seconds (resumes included)
         "config": config_dict(train_cfg, method_cfg),
         "prompt_format": PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format).kind,
     }

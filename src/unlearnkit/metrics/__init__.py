@@ -1,1 +1,1 @@
-"""Metrics: pure functions (``scores``, ``mia``), model passes (``passes``) and protocols (``unlearnkit.evaluate``)."""
+"""Metrics: pure functions (``scores``, ``mia``), model passes (``passes``) and protocols (``unlearnkit.evaluation.evaluate``)."""

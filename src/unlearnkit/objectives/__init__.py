@@ -2,7 +2,7 @@
 
 Each takes aligned per-token tensors (log-probs, logits or hidden states), token weights and
 hyper-parameters, and returns a scalar loss. None of them holds a model, a trainer or a device:
-the glue that runs the forward passes lives in ``unlearnkit.methods``.
+the glue that runs the forward passes lives in ``unlearnkit.train.methods``.
 """
 
 from unlearnkit.objectives.asu import asu_loss, drop_first_answer_token

@@ -26,7 +26,7 @@ def asu_loss(
             the first answer token (ASU+IDK), or TokenUnlearn weights (``t-asu``, untried by both papers).
         reduction (`str`, defaults to ``"sequence"``): the paper's ``E_F[(1/T) sum_t ...]`` is
             ``sequence`` (mean per sequence, then over the batch); ``token`` is one mean over all
-            answer tokens of the batch. ``unlearnkit.methods`` always uses ``sequence`` for this term
+            answer tokens of the batch. ``unlearnkit.train.methods`` always uses ``sequence`` for this term
             (the paper's equation); ``loss_reduction`` applies to the retain term.
     Zero when student = teacher.
     """

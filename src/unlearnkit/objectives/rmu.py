@@ -3,14 +3,14 @@
 Li et al., "The WMDP Benchmark: Measuring and Reducing Malicious Use With Unlearning",
 arXiv 2403.03218, Sec. 5. Token-weighted form (T-RMU / S-RMU) from TokenUnlearn (arXiv 2605.00364).
 The layer, the trained parameters and the forward hooks that produce ``hidden`` live in
-``unlearnkit.methods``.
+``unlearnkit.train.methods``.
 """
 
 from __future__ import annotations
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.train.tokens import batch_mean, sequence_mean
 
 
 def _token_mse(hidden: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

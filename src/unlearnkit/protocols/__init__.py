@@ -1,6 +1,6 @@
 """Evaluation protocols: which metrics a ``--protocol`` computes.
 
-* ``tofu`` / ``closer-look``: :func:`unlearnkit.evaluate.evaluate` (+ ``unlearnkit.closer_look``);
+* ``tofu`` / ``closer-look``: :func:`unlearnkit.evaluation.evaluate.evaluate` (+ ``unlearnkit.evaluation.closer_look``);
   on the real TOFU data (``--data tofu:forget10``) the general knowledge comes in two parts, real
   authors and world facts, reported separately by :func:`general_part_metrics`, and model utility is
   the harmonic mean of TOFU's 9 numbers (:func:`tofu_model_utility`).
@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from unlearnkit.evaluate import (  # noqa: F401 - re-exported: the TOFU protocol's parts
+from unlearnkit.evaluation.evaluate import (  # noqa: F401 - re-exported: the TOFU protocol's parts
     TOFU_UTILITY_KEYS,
     TOFU_UTILITY_PARTS,
     general_part_metrics,

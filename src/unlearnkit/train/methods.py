@@ -4,7 +4,7 @@ A method is a config dataclass (``unlearnkit.config``) plus a *step*: a short fu
 the model's forward passes on one paired batch and returns ``(loss, logs)``. The losses themselves
 are the pure functions in ``unlearnkit.objectives``; read a step top to bottom to see a method.
 
-Batch layout (built by ``unlearnkit.trainer.PairedDataset``): ``batch["forget"]``,
+Batch layout (built by ``unlearnkit.train.trainer.PairedDataset``): ``batch["forget"]``,
 ``batch["retain"]`` and, for refusal-based methods, ``batch["idk"]`` (forget question, refusal
 answer); each holds ``input_ids``, ``attention_mask``, ``labels`` and optionally ``weights``
 (TokenUnlearn token weights at label positions) and ``index``.
@@ -38,8 +38,8 @@ from unlearnkit.objectives import (
     undial_loss,
     wga_loss,
 )
-from unlearnkit.reference import check_layer, forward_with_layer_output
-from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
+from unlearnkit.train.reference import check_layer, forward_with_layer_output
+from unlearnkit.train.tokens import shift_weights, shifted_targets, token_logps
 
 
 @dataclass
@@ -57,7 +57,7 @@ class StepContext:
     """What a step may use: the policy's forward pass and the no-grad reference / teacher passes.
 
     ``terms="forget"`` asks a step for its forget part only (SAM's pass at the perturbed weights,
-    ``unlearnkit.sam``): the retain term is then skipped. ``combine`` leaves the step's split in
+    ``unlearnkit.train.sam``): the retain term is then skipped. ``combine`` leaves the step's split in
     ``parts = (forget_part, retain_part or None)``, weights applied, summing to the step's loss.
     """
 

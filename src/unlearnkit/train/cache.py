@@ -19,7 +19,7 @@ every objective masks the prompt out):
   exact KL, short of it by ``r * KL(p_rest/r || q_rest/Q_rest)``. It is computed through the
   ordinary ``forward_kl_loss`` by giving the residual the policy's own (detached) shape,
   ``p_hat_j = r q_j / Q_rest``, which gives exactly the bucket KL and its gradient; so a top-k lookup
-  needs the policy's logits (``needs_student``; ``unlearnkit.trainer.TrainStepContext`` passes them).
+  needs the policy's logits (``needs_student``; ``unlearnkit.train.trainer.TrainStepContext`` passes them).
 
 Keys: forget-side entries by forget index, retain-side entries by retain index (the retain partner
 of a forget example changes every epoch, so every retain example the run will pair is cached). A
@@ -40,8 +40,8 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import IGNORE_INDEX
-from unlearnkit.reference import ModelReference, Reference, layer_outputs
-from unlearnkit.tokens import token_logps
+from unlearnkit.train.reference import ModelReference, Reference, layer_outputs
+from unlearnkit.train.tokens import token_logps
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def _part(batch) -> str:
     part = batch.get("part")
     if not isinstance(part, str) or "index" not in batch:
         raise RuntimeError(
-            "reference=cache needs batches built by unlearnkit.trainer.PairedDataset/PaddingCollator "
+            "reference=cache needs batches built by unlearnkit.train.trainer.PairedDataset/PaddingCollator "
             "(each part carries 'part' and 'index'); use reference=copy for other data"
         )
     return part

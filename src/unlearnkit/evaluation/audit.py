@@ -15,7 +15,7 @@ looks like) when they are given:
    that never knew the facts (the oracle) cannot recover held-out facts from the ones it is shown.
    The audited model itself is never modified and nothing is written to disk.
 3. **Quantisation attack** (Zhang et al., arXiv 2410.16454): 8-bit and 4-bit round-to-nearest
-   copies (:mod:`unlearnkit.quantize`) are asked the forget questions again.
+   copies (:mod:`unlearnkit.evaluation.quantize`) are asked the forget questions again.
 4. **Paraphrase probes**: the forget questions reworded (``paraphrased_question`` of the embedded
    world, or a probes file) are asked again; forgetting that only covers the exact wording fails.
 
@@ -188,7 +188,7 @@ def _probe_rows(forget: list[dict], settings: AuditSettings) -> tuple[list[dict]
         rows = validate_qa(read_jsonl(settings.probes_path), settings.probes_path)
         if not rows:
             raise UserError(f"probes file {settings.probes_path} is empty")
-        from unlearnkit.evaluate import subsample
+        from unlearnkit.evaluation.evaluate import subsample
 
         return _qa_only(subsample(rows, settings.max_items, settings.seed)), str(settings.probes_path)
     with_para = [r for r in forget if isinstance(r.get("paraphrased_question"), str)]
@@ -208,7 +208,7 @@ def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[i
 
 class _Auditor:
     def __init__(self, bench: Benchmark, settings: AuditSettings) -> None:
-        from unlearnkit.evaluate import EvalSettings, subsample
+        from unlearnkit.evaluation.evaluate import EvalSettings, subsample
 
         self.st = settings
         self.eval_st = EvalSettings(
@@ -237,7 +237,7 @@ class _Auditor:
 
     def split(self, model, tok, rows: list[dict], kind: str, max_new_tokens: int | None = None):
         from unlearnkit.data.encode import PromptFormat
-        from unlearnkit.evaluate import evaluate_split
+        from unlearnkit.evaluation.evaluate import evaluate_split
 
         st = self.eval_st
         if max_new_tokens is not None:
@@ -262,7 +262,7 @@ class _Auditor:
         if self.st.relearn_steps:
             out["relearn"] = self.relearn(role, model, tok, fd)
         for bits in self.st.quant_bits:
-            from unlearnkit.quantize import quantized_copy
+            from unlearnkit.evaluation.quantize import quantized_copy
 
             self.log(f"{role}: {bits}-bit quantised copy")
             quant = quantized_copy(model, bits, self.st.group_size)
@@ -326,13 +326,13 @@ def _relearn_config(steps: int, settings: AuditSettings):
 def _relearn_run(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings, callbacks=()):
     """Fine-tune ``model`` in place for ``steps`` optimiser steps on ``rows`` (the attack's recipe).
 
-    The same Trainer set-up as :func:`unlearnkit.finetune.finetune`, plus ``callbacks``; the Trainer's
+    The same Trainer set-up as :func:`unlearnkit.train.finetune.finetune`, plus ``callbacks``; the Trainer's
     working folder is a temporary folder removed afterwards."""
     from transformers import Trainer
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     from unlearnkit.data.encode import PromptFormat, pad_id_of
-    from unlearnkit.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
+    from unlearnkit.train.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
 
     cfg = _relearn_config(steps, settings)
     fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)

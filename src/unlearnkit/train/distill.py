@@ -32,14 +32,14 @@ from typing import Any
 
 import torch
 
-from unlearnkit.compute import ComputeCounter
 from unlearnkit.config import DistillConfig, build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
-from unlearnkit.methods import Method
 from unlearnkit.objectives import forward_kl_loss, nll_loss
-from unlearnkit.reference import CopyReference, ModelReference, is_peft_model
-from unlearnkit.trainer import (
+from unlearnkit.train.compute import ComputeCounter
+from unlearnkit.train.methods import Method
+from unlearnkit.train.reference import CopyReference, ModelReference, is_peft_model
+from unlearnkit.train.trainer import (
     FiniteGradientGuard,
     PaddingCollator,
     UnlearnTrainer,
@@ -285,7 +285,7 @@ def distill(
 
 def _teacher_reference(teacher, train_cfg, dataset: DistillDataset, collator, args):
     """``(cache or None, info)``: the teacher's logits cached when they fit (``reference`` auto / cache)."""
-    from unlearnkit.cache import Need, ReferenceCache, estimate_bytes
+    from unlearnkit.train.cache import Need, ReferenceCache, estimate_bytes
 
     strategy, topk = train_cfg.reference, train_cfg.cache_topk
     if strategy == "copy":

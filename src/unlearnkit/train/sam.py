@@ -9,7 +9,7 @@ bit-exact), and the retain gradient is taken at theta. Minimising the forget los
 rho-ball makes it flat around the solution, so a few fine-tuning steps on the forgotten data cannot
 climb back (the relearning attack). Cost: one extra forward + backward of the forget term per step.
 
-Where the step splits: ``combine`` in ``unlearnkit.methods`` leaves the (weighted) forget and retain
+Where the step splits: ``combine`` in ``unlearnkit.train.methods`` leaves the (weighted) forget and retain
 parts of the step's loss in ``ctx.parts``; the perturbed pass runs the step again with
 ``terms="forget"``, which skips the retain term.
 

@@ -46,10 +46,10 @@ def tofu_eval_fn(bench, settings=None) -> EvalFn:
     later requests: collateral forgetting before they are requested), ``retain_*``, ``general_*`` when
     the benchmark has a general split, and ``model_utility`` (harmonic mean of the retain/general
     prob, ROUGE-L recall and truth ratio that are present). ``settings``: an
-    :class:`unlearnkit.evaluate.EvalSettings` (keep ``max_new_tokens`` small for long curves).
+    :class:`unlearnkit.evaluation.evaluate.EvalSettings` (keep ``max_new_tokens`` small for long curves).
     """
     from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.evaluate import UTILITY_KEYS, EvalSettings, evaluate_split, subsample
+    from unlearnkit.evaluation.evaluate import UTILITY_KEYS, EvalSettings, evaluate_split, subsample
     from unlearnkit.metrics.scores import harmonic_mean
 
     st = settings or EvalSettings(progress=False)

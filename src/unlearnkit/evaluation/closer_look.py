@@ -6,7 +6,7 @@ Yuan et al., "A Closer Look at Machine Unlearning for Large Language Models", ar
 
 * ROUGE-L recall, probability (option-normalised on ``general``, unlearnkit's stand-in for real
   authors / world facts), truth-ratio score and token entropy (TE): taken from
-  :func:`unlearnkit.evaluate.evaluate`'s metrics as they are;
+  :func:`unlearnkit.evaluation.evaluate.evaluate`'s metrics as they are;
 * cosine similarity of sentence embeddings of generation and ground-truth answer, clipped at 0
   (the authors use ``paraphrase-MiniLM-L6-v2``, mean pooling);
 * NLI entailment (the authors use ``sileod/deberta-v3-base-tasksource-nli``): 1 when the classifier's
@@ -288,7 +288,7 @@ def closer_look_metrics(
     embed_fn: EmbedFn | None = None,
     nli_fn: NliFn | None = None,
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """Closer-look metrics from :func:`unlearnkit.evaluate.evaluate`'s ``(metrics, details)``.
+    """Closer-look metrics from :func:`unlearnkit.evaluation.evaluate.evaluate`'s ``(metrics, details)``.
 
     ``embed_fn`` / ``nli_fn`` replace the models of ``models`` (default :class:`CloserLookModels`);
     only the ones not given are loaded. Returns ``(flat, info)``:

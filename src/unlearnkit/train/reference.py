@@ -4,7 +4,7 @@
 * ``adapter``: with LoRA, the original model *is* the base with adapters disabled; the teacher is
   that base under smoothed attention. No second set of weights.
 * ``cache``: outputs computed once with the original model before training and looked up by
-  example index (see ``unlearnkit.cache``).
+  example index (see ``unlearnkit.train.cache``).
 
 All return logits aligned with the input ids (``[B,T,V]``) and never carry gradients. Every model
 pass runs in eval mode (dropout off), also when the live policy is in train mode.
@@ -19,7 +19,7 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.errors import UserError
-from unlearnkit.tokens import token_logps
+from unlearnkit.train.tokens import token_logps
 
 
 class Reference:

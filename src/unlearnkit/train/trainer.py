@@ -19,8 +19,8 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 from unlearnkit.config import TrainConfig
 from unlearnkit.data.encode import PromptFormat, encode_qa, encode_text, pad_batch
 from unlearnkit.errors import UserError
-from unlearnkit.methods import Method, StepContext
-from unlearnkit.sam import check_sam_supported, sam_grads
+from unlearnkit.train.methods import Method, StepContext
+from unlearnkit.train.sam import check_sam_supported, sam_grads
 
 
 class DivergenceError(RuntimeError):
@@ -239,7 +239,7 @@ class UnlearnTrainer(Trainer):
     """``compute_loss`` = one method step on a paired batch; extra loss terms are logged.
 
     ``sam_rho > 0`` in the method config replaces the training step by SAM on the forget term
-    (``unlearnkit.sam``); at 0 the step is the Trainer's own, untouched.
+    (``unlearnkit.train.sam``); at 0 the step is the Trainer's own, untouched.
     """
 
     def __init__(self, *args, method: Method, method_config, reference=None, **kwargs) -> None:
@@ -283,7 +283,7 @@ class UnlearnTrainer(Trainer):
         return loss
 
     def _sam_training_step(self, model, inputs, num_items_in_batch=None) -> torch.Tensor:
-        """The Trainer's ``training_step`` with SAM's gradient (see ``unlearnkit.sam``) accumulated instead."""
+        """The Trainer's ``training_step`` with SAM's gradient (see ``unlearnkit.train.sam``) accumulated instead."""
         model.train()
         inputs = self._prepare_inputs(inputs)
 

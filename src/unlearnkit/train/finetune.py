@@ -12,12 +12,12 @@ import torch
 from tqdm.auto import tqdm
 from transformers import Trainer, TrainerCallback
 
-from unlearnkit.compute import ComputeCounter
 from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
-from unlearnkit.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
+from unlearnkit.train.compute import ComputeCounter
+from unlearnkit.train.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
 
 SPLITS_FOR = {"all": ("forget", "retain", "general"), "retain": ("retain", "general")}
 
@@ -43,7 +43,9 @@ class FinetuneResult:
     tokenizer: object
     train_loss: float
     n_examples: int
-    compute: dict = dataclasses.field(default_factory=dict)  # unlearnkit.compute: tokens x passes, seconds
+    compute: dict = dataclasses.field(
+        default_factory=dict
+    )  # unlearnkit.train.compute: tokens x passes, seconds
 
 
 def training_rows(bench: Benchmark, split: str) -> list[dict]:

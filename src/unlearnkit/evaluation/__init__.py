@@ -1,0 +1,1 @@
+"""Evaluation: the TOFU / closer-look core, the audit (MIA, relearning, quantisation, paraphrases)."""

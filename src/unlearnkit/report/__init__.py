@@ -1,0 +1,1 @@
+"""Reporting: HTML / Markdown / terminal tables, the trade-off plot, the TokenUnlearn heatmap."""
