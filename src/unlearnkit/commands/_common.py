@@ -340,3 +340,21 @@ def apply_model_defaults(model: str, method: str, values: dict) -> tuple[dict, s
             + " (the papers' defaults are for 7B models); --set KEY=VALUE overrides any of them"
         )
     return {**used, **values}, message
+
+
+def resume_point(work: Path, fingerprint: dict, out, resume: bool, overwrite: bool) -> Path | None:
+    """The checkpoint a ``--resume`` continues from (settings checked), or None for a fresh run.
+
+    Checkpoints left by an earlier run are never silently discarded: without ``--resume`` or
+    ``--overwrite`` they are an error.
+    """
+    done = checkpoints(work)
+    if resume and done:
+        check_resume_matches(work, fingerprint)
+        return done[-1]
+    if done and not resume and not overwrite:
+        raise UserError(
+            f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
+            "or --overwrite to start over"
+        )
+    return None

@@ -10,9 +10,7 @@ from pathlib import Path
 from unlearnkit.commands._common import (
     RUN_FILE,
     add_trust_remote_code,
-    check_resume_matches,
     check_split_lengths,
-    checkpoints,
     cleanup_after_failure,
     diverged_message,
     file_digest,
@@ -20,6 +18,7 @@ from unlearnkit.commands._common import (
     is_main_rank,
     note,
     overrides,
+    resume_point,
     torch_threads,
     work_dir_of,
 )
@@ -97,15 +96,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
     settings = {"noise": args.noise, **dataclasses.asdict(train_cfg), **dataclasses.asdict(cfg)}
     fingerprint = _fingerprint(args, {k: v for k, v in settings.items() if k not in RESUME_EXEMPT})
-    done = checkpoints(work)
-    resume_from = done[-1] if args.resume and done else None
-    if resume_from is not None:
-        check_resume_matches(work, fingerprint)
-    elif done and not args.resume and not args.overwrite:
-        raise UserError(
-            f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
-            "or --overwrite to start over"
-        )
+    resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer

@@ -13,9 +13,7 @@ from unlearnkit.commands._common import (
     apply_model_defaults,
     check_combinations,
     check_data,
-    check_resume_matches,
     check_split_lengths,
-    checkpoints,
     cleanup_after_failure,
     diverged_message,
     incomplete_checkpoints,
@@ -25,6 +23,7 @@ from unlearnkit.commands._common import (
     overrides,
     recorded_defaults,
     required,
+    resume_point,
     run_fingerprint,
     torch_threads,
     work_dir_of,
@@ -81,15 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if work.exists() and not work.is_dir():
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
     fingerprint = run_fingerprint(args, normalise(args.method), train_cfg, method_cfg)
-    done = checkpoints(work)
-    resume_from = done[-1] if args.resume and done else None
-    if resume_from is not None:
-        check_resume_matches(work, fingerprint)
-    elif done and not args.resume and not args.overwrite:
-        raise UserError(
-            f"a previous run of --output {out} left checkpoints in {work}; pass --resume to continue it "
-            "or --overwrite to start over"
-        )
+    resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
     if defaults_note:
         note(defaults_note)
 

@@ -36,6 +36,7 @@ from unlearnkit.config import DistillConfig, build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.objectives import forward_kl_loss, nll_loss
+from unlearnkit.train import finetune
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.methods import Method
 from unlearnkit.train.reference import CopyReference, ModelReference, is_peft_model
@@ -55,18 +56,9 @@ TINY_PARAMS = 20_000_000  # below this: the embedded world's from-scratch recipe
 # teacher, alpha = 1): see README "Forgetting that survives fine-tuning". A fresh student needs
 # from-scratch learning rates, like ``finetune.TINY_DEFAULTS``. 30 epochs: 0.97x the oracle's utility,
 # relearning gap 0.06, 0.79x its compute; 20 epochs: 0.89x, gap 0.04, 0.54x (one seed each).
-TINY_DEFAULTS = dict(
-    lr=3e-3,
-    epochs=30.0,
-    batch_size=32,
-    grad_accum=1,
-    warmup_epochs=1.0,
-    weight_decay=0.0,
-    lr_scheduler="cosine",
-    max_length=128,
-)
-# Pretrained models: the TOFU fine-tuning recipe (arXiv 2401.06121), as ``finetune.HF_DEFAULTS``.
-HF_DEFAULTS = dict(lr=1e-5, epochs=5.0, batch_size=8, grad_accum=4, warmup_epochs=1.0, weight_decay=0.01)
+TINY_DEFAULTS = {**finetune.TINY_DEFAULTS, "epochs": 30.0}
+# Pretrained models: the TOFU fine-tuning recipe (arXiv 2401.06121), as for fine-tuning.
+HF_DEFAULTS = dict(finetune.HF_DEFAULTS)
 CACHE_BUDGET_BYTES = 2 * 2**30  # the teacher's outputs are cached only below this (host memory, per rank)
 
 
