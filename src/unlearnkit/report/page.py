@@ -509,7 +509,9 @@ def plot_tradeoff(
         if name in reference_rows:
             style = ref_style.get(name, {"marker": "D", "color": "#555555", "s": 70})
         else:
-            style = {"marker": "o", "color": palette[method_i % len(palette)], "s": 60}
+            # After the palette runs out the marker shape changes, so no two methods look alike.
+            shape = ("o", "^", "v", "P", "X")[(method_i // len(palette)) % 5]
+            style = {"marker": shape, "color": palette[method_i % len(palette)], "s": 60}
             method_i += 1
         ax.scatter([x], [y], label=str(name), zorder=3, edgecolors="black", linewidths=0.6, **style)
         plotted.append((str(name), x, y, float(style["s"])))
