@@ -51,6 +51,7 @@ def rejected(tmp_path_factory, mini_world):
     u = ["unlearn", "--model", model, "--data", world, "--output", out]
     cases = {
         "flag typo": ["unlearn", "--methd", "ga"],
+        "unknown method": [*u, "--method", "asuu"],
         "--set key typo": [*u, "--method", "npo", "--set", "bta=0.1"],
         "--set value out of range": [*u, "--method", "asu", "--set", "tau=-1"],
         "--set value of the wrong type": [*u, "--method", "ga", "--set", "epochs=many"],
@@ -151,7 +152,7 @@ def test_light_method_table_agrees_with_the_registry():
         assert as_tuples(light) == as_tuples(real), name
         assert light.__mro__[1:] == real.__mro__[1:] or light.__name__ == real.__name__, name
     missing = set(METHODS) - set(light_names())
-    # a method missing from the table still works (slower: through the registry), but say so
+    # the CLI rejects a name the table lacks, so a registered method must be in it
     assert not missing, f"add {sorted(missing)} to unlearnkit/commands/_methods.py"
 
 

@@ -2,8 +2,7 @@
 
 ``unlearnkit.train.methods`` holds the real registry (steps, objectives: it imports torch). This table only
 mirrors which config class each built-in method uses; ``tests/test_cli_validation.py`` checks that it
-agrees with ``methods.METHODS`` field by field. A name missing here (a method added since) falls back to
-the real registry: correct, only slower.
+agrees with ``methods.METHODS`` field by field. An unknown name is rejected here, with the registry's hint.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from unlearnkit import config as C
+from unlearnkit.errors import UserError
 
 _PLAIN = {
     "ga": C.GAConfig,
@@ -60,13 +60,19 @@ def light_config(name: str) -> type | None:
 
 
 def method_config(name: str) -> type:
-    """The config class of ``name``; an unknown name is answered by the real registry (with its hint)."""
+    """The config class of ``name``; an unknown name is one error line with a hint, still without torch.
+
+    The table agrees with the real registry (tested), so a name it does not know is not a method.
+    """
     cls = light_config(name)
     if cls is not None:
         return cls
-    from unlearnkit.train.methods import get_method
+    import difflib
 
-    return get_method(name).config
+    known = sorted(light_names())
+    near = difflib.get_close_matches(normalise(name), known, n=1)
+    hint = f"; did you mean '{near[0]}'?" if near else ""
+    raise UserError(f"--method {name}: unknown method{hint} (known: {', '.join(known)})")
 
 
 def light_names() -> list[str]:
