@@ -358,3 +358,22 @@ def resume_point(work: Path, fingerprint: dict, out, resume: bool, overwrite: bo
             "or --overwrite to start over"
         )
     return None
+
+
+def prepare_work(work: Path, resume_from: Path | None, fingerprint: dict, resume: bool) -> None:
+    """After validation: the work folder a run checkpoints into (rank 0 prepares it).
+
+    A fresh run drops what a run killed before its first checkpoint (or ``--overwrite``) left; a
+    resumed one drops only a checkpoint cut short while saving (the previous one is whole).
+    """
+    if resume and resume_from is None:
+        note(f"--resume: no checkpoint in {work}; starting from step 0")
+    if not is_main_rank():
+        return
+    if resume_from is None:
+        shutil.rmtree(work, ignore_errors=True)
+    for partial in incomplete_checkpoints(work):
+        shutil.rmtree(partial, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    if resume_from is None:
+        (work / RUN_FILE).write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")

@@ -8,16 +8,14 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
-    RUN_FILE,
     add_trust_remote_code,
     check_split_lengths,
     cleanup_after_failure,
     diverged_message,
     file_digest,
-    incomplete_checkpoints,
-    is_main_rank,
     note,
     overrides,
+    prepare_work,
     resume_point,
     torch_threads,
     work_dir_of,
@@ -109,18 +107,7 @@ def run(args: argparse.Namespace) -> int:
     teacher = load_model(args.teacher, args.trust_remote_code)
 
     # Validation is over: from here on the work folder exists until the model is saved.
-    if args.resume and resume_from is None:
-        note(f"--resume: no checkpoint in {work}; starting from step 0")
-    if is_main_rank():
-        if resume_from is None:
-            shutil.rmtree(
-                work, ignore_errors=True
-            )  # stale: killed before its first checkpoint, or --overwrite
-        for partial in incomplete_checkpoints(work):
-            shutil.rmtree(partial, ignore_errors=True)  # cut short while saving; the previous one is whole
-        work.mkdir(parents=True, exist_ok=True)
-        if resume_from is None:
-            (work / RUN_FILE).write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")
+    prepare_work(work, resume_from, fingerprint, args.resume)
     result = _run(args, teacher, tokenizer, bench, work, resume_from, values)
     if not result.is_main_process:
         return 0  # multi-process run: rank 0 writes the model

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
-    RUN_FILE,
     add_trust_remote_code,
     apply_model_defaults,
     check_combinations,
@@ -16,11 +14,10 @@ from unlearnkit.commands._common import (
     check_split_lengths,
     cleanup_after_failure,
     diverged_message,
-    incomplete_checkpoints,
-    is_main_rank,
     load_data,
     note,
     overrides,
+    prepare_work,
     recorded_defaults,
     required,
     resume_point,
@@ -102,17 +99,7 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, args.trust_remote_code)
 
     # Validation is over: from here on the work folder exists until the model is saved.
-    if args.resume and resume_from is None:
-        note(f"--resume: no checkpoint in {work}; starting from step 0")
-    if is_main_rank():
-        if resume_from is None:
-            # stale: killed before its first checkpoint, or --overwrite
-            shutil.rmtree(work, ignore_errors=True)
-        for partial in incomplete_checkpoints(work):
-            shutil.rmtree(partial, ignore_errors=True)  # cut short while saving; the previous one is whole
-        work.mkdir(parents=True, exist_ok=True)
-        if resume_from is None:
-            (work / RUN_FILE).write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")
+    prepare_work(work, resume_from, fingerprint, args.resume)
     result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values)
     if not getattr(result, "is_main_process", True):
         return 0  # multi-process run: rank 0 writes the model
