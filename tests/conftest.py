@@ -2,8 +2,34 @@
 
 from __future__ import annotations
 
-import pytest
-import torch
+import os
+import sys
+import tempfile
+
+# The environment every test runs in, fixed here before anything imports huggingface_hub, datasets or
+# transformers (they read these variables once, at import). A caller's HF_HUB_OFFLINE=1, HF_ENDPOINT,
+# HF_HOME cache or UNLEARNKIT_* settings must not change what a test sees; a test that needs one of
+# them sets it itself (monkeypatch, or the env of its subprocess).
+HUB_VARIABLES = (
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "HF_ENDPOINT",
+    "HF_HUB_CACHE",
+    "HF_DATASETS_CACHE",
+    "TRANSFORMERS_CACHE",
+    "UNLEARNKIT_DATA_ROOT",
+    "UNLEARNKIT_CACHE",
+)
+CLOSED_PORT = "http://127.0.0.1:9"  # the hub "unreachable" at once, on any network
+for _var in HUB_VARIABLES:
+    os.environ.pop(_var, None)
+os.environ["HF_ENDPOINT"] = CLOSED_PORT
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="unlearnkit-tests-hf-")  # no user cache leaks in
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -73,3 +99,20 @@ def _one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _hub_state_reset():
+    """Code under test may switch this process offline (``models._go_offline`` after a failed probe)
+    or set the hub variables; undo it, so no test sees what an earlier one left behind."""
+    yield
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ.pop(var, None)
+    os.environ["HF_ENDPOINT"] = CLOSED_PORT
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        constants.HF_HUB_OFFLINE = False
+    models = sys.modules.get("unlearnkit.models")
+    clear = getattr(getattr(models, "hub_reachable", None), "cache_clear", None)
+    if clear is not None:
+        clear()

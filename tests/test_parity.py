@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tolerances import REORDERED_FORWARD_LOGP_ATOL, REORDERED_FORWARD_RATIO_REL
 
 from unlearnkit import config as C
 from unlearnkit.errors import UserError
@@ -467,9 +468,13 @@ def test_tofu_probability_and_truth_ratio_by_hand(model, world_tokenizer):
     )
     st = EvalSettings(max_new_tokens=2, batch_size=4, progress=False)
     metrics, details = evaluate_split(model, world_tokenizer, PromptFormat("plain"), [row], "forget", st)
-    assert metrics["forget_prob"] == pytest.approx(math.exp(-nll_mean(row["answer"])), rel=1e-5)
-    assert details["truth_ratios"][0] == pytest.approx(tr, rel=1e-5)
-    assert metrics["forget_truth_ratio"] == pytest.approx(min(tr, 1 / tr), rel=1e-5)
+    # evaluate_split batches and pads; the hand values come from one unpadded row at a time
+    rel = REORDERED_FORWARD_RATIO_REL
+    assert metrics["forget_prob"] == pytest.approx(
+        math.exp(-nll_mean(row["answer"])), rel=REORDERED_FORWARD_LOGP_ATOL
+    )
+    assert details["truth_ratios"][0] == pytest.approx(tr, rel=rel)
+    assert metrics["forget_truth_ratio"] == pytest.approx(min(tr, 1 / tr), rel=rel)
 
 
 def _tofu_root_with_github_general(tmp_path):
@@ -504,11 +509,14 @@ def test_tofu_github_real_authors_and_world_facts_load_and_score_as_tofu(model, 
         probs.append(math.exp(-true) / (math.exp(-true) + sum(math.exp(-p) for p in pert)))
     st = EvalSettings(max_new_tokens=2, batch_size=8, progress=False)
     metrics, details = general_part_metrics(model, world_tokenizer, bench, st)
-    assert details["real_authors"]["truth_ratios"] == pytest.approx(trs, rel=1e-5)
+    # batched and padded (batch 8) vs one unpadded row at a time: see tests/tolerances.py
+    rel = REORDERED_FORWARD_RATIO_REL
+    assert details["real_authors"]["truth_ratios"] == pytest.approx(trs, rel=rel)
+    # mean of max(0, 1 - TR): each term moves by at most TR * rel
     assert metrics["real_authors_truth_ratio"] == pytest.approx(
-        np.mean([max(0, 1 - t) for t in trs]), rel=1e-5
+        np.mean([max(0, 1 - t) for t in trs]), abs=rel * max(trs)
     )
-    assert metrics["real_authors_prob"] == pytest.approx(np.mean(probs), rel=1e-5)
+    assert metrics["real_authors_prob"] == pytest.approx(np.mean(probs), rel=rel)
     assert "world_facts_truth_ratio" in metrics
 
 
@@ -559,7 +567,8 @@ def test_privleak_orientation_by_hand(model, world_tokenizer):
     f, h = [min_k(t) for t in forget], [min_k(t) for t in holdout]
     pairs = [(1.0 if hv > fv else 0.5 if hv == fv else 0.0) for hv in h for fv in f]
     auc, det = M.privleak_auc(model, world_tokenizer, forget, holdout, M.MuseSettings(batch_size=2))
-    assert det["forget_min_k"] == pytest.approx(f, rel=1e-5)
+    # batch of 2 (padded) vs one unpadded text at a time
+    assert det["forget_min_k"] == pytest.approx(f, abs=REORDERED_FORWARD_LOGP_ATOL)
     assert auc == pytest.approx(float(np.mean(pairs)))
     assert M.privleak_from_aucs(auc, 0.4772) == pytest.approx((np.mean(pairs) - 0.4772) / 0.4772 * 100)
 

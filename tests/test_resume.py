@@ -169,18 +169,40 @@ def _diverging(target: Path, out: Path, *extra: str) -> list[str]:
         "--output",
         str(out),
     ]
-    return (
-        argv
-        + ["--method", "ga", "--set", "lr=1e4", "--set", "epochs=3", "--set", "batch_size=4"]
-        + [
-            "--set",
-            "grad_accum=1",
-            *extra,
-        ]
-    )
+    return argv + [
+        "--method",
+        "ga",
+        "--set",
+        "epochs=3",
+        "--set",
+        "batch_size=4",
+        "--set",
+        "grad_accum=1",
+        *extra,
+    ]
 
 
-def test_divergence_exits_3_and_keeps_the_last_good_checkpoint(target, capsys):
+@pytest.fixture
+def nan_from_step_4(monkeypatch):
+    """GA's loss turns NaN from its 4th call on (one call per optimiser step here).
+
+    Divergence is injected, not provoked with a huge learning rate: whether lr=1e4 overflows depends
+    on the CPU's kernels and thread count, and the guard is what is under test, not the arithmetic.
+    """
+    from unlearnkit.train import methods
+
+    real, calls = methods.ga_loss, {"n": 0}
+
+    def ga_loss(*args, **kwargs):
+        calls["n"] += 1
+        loss = real(*args, **kwargs)
+        return loss * float("nan") if calls["n"] >= 4 else loss
+
+    monkeypatch.setattr(methods, "ga_loss", ga_loss)
+    return calls
+
+
+def test_divergence_exits_3_and_keeps_the_last_good_checkpoint(target, capsys, nan_from_step_4):
     torch.set_num_threads(1)
     out = target / "diverged"
     work = target / ".diverged.checkpoints"
@@ -198,6 +220,8 @@ def test_divergence_exits_3_and_keeps_the_last_good_checkpoint(target, capsys):
     assert m, line
     kept = Path(m.group(2))
     assert kept.parent == work and kept.name == f"checkpoint-{m.group(1)}"
+    assert m.group(1) == "3"  # steps 1-3 were finite, step 4 was not
+    assert "at step 4" in line
     assert not out.exists()
     from unlearnkit.commands import checkpoints, weights_are_finite
 
@@ -205,7 +229,7 @@ def test_divergence_exits_3_and_keeps_the_last_good_checkpoint(target, capsys):
     assert all(weights_are_finite(c) for c in checkpoints(work))
 
 
-def test_divergence_without_checkpoints_writes_nothing(target, capsys):
+def test_divergence_without_checkpoints_writes_nothing(target, capsys, nan_from_step_4):
     torch.set_num_threads(1)
     parent = target / "div2"
     parent.mkdir()

@@ -245,6 +245,9 @@ def test_hub_ids_and_offline_mode(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="HF_HUB_OFFLINE=1 forbids downloading"):
         check_model_path("some-org/some-model")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")  # the line names the variable that is set
+    with pytest.raises(UserError, match="TRANSFORMERS_OFFLINE=1 forbids downloading"):
+        check_model_path("some-org/some-model")
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     import unlearnkit.models as models
 

@@ -88,10 +88,15 @@ def _go_offline() -> None:
 
 def hub_offline() -> bool:
     """``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``, read at call time (huggingface_hub reads it at import)."""
+    return offline_variable() is not None
+
+
+def offline_variable() -> str | None:
+    """The offline variable that is set (``HF_HUB_OFFLINE`` first), or None."""
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         if os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on"):
-            return True
-    return False
+            return var
+    return None
 
 
 def check_model_path(name: str, flag: str = "--model") -> None:
@@ -105,7 +110,7 @@ def check_model_path(name: str, flag: str = "--model") -> None:
     if not _is_local(name):
         if hub_offline() and not _in_hub_cache(name):
             raise UserError(
-                f"{flag} {name}: no such local folder, and HF_HUB_OFFLINE=1 forbids downloading it from the "
+                f"{flag} {name}: no such local folder, and {offline_variable()}=1 forbids downloading it from the "
                 "Hugging Face Hub (it is not in the local cache); pass a model folder"
             )
         if not hub_offline() and not hub_reachable():
