@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import os
-import random
 import shutil
 import socket
 import time
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.errors import UserError
+from unlearnkit.selection_noise import all_equal, noise_bands, unmoved
 
 STUDY_NAME = "unlearnkit-sweep"
 SPACES_DIR = Path(__file__).parent / "resources" / "spaces"
@@ -57,7 +57,7 @@ OBJECTIVES = {
     "forget_extraction_strength": "minimize",
 }
 FQ_FLOOR = 1e-300  # log10 of a p-value of exactly 0 would be -inf
-TOFU_QA_PER_AUTHOR = 20  # locuslab/TOFU: 20 consecutive QA pairs per fictitious author
+TOFU_QA_PER_AUTHOR = 20  # locuslab/TOFU: 20 consecutive QA pairs per fictitious author (data.halves)
 # The compass goal of the embedded world: forget quality >= 0.5 with utility >= 0.98 x the oracle's.
 GOAL_FORGET_QUALITY = 0.5
 GOAL_UTILITY_RATIO = 0.98
@@ -111,6 +111,7 @@ class SearchSpace:
     params: dict[str, Param]
     fixed: dict[str, Any]
     source: str
+    scale: str = "given by --space"  # which scale the default space was picked for, and why
 
     @property
     def is_grid(self) -> bool:
@@ -130,10 +131,32 @@ class SearchSpace:
         }
 
 
-def space_file(method: str) -> Path:
-    """The shipped space of ``method`` (``default.yaml``, lr and epochs, when it has none)."""
-    path = SPACES_DIR / f"{method}.yaml"
-    return path if path.is_file() else SPACES_DIR / "default.yaml"
+def space_file(method: str, scale: str = "paper") -> Path:
+    """The shipped space of ``method`` at ``scale`` (``default.yaml``, lr and epochs, when it has none).
+
+    ``paper``: ``resources/spaces/<method>.yaml``, the papers' ranges for pretrained 1B-8B models;
+    ``tiny``: ``resources/spaces/tiny/<method>.yaml``, ranges around the recorded tiny-model recipe.
+    """
+    folder = SPACES_DIR / "tiny" if scale == "tiny" else SPACES_DIR
+    path = folder / f"{method}.yaml"
+    return path if path.is_file() else folder / "default.yaml"
+
+
+def model_scale(model: str | Path | None) -> tuple[str, str]:
+    """``("tiny" | "paper", why)``: the scale of the default search space for ``model``, chosen the way
+    ``unlearn`` picks its defaults: a model whose unlearnkit.json records a recipe (made from scratch by
+    ``finetune --model tiny``) gets spaces around that recipe, any other (pretrained) model the papers'."""
+    from unlearnkit.commands._common import recorded_defaults
+
+    recorded = recorded_defaults(model) if model else {}
+    if recorded:
+        lr = recorded.get("train", {}).get("lr")
+        return "tiny", (
+            f"the model records {recorded.get('source', 'a recipe')}"
+            + (f" (lr {lr:g})" if isinstance(lr, (int, float)) else "")
+            + ": the tiny scale's space"
+        )
+    return "paper", "no recorded recipe (a pretrained model): the papers' 1B-8B space"
 
 
 def _number(where: str, key: str, value: Any) -> float:
@@ -189,18 +212,20 @@ def _parse_param(where: str, name: str, spec: Any) -> Param:
     return Param(name, low, high, log, step, None, is_int)
 
 
-def load_space(path: str | Path | None, method) -> SearchSpace:
+def load_space(path: str | Path | None, method, model: str | Path | None = None) -> SearchSpace:
     """Read and validate a space file for ``method`` (a :class:`unlearnkit.train.methods.Method`).
 
-    Every key must be one ``unlearnkit unlearn --set`` accepts for this method; ranges are checked
-    here, and both ends of every range are passed through the method's config validation, so a bad
-    space fails before the first trial.
+    Without ``path``: the shipped space for ``model``'s scale (:func:`model_scale`). Every key must be
+    one ``unlearnkit unlearn --set`` accepts for this method; ranges are checked here, and both ends of
+    every range are passed through the method's config validation, so a bad space fails before the
+    first trial.
     """
     import yaml
 
     from unlearnkit.config import build_configs
 
-    path = Path(path) if path else space_file(method.name)
+    scale, why = model_scale(model) if not path else ("given", "given by --space")
+    path = Path(path) if path else space_file(method.name, scale)
     where = str(path)
     if not path.is_file():
         raise UserError(f"--space {path} does not exist; pass a YAML file (see {SPACES_DIR / 'README.md'})")
@@ -239,48 +264,25 @@ def load_space(path: str | Path | None, method) -> SearchSpace:
             raise UserError(f"{where}: {err} (method {method.name})") from None
         except ValueError as err:
             raise UserError(f"{where}: {err} (method {method.name})") from None
-    return SearchSpace(params, dict(fixed), where)
+    return SearchSpace(params, dict(fixed), where, why)
 
 
 # ---------------------------------------------------------------------------------------------
-# The honest split
+# The honest split (unlearnkit.data.halves cuts every part; these two keep the forget-only names)
 
 
 def forget_entities(rows: Sequence[dict], bench_name: str = "") -> tuple[list[str], str]:
-    """The entity of every forget row, and how it was found.
+    """The entity of every forget row, and how it was found (:func:`unlearnkit.data.halves.entities_of`)."""
+    from unlearnkit.data.halves import entities_of
 
-    * rows carry ``author`` (the embedded world) -> the author;
-    * TOFU (``tofu:*``) rows carry no author, but TOFU lists each fictitious author's 20 QA pairs
-      consecutively, so row ``i`` belongs to author ``i // 20``;
-    * otherwise every row is its own entity (documented fallback: rows of one entity may then fall
-      on both sides, which makes the test half less independent).
-    """
-    if rows and all(isinstance(r.get("author"), str) and r["author"] for r in rows):
-        return [r["author"] for r in rows], "author field"
-    if bench_name.startswith("tofu:"):
-        return [
-            f"tofu-author-{i // TOFU_QA_PER_AUTHOR}" for i in range(len(rows))
-        ], "TOFU author blocks of 20"
-    return [f"row-{i}" for i in range(len(rows))], "rows (no entity field)"
+    return entities_of(rows, bench_name, "forget")
 
 
 def split_forget(entities: Sequence[str], seed: int) -> tuple[list[int], list[int]]:
-    """Row indices of the selection and test halves: whole entities, shuffled with ``seed``.
+    """Row indices of the forget set's selection and test halves (whole entities, seeded)."""
+    from unlearnkit.data.halves import split_entities
 
-    Deterministic: the entity order is the sorted unique list, shuffled with ``random.Random(seed)``;
-    the first ceil(n/2) entities form the selection half.
-    """
-    unique = sorted(set(entities))
-    if len(unique) < 2:
-        raise UserError(
-            f"the forget set has {len(unique)} entity: a selection/test split needs at least 2 "
-            "(add forget rows or entities)"
-        )
-    random.Random(seed).shuffle(unique)
-    chosen = set(unique[: (len(unique) + 1) // 2])
-    selection = [i for i, e in enumerate(entities) if e in chosen]
-    test = [i for i, e in enumerate(entities) if e not in chosen]
-    return selection, test
+    return split_entities(entities, seed, "forget")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,6 +309,7 @@ class SweepSettings:
     utility_ratio: float = GOAL_UTILITY_RATIO
     budget_minutes: float | None = None
     trust_remote_code: bool = False
+    storage: str | None = None  # an Optuna storage URL; None = sqlite:///OUTPUT/study.db
 
     def resolved_objectives(self) -> tuple[str, ...]:
         if self.objectives:
@@ -328,7 +331,14 @@ class SweepSettings:
             "max_new_tokens": self.max_new_tokens,
             "space": space.describe()["params"],
             "fixed": space.fixed,
+            "storage": redacted(self.storage) if self.storage else None,
         }
+
+    def study_fingerprint(self, space: SearchSpace, split_digest: str) -> dict[str, Any]:
+        """What every worker on one study must share, on any machine (paths may differ there)."""
+        keep = ("method", "objectives", "seed", "max_items", "max_new_tokens", "space", "fixed")
+        fp = self.fingerprint(space)
+        return {**{k: fp[k] for k in keep}, "split": split_digest}
 
 
 def validate_settings(st: SweepSettings) -> None:
@@ -342,6 +352,8 @@ def validate_settings(st: SweepSettings) -> None:
         raise UserError(f"--prune-floor {st.prune_floor}: must be in [0, 1) (0 = never prune)")
     if st.budget_minutes is not None and st.budget_minutes <= 0:
         raise UserError(f"--budget-minutes {st.budget_minutes}: must be > 0")
+    if st.storage is not None:
+        storage_kind(st.storage)  # a bad URL fails here, before anything is loaded
     objectives = st.resolved_objectives()
     for name in objectives:
         if name not in OBJECTIVES:
@@ -361,21 +373,42 @@ class Context:
 
     settings: SweepSettings
     space: SearchSpace
-    bench: Any
-    selection: list[int]
-    test: list[int]
-    entity_source: str
-    entities: list[str]
+    bench: Any  # the whole benchmark: every trial trains on all of it
+    selection_bench: Any  # every part's selection half (unlearnkit.data.halves.split_halves)
+    test_bench: Any  # every part's test half
+    split_info: dict[str, dict[str, Any]]
     reference: dict[str, Any] = field(default_factory=dict)
 
     @property
     def out(self) -> Path:
         return Path(self.settings.output)
 
+    @property
+    def selection(self) -> list[int]:
+        """Forget-row indices of the selection half."""
+        return self.split_info["forget"]["selection_rows"]
+
+    @property
+    def test(self) -> list[int]:
+        return self.split_info["forget"]["test_rows"]
+
+    @property
+    def entity_source(self) -> str:
+        return self.split_info["forget"]["by"]
+
+    def split_digest(self) -> str:
+        """A hash of which entities fall in which half, part by part (equal on every machine)."""
+        blob = {
+            part: [info["selection_entities"], info["test_entities"], info["rows"]]
+            for part, info in self.split_info.items()
+        }
+        return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
+
     def half(self, which: str):
-        """The benchmark with only one half of the forget rows, for evaluation (no holdout/MIA)."""
-        idx = self.selection if which == "selection" else self.test
-        return dataclasses.replace(self.bench, forget=[self.bench.forget[i] for i in idx], holdout=[])
+        """One half of every part, for evaluation. The holdout half is dropped: no sweep objective
+        reads membership inference, and its generations would double the cost of every trial."""
+        bench = self.selection_bench if which == "selection" else self.test_bench
+        return dataclasses.replace(bench, holdout=[])
 
     def eval_settings(self):
         from unlearnkit.evaluation.evaluate import EvalSettings
@@ -387,6 +420,7 @@ class Context:
 
 
 def load_context(st: SweepSettings) -> Context:
+    from unlearnkit.data.halves import split_halves
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import check_model_path
     from unlearnkit.train.methods import get_method
@@ -394,8 +428,8 @@ def load_context(st: SweepSettings) -> Context:
     validate_settings(st)  # flags first: cheap, before the method registry imports torch
     method = get_method(st.method)
     st.method = method.name
-    space = load_space(st.space, method)
     check_model_path(st.model)
+    space = load_space(st.space, method, model=st.model)
     if st.retain_model:
         if not (Path(st.retain_model) / "config.json").is_file() and Path(st.retain_model).exists():
             raise UserError(
@@ -408,17 +442,142 @@ def load_context(st: SweepSettings) -> Context:
         raise UserError(
             f"--data {st.data}: sweep scores question/answer forget rows; raw-text data is not supported"
         )
-    entities, how = forget_entities(bench.forget, getattr(bench, "name", ""))
-    selection, test = split_forget(entities, st.seed)
-    return Context(st, space, bench, selection, test, how, entities)
+    selection, test, info = split_halves(bench, st.seed)
+    return Context(st, space, bench, selection, test, info)
 
 
 # ---------------------------------------------------------------------------------------------
 # Study storage and claims
 
 
-def study_url(out: Path) -> str:
-    return f"sqlite:///{(out / 'study.db').resolve()}"
+STORAGE_KINDS = ("sqlite", "postgresql", "mysql")
+HEARTBEAT_SECONDS = 30.0  # a running trial's worker stamps the trial this often
+# A RUNNING trial of another machine whose last stamp is older than this lost its worker (killed job,
+# dead node): it is run again. Clocks of the machines must agree to well within this (NTP does).
+STALE_AFTER_SECONDS = 600.0
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password (it is written to sweep.json and printed)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL at all: storage_kind says so
+        return url
+
+
+def storage_kind(url: str) -> str:
+    """``sqlite`` / ``postgresql`` / ``mysql`` for an Optuna RDB storage URL, else one clear error."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    hint = "use sqlite:///PATH, postgresql://USER:PASSWORD@HOST:PORT/DB or mysql+pymysql://USER@HOST/DB"
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UserError(f"--storage {url!r} is not a database URL; {hint}") from None
+    kind = parsed.get_backend_name()
+    if kind not in STORAGE_KINDS:
+        raise UserError(f"--storage {redacted(url)}: unsupported database '{kind}'; {hint}")
+    if kind == "sqlite" and not parsed.database:
+        raise UserError(f"--storage {url}: an in-memory SQLite study cannot be shared or resumed; {hint}")
+    return kind
+
+
+def storage_url(st: SweepSettings) -> str:
+    return st.storage or f"sqlite:///{(Path(st.output) / 'study.db').resolve()}"
+
+
+def study_location(st: SweepSettings) -> str:
+    """Where the study lives, for messages (the password hidden)."""
+    return redacted(st.storage) if st.storage else str(Path(st.output) / "study.db")
+
+
+def study_name(ctx: Context) -> str:
+    """``unlearnkit-sweep`` in the folder's own SQLite file; in a shared storage one name per sweep
+    (method and a hash of what the workers must share), so that every machine running the same
+    command joins the same study and different sweeps never mix."""
+    if not ctx.settings.storage:
+        return STUDY_NAME
+    fp = ctx.settings.study_fingerprint(ctx.space, ctx.split_digest())
+    digest = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{STUDY_NAME}-{ctx.settings.method}-{digest}"
+
+
+_ENGINES: dict[str, Any] = {}
+
+
+def _lock_engine(url: str):
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    if url not in _ENGINES:
+        _ENGINES[url] = create_engine(url, poolclass=NullPool)
+    return _ENGINES[url]
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def claim_lock(ctx: Context) -> Iterator[None]:
+    """The lock every worker of the study takes to claim a trial, on any machine.
+
+    SQLite: an exclusive ``flock`` on ``<db>.lock`` beside the database file (one machine, or a
+    shared file system that honours flock). PostgreSQL: a session-level ``pg_advisory_lock``;
+    MySQL: ``GET_LOCK``. Each is released when its holder dies (the OS closes the file, the server
+    the connection), so a killed worker never blocks the others.
+    """
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    url = storage_url(ctx.settings)
+    kind = storage_kind(url)
+    name = study_name(ctx)
+    if kind == "sqlite":
+        db = Path(make_url(url).database).expanduser()
+        if not db.parent.is_dir():
+            raise UserError(f"--storage {url}: folder {db.parent} does not exist")
+        with _flock(db.with_name(db.name + ".lock")):
+            yield
+        return
+    try:
+        conn = _lock_engine(url).connect()
+    except ModuleNotFoundError as err:
+        raise UserError(
+            f"--storage {redacted(url)}: the database driver is not installed ({err.name}); "
+            "pip install 'unlearnkit[sweep-postgres]' (PostgreSQL) or a MySQL driver such as pymysql"
+        ) from None
+    except Exception as err:  # noqa: BLE001 - any connection failure is the user's URL or server
+        raise UserError(
+            f"--storage {redacted(url)}: cannot connect ({type(err).__name__}: {str(err).splitlines()[0]})"
+        ) from None
+    try:
+        if kind == "postgresql":
+            key = zlib.crc32(name.encode())  # fits pg's bigint key
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+        else:
+            got = conn.execute(text("SELECT GET_LOCK(:n, 3600)"), {"n": name[:64]}).scalar()
+            if got != 1:
+                raise UserError(f"--storage {redacted(url)}: could not take the study's lock in an hour")
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT RELEASE_LOCK(:n)"), {"n": name[:64]})
+    finally:
+        conn.close()
 
 
 def open_study(ctx: Context, sampler=None):
@@ -426,31 +585,40 @@ def open_study(ctx: Context, sampler=None):
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     directions = [OBJECTIVES[o] for o in ctx.settings.resolved_objectives()]
-    # Under the lock: two processes creating the tables of a new study.db at once would collide.
-    with study_lock(ctx.out):
-        storage = optuna.storages.RDBStorage(
-            study_url(ctx.out),
-            # Several worker processes write one SQLite file: wait for its lock instead of failing.
-            engine_kwargs={"connect_args": {"timeout": 120}},
-        )
-        return optuna.create_study(
+    url = storage_url(ctx.settings)
+    kind = storage_kind(url)
+    # Under the lock: two processes creating the tables of a new database at once would collide.
+    with claim_lock(ctx):
+        try:
+            storage = optuna.storages.RDBStorage(
+                url,
+                # Several worker processes write one SQLite file: wait for its lock instead of failing.
+                engine_kwargs={"connect_args": {"timeout": 120}}
+                if kind == "sqlite"
+                else {"pool_pre_ping": True},
+            )
+        except ModuleNotFoundError as err:  # claim_lock checked the driver; this is optuna's own import
+            raise UserError(f"--storage {redacted(url)}: {err}") from None
+        study = optuna.create_study(
             storage=storage,
-            study_name=STUDY_NAME,
+            study_name=study_name(ctx),
             directions=directions,
             sampler=sampler,
             load_if_exists=True,
         )
+        if "fingerprint" not in study.user_attrs:
+            study.set_user_attr("fingerprint", ctx.settings.study_fingerprint(ctx.space, ctx.split_digest()))
+        return study
 
 
 @contextlib.contextmanager
 def study_lock(out: Path) -> Iterator[None]:
-    """An exclusive lock on ``DIR/.sweep.lock`` (released by the OS if the holder is killed)."""
-    with open(out / ".sweep.lock", "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    """An exclusive lock on ``DIR/.sweep.lock``: this folder's files (sweep.json, reference.json).
+
+    Released by the OS if the holder is killed. Claims of trials take :func:`claim_lock` instead.
+    """
+    with _flock(out / ".sweep.lock"):
+        yield
 
 
 def _process_start(pid: int) -> float | None:
@@ -463,19 +631,50 @@ def _process_start(pid: int) -> float | None:
 
 
 def _worker_tag() -> dict[str, Any]:
-    return {"pid": os.getpid(), "start": _process_start(os.getpid()), "host": socket.gethostname()}
+    return {
+        "pid": os.getpid(),
+        "start": _process_start(os.getpid()),
+        "host": socket.gethostname(),
+        "claimed": time.time(),
+    }
 
 
-def _is_stale(trial) -> bool:
-    """A RUNNING trial whose worker process no longer exists (checked only for this host)."""
+def _is_stale(trial, now: float | None = None) -> bool:
+    """A RUNNING trial whose worker is gone.
+
+    This machine's workers: the process (pid and start time) no longer exists. Another machine's:
+    its heartbeat (``HEARTBEAT_SECONDS``) stopped more than ``STALE_AFTER_SECONDS`` ago.
+    """
     tag = trial.user_attrs.get("worker")
     if not tag:
         # Claims tag the trial under the lock we hold now: an untagged RUNNING trial lost its worker.
         return True
     if tag.get("host") != socket.gethostname():
-        return False  # another machine's worker: we cannot tell; leave it
+        last = max(float(trial.user_attrs.get("heartbeat") or 0), float(tag.get("claimed") or 0))
+        return last > 0 and (now or time.time()) - last > STALE_AFTER_SECONDS
     start = _process_start(int(tag["pid"]))
     return start is None or abs(start - float(tag.get("start") or 0)) > 1e-3
+
+
+@contextlib.contextmanager
+def heartbeat(study, trial_id: int, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """Stamp the running trial every ``every`` seconds, so that other machines can tell it is alive."""
+    import threading
+
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            with contextlib.suppress(Exception):  # a missed beat is harmless; the next one comes
+                study._storage.set_trial_user_attr(trial_id, "heartbeat", time.time())
+
+    thread = threading.Thread(target=beat, name="sweep-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def recover_stale(study) -> list[int]:
@@ -543,7 +742,7 @@ def _sampler(ctx: Context, n_existing: int, worker: int):
 
 def claim(ctx: Context, study, worker: int, limit: int):
     """Recover stale trials and start one new trial if the study still needs one (else None)."""
-    with study_lock(ctx.out):
+    with claim_lock(ctx):
         recover_stale(study)
         if counted(study) >= limit:
             return None
@@ -703,8 +902,15 @@ HEADLINE = (
     "forget_rougeL_recall",
     "forget_prob",
     "forget_truth_ratio",
-    "retain_rougeL_recall",
-    "general_rougeL_recall",
+    "forget_exact_memorisation",
+    "forget_extraction_strength",
+    # the components of model utility: a refusal names the one that is degenerate
+    *(f"{part}_{m}" for part in ("retain", "general") for m in ("prob", "rougeL_recall", "truth_ratio")),
+    *(
+        f"{part}_{m}"
+        for part in ("real_authors", "world_facts")
+        for m in ("prob", "rougeL_recall", "truth_ratio")
+    ),
 )
 
 
@@ -724,7 +930,7 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
     study = open_study(ctx)
     limit = trial_limit(ctx)
     deadline = time.time() + 60 * ctx.settings.budget_minutes if ctx.settings.budget_minutes else None
-    probe = _UtilityProbe(ctx.bench, ctx.settings.seed)
+    probe = _UtilityProbe(ctx.selection_bench, ctx.settings.seed)  # pruning is a choice: selection rows
     floor_value = ctx.settings.prune_floor * ctx.reference["target_probe"]
     ran = 0
     while deadline is None or time.time() < deadline:
@@ -735,13 +941,14 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
         t0 = time.time()
         work = ctx.out / ".work" / f"trial-{trial.number}"
         try:
-            metrics = run_settings(
-                ctx,
-                recipe_values(ctx, params),
-                work,
-                prune_below=floor_value if ctx.settings.prune_floor > 0 else None,
-                probe=probe,
-            )["selection"]
+            with heartbeat(study, trial._trial_id):
+                metrics = run_settings(
+                    ctx,
+                    recipe_values(ctx, params),
+                    work,
+                    prune_below=floor_value if ctx.settings.prune_floor > 0 else None,
+                    probe=probe,
+                )["selection"]
         except optuna.TrialPruned as why:
             trial.set_user_attr("pruned", str(why))
             trial.set_user_attr("seconds", round(time.time() - t0, 1))
@@ -758,7 +965,7 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
             continue
         except KeyboardInterrupt:
             # Interrupted, not wrong: like a killed worker, its parameters run again on the next start.
-            with contextlib.suppress(Exception), study_lock(ctx.out):
+            with contextlib.suppress(Exception), claim_lock(ctx):
                 study.tell(trial, state=TrialState.FAIL)
                 study.enqueue_trial(params, user_attrs={"retry_of": trial.number}, skip_if_exists=False)
             raise
@@ -795,13 +1002,14 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
 
 def _reference_key(ctx: Context) -> str:
     blob = json.dumps(
-        {"fp": ctx.settings.fingerprint(ctx.space), "sel": ctx.selection, "test": ctx.test}, sort_keys=True
+        {"fp": ctx.settings.fingerprint(ctx.space), "split": ctx.split_digest()}, sort_keys=True
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def ensure_reference(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Target and oracle metrics on both halves, the oracle's truth ratios, the target's probe value."""
+    """Target and oracle metrics on both halves, the oracle's truth ratios, the target's probe value
+    and the noise bands of the target's selection-half scores (:mod:`unlearnkit.selection_noise`)."""
     from unlearnkit.io import read_json, write_json
 
     path = ctx.out / "reference.json"
@@ -838,9 +1046,12 @@ def _compute_reference(ctx: Context, key: str, log: Callable[[str], None]) -> di
         del oracle
     target, tok = load(st.model, st.trust_remote_code)
     for half in ("selection", "test"):
-        metrics, _ = evaluate(target, tok, ctx.half(half), ctx.eval_settings(), ref.get(f"oracle_{half}_trs"))
+        oracle_trs = ref.get(f"oracle_{half}_trs")
+        metrics, details = evaluate(target, tok, ctx.half(half), ctx.eval_settings(), oracle_trs)
         ref[f"target_{half}"] = headline(metrics)
-    ref["target_probe"] = _UtilityProbe(ctx.bench, st.seed)(target, tok)
+        if half == "selection":
+            ref["noise"] = noise_bands(metrics, details, len(oracle_trs) if oracle_trs else None)
+    ref["target_probe"] = _UtilityProbe(ctx.selection_bench, st.seed)(target, tok)
     return ref
 
 
@@ -883,6 +1094,111 @@ def pareto_numbers(rows: Sequence[dict], objectives: Sequence[str]) -> set[int]:
         if not dominated:
             front.add(r["number"])
     return front
+
+
+UTILITY_PARTS = ("retain", "general", "real_authors", "world_facts")
+_LABEL = {
+    "forget_quality": "forget quality",
+    "model_utility": "model utility",
+    "forget_rougeL_recall": "forget ROUGE-L",
+    "forget_prob": "forget probability",
+    "forget_truth_ratio": "forget truth ratio",
+}
+
+
+def _spread(noise: dict, metric: str, base: float | None, values: Sequence[float]) -> str:
+    band = noise.get("bands", {}).get(metric)
+    lo, hi = min(values), max(values)
+    where = f"{lo:.4g}" if lo == hi else f"{lo:.4g} to {hi:.4g}"
+    scale = " (as KS distance)" if metric == "forget_quality" else ""
+    text = f"{_LABEL.get(metric, metric)} {where}"
+    if base is not None:
+        text += f" vs the target's {base:.4g}"
+    return text + (f", noise band ±{band:.3g}{scale}" if band is not None else "")
+
+
+def zero_utility_components(rows: Sequence[dict]) -> list[str]:
+    """Utility components that are 0 in every row (one zero makes the harmonic mean 0)."""
+    keys = [f"{p}_{m}" for p in UTILITY_PARTS for m in ("prob", "rougeL_recall", "truth_ratio")]
+    return [k for k in keys if rows and all(k in r and r[k] <= 0 for r in rows)]
+
+
+def _zero_cause(component: str) -> str:
+    if component.endswith("truth_ratio"):
+        return (
+            f"{component} = 0 means the model prefers the perturbed (wrong) answers to the right one on "
+            "every item; typical when paraphrased_answer is worded unlike anything the model was trained on "
+            "while the perturbed answers share the trained wording: write paraphrases in trained wording, or "
+            "drop paraphrased_answer / perturbed_answer from that split"
+        )
+    return f"{component} = 0: the model never produces (or never assigns probability to) those answers"
+
+
+def _widen_advice(ctx: Context) -> str:
+    space = ctx.space
+    lr = space.params.get("lr")
+    scale = f" ({space.scale})" if getattr(space, "scale", "") else ""
+    if lr is not None and lr.choices is None:
+        text = (
+            f"widen lr: the space{scale} searches lr {lr.low:g} to {lr.high:g}; raise its upper end "
+            f"(e.g. to {lr.high * 10:g}) in a --space file"
+        )
+    elif lr is not None:
+        text = f"widen lr: the space{scale} tries lr {lr.choices}; add larger values in a --space file"
+    elif "lr" in space.fixed:
+        text = f"lr is fixed at {space.fixed['lr']} in {space.source}: search it (params: lr: {{low, high, log: true}})"
+    else:
+        text = f"search lr in a --space file (the space {space.source} leaves it at the model's default)"
+    if "epochs" in space.params or "epochs" not in space.fixed:
+        text += ", or more epochs"
+    return text + f" (format: {SPACES_DIR / 'README.md'})"
+
+
+def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
+    """Why no trial may be chosen (or None): the rule of :mod:`unlearnkit.selection_noise`.
+
+    * every complete trial left the model where it was (forget metrics within noise of the
+      target's): the space does not reach this model's scale; the message names the setting to widen;
+    * every complete trial scores equal within noise on every objective: a choice would pick noise;
+      the message says what to change (more items, a wider space, a degenerate utility component).
+    """
+    done = [r for r in rows if r["state"] == "COMPLETE" and r.get("selection_metrics")]
+    ref = ctx.reference
+    noise = ref.get("noise") or {}
+    target = ref.get("target_selection") or {}
+    if not done:
+        return None
+    metrics = [r["selection_metrics"] for r in done]
+    objectives = ctx.settings.resolved_objectives()
+    n_forget = len(ctx.selection)
+    zeros = zero_utility_components(metrics) if "model_utility" in objectives else []
+    zero_note = (
+        f" Model utility is 0 in every trial because {', '.join(zeros)} is 0 (one zero makes the "
+        f"harmonic mean 0): {_zero_cause(zeros[0])}."
+        if zeros
+        else ""
+    )
+    if target and all(unmoved(noise, target, m) for m in metrics):
+        shown = [
+            _spread(noise, k, target[k], [m[k] for m in metrics])
+            for k in ("forget_rougeL_recall", "forget_prob", "forget_truth_ratio", "forget_quality")
+            if k in target and all(k in m for m in metrics)
+        ]
+        return (
+            f"all {len(done)} complete trials left the model where it was: their forget metrics are within "
+            f"noise of the target's on the selection half ({'; '.join(shown)}). No trial is chosen. To change: "
+            f"{_widen_advice(ctx)}.{zero_note}"
+        )
+    if len(done) >= 2 and all_equal(noise, metrics, objectives):
+        shown = [_spread(noise, k, None, [m.get(k, float("nan")) for m in metrics]) for k in objectives]
+        return (
+            f"all {len(done)} complete trials score equal within noise on every objective on the selection "
+            f"half ({'; '.join(shown)}): choosing among them would choose noise. No trial is chosen. To "
+            f"change: more evaluation items (--max-items, now {ctx.settings.max_items}; the selection half "
+            f"has {n_forget} forget rows, and the band narrows as 1/sqrt(items)), or {_widen_advice(ctx)}."
+            + zero_note
+        )
+    return None
 
 
 def choose(rows: Sequence[dict], ctx: Context) -> tuple[dict | None, str]:
@@ -944,9 +1260,9 @@ def best_recipe_text(ctx: Context, chosen: dict, rule: str, test: dict | None) -
     values = recipe_values(ctx, chosen["params"])
     sel = chosen["selection_metrics"] or {}
     lines = [
-        f"# Chosen by `unlearnkit sweep` (trial {chosen['number']}, study {Path(st.output) / 'study.db'}).",
+        f"# Chosen by `unlearnkit sweep` (trial {chosen['number']}, study {study_location(st)}).",
         f"# Rule: {rule}.",
-        "# Scores used for the choice are on the SELECTION half of the forget set (not results):",
+        "# Scores used for the choice are on the SELECTION halves (forget, retain, general; not results):",
         "#   "
         + ", ".join(
             f"{k} {v:.4g}"
@@ -956,7 +1272,7 @@ def best_recipe_text(ctx: Context, chosen: dict, rule: str, test: dict | None) -
     ]
     if test:
         lines.append(
-            "# Held-out TEST half (the result): "
+            "# Held-out TEST halves (the result): "
             + ", ".join(
                 f"{k} {v:.4g}"
                 for k, v in test.items()
@@ -1077,53 +1393,116 @@ def render_report(
         + f"<td>{fmt(r['seconds'])}</td><td>{e(note(r))}</td></tr>"
         for r in rows
     )
-    n_sel, n_test = len(ctx.selection), len(ctx.test)
+    parts = "".join(
+        f"<tr><td>{e(part)}</td><td>{e(info['by'])}</td><td>{len(info['selection_rows'])}</td>"
+        f"<td>{len(info['test_rows'])}</td></tr>"
+        for part, info in ctx.split_info.items()
+    )
+    choice = (
+        f'<p class="note"><b>No trial chosen.</b> {e(summary["refused"])}</p>'
+        if summary.get("refused")
+        else f"<p>Chosen: trial {chosen['number'] if chosen else '-'}; {e(rule)}. Recipe: <code>best.yaml</code>.</p>"
+    )
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>unlearnkit sweep: {e(st.method)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #ddd;padding:3px 7px;text-align:right}}
 td:first-child,th:first-child{{text-align:left}}.scroll{{overflow-x:auto}}.note{{background:#f6f8fa;padding:.6em 1em}}</style></head><body>
 <h1>Sweep: <code>{e(st.method)}</code></h1>
-<p class="note"><b>Honest selection.</b> The forget set ({len(ctx.entities)} rows) was split by entity
-({e(ctx.entity_source)}), with seed {st.seed}, into a <b>selection half</b> ({n_sel} rows) and a <b>test half</b>
-({n_test} rows). Every trial unlearned the whole forget set; trials were <i>scored and chosen</i> on the selection
-half only. The numbers in the first table are the chosen settings re-run and measured on the <b>test half</b>,
-which no choice has seen. Trial scores below are selection scores, not results.</p>
+<p class="note"><b>Honest selection.</b> Every part a score reads (forget, retain, general; holdout too) was
+split by whole entities, with seed {st.seed}, into a <b>selection half</b> and a <b>test half</b> (table below).
+Every trial trained on the whole benchmark; trials were <i>scored and chosen</i> on the selection halves only.
+The numbers in the first table are the chosen settings re-run and measured on the <b>test halves</b>, which no
+choice has seen: forgetting and model utility alike. Trial scores below are selection scores, not results.</p>
+<div class="scroll"><table><tr><th>part</th><th>entities by</th><th>selection rows</th><th>test rows</th></tr>{parts}</table></div>
 <h2>Result on the test half</h2>
 <div class="scroll"><table><tr><th>model</th>{"".join(f"<th>{c}</th>" for c in cols)}</tr>{test_rows}</table></div>
-<p>Objectives: {e(", ".join(f"{o} ({OBJECTIVES[o]})" for o in objectives))}. Chosen: trial
-{chosen["number"] if chosen else "-"}; {e(rule)}. Recipe: <code>best.yaml</code>.</p>
+<p>Objectives: {e(", ".join(f"{o} ({OBJECTIVES[o]})" for o in objectives))}.</p>
+{choice}
 <h2>Trade-off (selection half)</h2>
 <img alt="Pareto plot" style="max-width:100%" src="data:image/png;base64,{base64.b64encode(png).decode()}">
 <h2>Trials</h2>
 <div class="scroll"><table><tr><th>#</th><th>state</th><th>params</th><th>FQ (sel.)</th><th>utility (sel.)</th>
 <th>forget ROUGE (sel.)</th><th>seconds</th><th>note</th></tr>{trial_html}</table></div>
-<p>Study: <code>{e(str(Path(st.output) / "study.db"))}</code>; search space: <code>{e(ctx.space.source)}</code>
-({"grid" if ctx.space.is_grid else "multi-objective TPE"}).</p></body></html>
+<p>Study: <code>{e(study_location(st))}</code>; search space: <code>{e(ctx.space.source)}</code>
+({e(ctx.space.scale)}; {"grid" if ctx.space.is_grid else "multi-objective TPE"}).</p></body></html>
 """
 
 
+def finalize_blocker(ctx: Context, study) -> str | None:
+    """Why this process must not write the outputs now (None: it may, and it is recorded as doing so).
+
+    One study, one report: outputs are written when no trial is running on any worker, by one
+    folder per study state (the first to get there); a worker that finishes while others still run
+    trials leaves it to the last one.
+    """
+    from optuna.trial import TrialState
+
+    with claim_lock(ctx):
+        recover_stale(study)
+        running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        if running:
+            hosts = sorted({str((t.user_attrs.get("worker") or {}).get("host", "?")) for t in running})
+            return (
+                f"{len(running)} trial(s) still running on other workers ({', '.join(hosts)}): the worker "
+                "that finishes last writes best.yaml and the report (or rerun this command later)"
+            )
+        me = {"host": socket.gethostname(), "output": str(ctx.out.resolve())}
+        n = len(study.get_trials(deepcopy=False))
+        done = study.user_attrs.get("finalized") or {}
+        if done.get("trials") == n and {k: done.get(k) for k in me} != me:
+            return (
+                f"the study's {n} trials were already reported in {done['host']}:{done['output']} "
+                "(best.yaml, report.html and summary.json there)"
+            )
+        study.set_user_attr("finalized", {**me, "trials": n})
+    return None
+
+
+def split_summary(ctx: Context) -> dict[str, Any]:
+    """The split, part by part (the forget part's fields also at the top, as before)."""
+    forget = ctx.split_info["forget"]
+    return {
+        "by": forget["by"],
+        "seed": ctx.settings.seed,
+        "selection_rows": forget["selection_rows"],
+        "test_rows": forget["test_rows"],
+        "selection_entities": forget["selection_entities"],
+        "test_entities": forget["test_entities"],
+        "parts": {
+            part: {
+                "by": info["by"],
+                "rows": info["rows"],
+                "selection_rows": len(info["selection_rows"]),
+                "test_rows": len(info["test_rows"]),
+                "selection_entities": info["selection_entities"],
+                "test_entities": info["test_entities"],
+            }
+            for part, info in ctx.split_info.items()
+        },
+    }
+
+
 def finalize(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Choose, re-run the chosen settings on the test half, write every output file."""
+    """Choose (or refuse), re-run the chosen settings on the test half, write every output file."""
     from unlearnkit.io import write_json, write_text_atomic
 
     study = open_study(ctx)
     rows = trial_rows(study)
-    chosen, rule = choose(rows, ctx)
+    refused = refusal(rows, ctx)
+    chosen, rule = (None, f"refused: {refused}") if refused else choose(rows, ctx)
     summary: dict[str, Any] = {
         "method": ctx.settings.method,
         "objectives": list(ctx.settings.resolved_objectives()),
-        "split": {
-            "by": ctx.entity_source,
-            "seed": ctx.settings.seed,
-            "selection_rows": ctx.selection,
-            "test_rows": ctx.test,
-            "selection_entities": sorted({ctx.entities[i] for i in ctx.selection}),
-            "test_entities": sorted({ctx.entities[i] for i in ctx.test}),
-        },
+        "study": {"storage": study_location(ctx.settings), "name": study_name(ctx)},
+        "space": {"source": ctx.space.source, "scale": ctx.space.scale},
+        "split": split_summary(ctx),
         "trials": {s: sum(r["state"] == s for r in rows) for s in ("COMPLETE", "PRUNED", "FAIL", "RUNNING")},
         "chosen_trial": chosen["number"] if chosen else None,
         "rule": rule,
-        "note": "test = measured on the held-out test half of the forget set; selection scores are not results",
+        "refused": refused,
+        "noise": ctx.reference.get("noise"),
+        "note": "test = measured on the held-out test halves (forget, retain, general); selection scores "
+        "are not results",
         "test": {},
     }
     ref = ctx.reference
@@ -1147,6 +1526,8 @@ def finalize(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]
         summary["chosen_params"] = chosen["params"]
         summary["chosen_selection_metrics"] = chosen["selection_metrics"]
         write_text_atomic(ctx.out / "best.yaml", best_recipe_text(ctx, chosen, rule, test_metrics))
+    elif (ctx.out / "best.yaml").is_file():
+        (ctx.out / "best.yaml").unlink()  # an earlier state's choice would contradict this summary
     write_text_atomic(ctx.out / "trials.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     png_path = ctx.out / "pareto.png"
     tmp_png = ctx.out / f".pareto.{os.getpid()}.png"
@@ -1186,11 +1567,11 @@ def check_output(ctx: Context) -> None:
 
 
 def start(ctx: Context) -> bool:
-    """Create the folder and its fingerprint; True when an existing study is resumed."""
+    """Create the folder and its fingerprint; True when this folder resumes an earlier run."""
     from unlearnkit.io import write_json
 
     out = ctx.out
-    resumed = (out / "study.db").is_file()
+    resumed = (out / "sweep.json").is_file()
     out.mkdir(parents=True, exist_ok=True)
     with study_lock(out):
         if (out / "sweep.json").is_file():
@@ -1200,18 +1581,67 @@ def start(ctx: Context) -> bool:
     return resumed
 
 
+# ---------------------------------------------------------------------------------------------
+# Worker processes die with their parent
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent_pid: int) -> str:
+    """Make this process end when ``parent_pid`` (the main sweep process) ends, however it ends.
+
+    Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills this process when its parent dies,
+    even by ``kill -9`` (the parent has no chance to clean up). The parent may have died before the
+    call: then ``getppid()`` is no longer ``parent_pid`` and this process exits at once. Elsewhere
+    (macOS): a daemon thread polls the parent every second and exits the process when it is gone.
+    Returns the mechanism used (``pdeathsig`` or ``watchdog``).
+    """
+    import signal
+    import sys
+    import threading
+
+    mechanism = "watchdog"
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
+                mechanism = "pdeathsig"
+        except OSError:
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)  # the parent died before the death signal was armed
+    if mechanism == "watchdog":
+
+        def watch() -> None:
+            while True:
+                time.sleep(1.0)
+                if os.getppid() != parent_pid:
+                    os._exit(1)
+
+        threading.Thread(target=watch, name="sweep-parent-watchdog", daemon=True).start()
+    return mechanism
+
+
 def worker_command(st: SweepSettings, worker: int) -> list[str]:
     import sys
 
     cmd = [
         sys.executable, "-m", "unlearnkit.sweep", "--worker", str(worker),
-        "--settings", json.dumps(dataclasses.asdict(st)),
+        "--parent", str(os.getpid()), "--settings", json.dumps(dataclasses.asdict(st)),
     ]  # fmt: skip
     return cmd
 
 
 def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The whole sweep: validate, reference numbers, J workers, choice, test-half report, outputs."""
+    """The whole sweep: validate, reference numbers, J workers, choice, test-half report, outputs.
+
+    Returns the summary; when another worker of a shared study still runs trials, a summary with
+    ``finalized: False`` and the reason in ``note`` (that worker writes the outputs).
+    """
     import subprocess
 
     validate_settings(st)  # bad flags fail before torch is imported
@@ -1221,14 +1651,25 @@ def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str
     hf_logging.disable_progress_bar()  # weight-loading bars of every trial are noise here
     ctx = load_context(st)
     check_output(ctx)
+    if st.storage:
+        with claim_lock(ctx):  # a wrong URL, a missing driver, a server down: fail before writing
+            pass
     resumed = start(ctx)
     study = open_study(ctx)
     limit = trial_limit(ctx)
+    so_far = counted(study)
     log(
-        f"sweep {st.method}: study {ctx.out / 'study.db'} "
-        f"({'resumed, ' + str(counted(study)) + ' trials so far' if resumed else 'new'}), target {limit} trials, "
-        f"{'grid' if ctx.space.is_grid else 'multi-objective TPE'} over {', '.join(ctx.space.params)}; "
-        f"forget split by {ctx.entity_source}: {len(ctx.selection)} selection / {len(ctx.test)} test rows"
+        f"sweep {st.method}: study {study_location(st)}"
+        + (f" ({study_name(ctx)})" if st.storage else "")
+        + f" ({'resumed' if resumed else 'new folder'}, {so_far} trials so far), target {limit} trials, "
+        f"{'grid' if ctx.space.is_grid else 'multi-objective TPE'} over {', '.join(ctx.space.params)} "
+        f"from {ctx.space.source} ({ctx.space.scale}); "
+        + "; ".join(
+            f"{part} split by {info['by']}: {len(info['selection_rows'])} selection / "
+            f"{len(info['test_rows'])} test rows"
+            for part, info in ctx.split_info.items()
+            if part != "holdout"
+        )
     )
     ensure_reference(ctx, log)
     threads = max(1, (os.cpu_count() or 1) // st.jobs)
@@ -1248,19 +1689,27 @@ def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str
     study = open_study(ctx)
     if counted(study) < limit:
         log(f"budget spent: {counted(study)} of {limit} trials; rerun the same command to continue")
-    return finalize(ctx, log)
+    blocker = finalize_blocker(ctx, study)
+    if blocker:
+        log(blocker)
+        return {"method": st.method, "finalized": False, "note": blocker, "test": {}}
+    summary = finalize(ctx, log)
+    summary["finalized"] = True
+    return summary
 
 
 def _worker_main(argv: list[str] | None = None) -> int:
     """Entry point of the extra ``--jobs`` worker processes (not a user command)."""
     import argparse
 
-    import torch
-
     p = argparse.ArgumentParser(prog="unlearnkit.sweep")
     p.add_argument("--worker", type=int, required=True)
+    p.add_argument("--parent", type=int, required=True, help="pid of the main sweep process")
     p.add_argument("--settings", required=True)
     args = p.parse_args(argv)
+    die_with_parent(args.parent)  # first: a worker must never outlive a killed sweep
+
+    import torch
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()

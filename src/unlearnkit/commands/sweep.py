@@ -1,14 +1,19 @@
 """``unlearnkit sweep``: Optuna search of one method's settings, resumable, scored honestly.
 
 The library is ``unlearnkit.sweep`` (its docstring explains the selection/test split, the study,
-the workers and the outputs); this module only parses the flags.
+the workers and the outputs); this module only parses the flags. Exit codes: 0 done (or this worker's
+share of a shared study done), 2 bad input, 4 (``EXIT_NO_CHOICE``) when the sweep refuses to choose (every trial equal
+within noise, or none moved the model: the message says what to change; no best.yaml).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from unlearnkit.commands._common import add_trust_remote_code
+
+EXIT_NO_CHOICE = 4  # the sweep ran but refuses to choose (0 ok, 2 bad input, 3 diverged)
 
 
 def add_parser(subparsers) -> None:
@@ -26,6 +31,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--method", required=True, help="method to tune, e.g. asu, npo, t-npo, gd")
     p.add_argument("--output", required=True, help="sweep folder: study.db, best.yaml, report.html ...")
     p.add_argument(
+        "--storage",
+        default=None,
+        help="Optuna storage URL of the study (default: sqlite:///OUTPUT/study.db); a PostgreSQL or MySQL "
+        "URL (postgresql://USER:PASSWORD@HOST/DB) lets sweeps on several machines share one study",
+    )
+    p.add_argument(
         "--retain-model",
         default=None,
         help="retain-oracle model folder; needed for the default forget_quality objective",
@@ -36,7 +47,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--space",
         default=None,
-        help="search-space YAML (default: the method's file shipped in unlearnkit/resources/spaces)",
+        help="search-space YAML (default: the method's file shipped in unlearnkit/resources/spaces, at the "
+        "model's scale: spaces/tiny/ for a model that records a tiny recipe, else the papers' ranges)",
     )
     p.add_argument(
         "--objective",
@@ -97,8 +109,17 @@ def run(args: argparse.Namespace) -> int:
         utility_ratio=args.utility_ratio,
         budget_minutes=args.budget_minutes,
         trust_remote_code=args.trust_remote_code,
+        storage=args.storage,
     )
     summary = run_sweep(settings)
+    if not summary.get("finalized", True):
+        print(f"this worker's trials are done; {summary['note']}")
+        return 0
+    if summary.get("refused"):
+        # Ran to the end, but there is nothing honest to choose: no best.yaml, and not exit 0.
+        print(f"sweep refused to choose: {summary['refused']}", file=sys.stderr)
+        print(f"wrote {args.output}/trials.jsonl, pareto.png, report.html, summary.json (no best.yaml)")
+        return EXIT_NO_CHOICE
     test = summary.get("test", {})
     print(
         f"chosen trial {summary.get('chosen_trial')} ({summary['rule']}); "
