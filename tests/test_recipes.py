@@ -9,12 +9,13 @@ keys), the hardware and what it reproduces.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
-from unlearnkit.config import build_configs, load_recipe
+from unlearnkit.config import ALIASES, build_configs, load_recipe
 from unlearnkit.train.methods import METHODS, get_method
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -69,13 +70,28 @@ def test_recipe_is_valid(path: Path):
     nested = [k for k, v in values.items() if isinstance(v, dict | list)]
     assert not nested, f"{path}: more than one nesting level at {nested}"
     assert "method" in values, f"{path}: no 'method' key"
-    method = get_method(str(values.pop("method")))
-    assert method.name in METHODS
+    name = str(values.pop("method"))
+    method = get_method(name)
+    # spelled as the registry (and `unlearnkit methods`) spells it, so a search for the name finds it
+    assert name == method.name and METHODS[name] is method, f"{path}: write method: {method.name} (not {name!r})"
     for key in TOP_LEVEL:
         if key in values:
             assert isinstance(values[key], str) and values[key].strip(), f"{path}: '{key}' must be a string"
     train_cfg, method_cfg = build_configs(method.config, values, where=str(path), ignore=TOP_LEVEL)
-    assert train_cfg is not None and method_cfg is not None
+    # every setting the recipe writes reaches the configuration (none dropped or routed elsewhere)
+    built = {**dataclasses.asdict(train_cfg), **dataclasses.asdict(method_cfg)}
+    for key, value in values.items():
+        if key in TOP_LEVEL:
+            continue
+        field = ALIASES.get(key, key)
+        assert field in built, f"{path}: '{key}' is not a setting of {method.name}"
+        got = built[field]
+        if isinstance(value, list):
+            value = ",".join(str(x) for x in value)
+        if isinstance(got, float) and not isinstance(value, bool):
+            assert got == pytest.approx(float(value), rel=1e-12), f"{path}: {key}={value!r} became {got!r}"
+        else:
+            assert got == value or str(got) == str(value), f"{path}: {key}={value!r} became {got!r}"
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=_id)

@@ -118,26 +118,75 @@ def test_rho_zero_is_the_plain_method_bit_for_bit(make_tiny_llama, mini_bench, w
         assert torch.equal(runs[0][key], runs[1][key]), key
 
 
-def test_sam_trains_under_accumulation_and_lora(make_tiny_llama, mini_bench, world_tokenizer, tmp_path):
-    """rho > 0 with grad_accum=2 and LoRA (only adapters are perturbed): finite, counted, differs from rho=0."""
-    common = dict(max_steps=2, batch_size=3, grad_accum=2, lr=1e-2, warmup_epochs=0, lora_r=4)
-    out = {}
-    for rho in (0.0, 0.5):
-        result = unlearn(
-            make_tiny_llama(),
-            world_tokenizer,
-            mini_bench.forget,
-            mini_bench.retain,
-            "npo",
-            work_dir=tmp_path / f"rho{rho}",
-            quiet=True,
-            sam_rho=rho,
-            **common,
-        )
-        out[rho] = {k: v.detach().clone() for k, v in result.model.state_dict().items()}
-        assert all(torch.isfinite(v).all() for v in out[rho].values() if v.is_floating_point())
-        assert result.compute["backward_tokens"] > 0
-    assert any(not torch.equal(out[0.0][k], out[0.5][k]) for k in out[0.0])
+def _lora_layer(model):
+    return next(m for m in model.modules() if hasattr(m, "base_layer") and hasattr(m, "lora_B"))
+
+
+def test_sam_under_accumulation_and_lora_perturbs_only_adapters_and_averages_micro_batches(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path
+):
+    """grad_accum=2 with LoRA: every forward sees the frozen weights unchanged, the perturbed forwards see
+    the adapters moved, and the accumulated gradient is the mean over the 2 micro-batches of the
+    hand-computed SAM gradient grad L_f(theta + rho g_b/||g_b||) + grad L_r(theta) (adapters only)."""
+    from unlearnkit.unlearn import _apply_lora
+
+    rho = 0.05
+    _, train_cfg, _ = resolve_configs("gd", {"lora_r": 4, "lora_dropout": 0.0})
+    model = _apply_lora(tiny_random_llama, train_cfg)
+    with torch.no_grad():  # LoRA starts with B = 0: give both factors a value so both get gradients
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
+    adapters = [p for p in model.parameters() if p.requires_grad]
+    frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
+    assert adapters and frozen and all("lora_" in n for n, p in model.named_parameters() if p.requires_grad)
+    ds, _ = _batch(mini_bench, world_tokenizer)
+    collate = PaddingCollator(pad_id_of(world_tokenizer))
+    micro = [collate([ds[i] for i in (0, 1)]), collate([ds[i] for i in (2, 3)])]
+
+    expected = [torch.zeros_like(p) for p in adapters]
+    for b in micro:
+        g = torch.autograd.grad(-_nll_mean(model, b["forget"]), adapters)
+        norm = torch.sqrt(sum((x.double() ** 2).sum() for x in g))
+        perturbed = copy.deepcopy(model)
+        moved = [p for p in perturbed.parameters() if p.requires_grad]
+        with torch.no_grad():
+            for p, x in zip(moved, g, strict=True):
+                p.add_(rho * x / norm.float())
+        f = torch.autograd.grad(-_nll_mean(perturbed, b["forget"]), moved)
+        r = torch.autograd.grad(_nll_mean(model, b["retain"]), adapters)
+        for e, fi, ri in zip(expected, f, r, strict=True):
+            e.add_((fi + ri) / 2)
+
+    layer = _lora_layer(model)
+    theta_b = layer.lora_B["default"].weight.detach().clone()
+    seen = []  # (frozen base weight unchanged?, adapter moved?) at every forward through the layer
+    base = next(n for n, p in model.named_parameters() if p is layer.base_layer.weight)
+
+    def record(mod, _inputs):
+        unchanged = torch.equal(mod.base_layer.weight, frozen[base])
+        seen.append((unchanged, not torch.equal(mod.lora_B["default"].weight, theta_b)))
+
+    handle = layer.register_forward_pre_hook(record)
+    m, train_cfg, method_cfg = resolve_configs("gd", dict(batch_size=2, grad_accum=2, sam_rho=rho))
+    args = training_arguments(train_cfg, str(tmp_path), len(ds), quiet=True)
+    trainer = UnlearnTrainer(
+        model=model, args=args, train_dataset=ds, data_collator=collate, method=m, method_config=method_cfg
+    )
+    model.zero_grad(set_to_none=True)
+    try:
+        for b in micro:  # one optimiser step's worth of micro-batches
+            trainer.training_step(model, b)
+    finally:
+        handle.remove()
+    assert seen and all(unchanged for unchanged, _ in seen), "a frozen weight was perturbed"
+    assert any(moved for _, moved in seen), "the adapters were never perturbed"
+    assert not all(moved for _, moved in seen)  # ... and restored for the passes at theta
+    for n, p in model.named_parameters():
+        if not p.requires_grad:
+            assert p.grad is None and torch.equal(p.detach(), frozen[n]), n
+    for p, e in zip(adapters, expected, strict=True):
+        torch.testing.assert_close(p.grad, e, rtol=1e-4, atol=1e-7)
 
 
 def test_sam_rho_is_validated():
