@@ -73,7 +73,9 @@ def test_recipe_is_valid(path: Path):
     name = str(values.pop("method"))
     method = get_method(name)
     # spelled as the registry (and `unlearnkit methods`) spells it, so a search for the name finds it
-    assert name == method.name and METHODS[name] is method, f"{path}: write method: {method.name} (not {name!r})"
+    assert name == method.name and METHODS[name] is method, (
+        f"{path}: write method: {method.name} (not {name!r})"
+    )
     for key in TOP_LEVEL:
         if key in values:
             assert isinstance(values[key], str) and values[key].strip(), f"{path}: '{key}' must be a string"
