@@ -1,16 +1,31 @@
-"""Shared by the bench scripts: the embedded setup, method overrides for the tiny model, result files."""
+"""Shared by the bench scripts: the embedded setup, method overrides for the tiny model, result files,
+and the provenance that ties every result and every cached run to the code that produced it.
+
+Provenance (:func:`provenance`): the git commit, whether ``src/`` differs from it, a SHA-256 of the
+files under ``src/`` (so uncommitted changes count), the script's settings (seeds, items ...) and the
+machine. Every results file carries it (``write_result``: the JSON's ``provenance`` key and a visible
+line under the section's title), and :class:`RunCache` reuses a cached run only when the commit, the
+``src/`` hash and the run's settings all match the current ones, so evidence never outlives its code.
+"""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import platform
+import subprocess
 import time
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
 
 # RMU on the 2-layer tiny model: steer the first layer's output, train only its MLP down-projection (the
 # paper's structure: layer l and the down_proj of the layers up to it). The paper's c = 6.5 / alpha = 1200
@@ -33,6 +48,20 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def embedded_settings(args, max_items: int = 200, max_new_tokens: int = 48, **extra) -> dict:
+    """What a result on the embedded world depends on besides the code: world, seed, evaluation sizes."""
+    from unlearnkit.quickstart import MODEL_RECIPE_VERSION, WORLD
+
+    return {
+        "world": WORLD,
+        "world_seed": args.seed,
+        "model_recipe": MODEL_RECIPE_VERSION,
+        "max_items": max_items,
+        "max_new_tokens": max_new_tokens,
+        **extra,
+    }
+
+
 def setup(args, **kwargs):
     from transformers.utils import logging as hf_logging
 
@@ -43,21 +72,206 @@ def setup(args, **kwargs):
     return prepare_embedded(args.seed, args.cache_dir, log=lambda m: print(m, flush=True), **kwargs)
 
 
-def write_result(name: str, markdown: str, data: dict, command: str) -> Path:
-    """``bench/results/<name>.md`` (a section of BENCHMARKS.md) and ``<name>.json`` (raw numbers)."""
-    RESULTS.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d")
-    header = (
-        f"<!-- produced by `{command}` on {stamp}, {platform.machine()}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads -->\n"
+# ------------------------------------------------------------------------------------ provenance
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@cache
+def src_sha256() -> str:
+    """SHA-256 over every file under ``src/`` (relative path and bytes, sorted; caches skipped)."""
+    h = hashlib.sha256()
+    for path in sorted(SRC.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+            continue
+        if any(part.endswith(".egg-info") for part in path.parts):
+            continue
+        h.update(str(path.relative_to(SRC)).encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@cache
+def code_version() -> dict[str, Any]:
+    """The commit (``unknown`` outside a git checkout), whether src/ differs from it, the src/ hash."""
+    commit = _git("rev-parse", "HEAD") or "unknown"
+    dirty = _git("status", "--porcelain", "--", "src") if commit != "unknown" else None
+    return {"commit": commit, "src_dirty": bool(dirty), "src_sha256": src_sha256()}
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+
+
+def _plain(settings: dict[str, Any] | None) -> dict[str, Any]:
+    """``settings`` as JSON would give them back (tuples as lists, keys as strings): comparable."""
+    return json.loads(json.dumps(settings or {}, sort_keys=True, default=str))
+
+
+def provenance(settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What produced a result: code version, the settings, the machine and the date."""
+    return {
+        **code_version(),
+        "settings": _plain(settings),
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def unrecorded(date: str = "?") -> dict[str, Any]:
+    """The provenance of numbers written before provenance was recorded: unknown, and said so."""
+    unknown = "not recorded"
+    machine_ = {
+        "platform": unknown,
+        "machine": unknown,
+        "cpus": "?",
+        "torch": "?",
+        "threads": "?",
+        "cuda": None,
+    }
+    return {
+        "commit": unknown,
+        "src_dirty": False,
+        "src_sha256": unknown,
+        "settings": {},
+        "machine": machine_,
+        "date": date,
+    }
+
+
+def matches(
+    stored: dict[str, Any] | None, settings: dict[str, Any] | None, keys: tuple[str, ...] | None = None
+) -> bool:
+    """A stored provenance is the current code's (commit and src/ hash) with these settings (only the
+    ``keys`` of them, when given)."""
+    if not isinstance(stored, dict):
+        return False
+    now = code_version()
+    want, have = _plain(settings), stored.get("settings") or {}
+    if keys is not None:
+        want, have = {k: want.get(k) for k in keys}, {k: have.get(k) for k in keys}
+    return (
+        stored.get("commit") == now["commit"]
+        and now["commit"] != "unknown"
+        and stored.get("src_sha256") == now["src_sha256"]
+        and have == want
     )
-    (RESULTS / f"{name}.md").write_text(header + markdown.rstrip() + "\n", encoding="utf-8")
-    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=1, default=float) + "\n", encoding="utf-8")
+
+
+def describe(settings: dict[str, Any] | None, made: dict[str, Any] | None = None) -> str:
+    """One line saying what a result is: its settings, code and machine (printed under each title).
+    ``made``: a stored provenance to describe instead of the current code and machine."""
+    v, m = (made, made["machine"]) if made else (code_version(), machine())
+    parts = [f"{k.replace('_', ' ')} {_short(val)}" for k, val in _plain(settings).items()]
+    if v["commit"] == "not recorded":
+        return "; ".join([*parts, "machine and code not recorded (made before provenance was kept)"])
+    hw = f"{m['cpus']}-CPU {m['machine']}" + (f", {m['cuda']}" if m["cuda"] else "")
+    parts.append(f"{hw}, torch {m['torch']}, {m['threads']} threads")
+    parts.append(f"commit {v['commit'][:10]}{' + uncommitted src/' if v['src_dirty'] else ''}")
+    parts.append(f"src sha256 {v['src_sha256'][:12]}")
+    return "; ".join(parts)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) if value else "none"
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+class RunCache:
+    """Finished runs as ``FOLDER/<key>.json`` = ``{"provenance": ..., "result": ...}``.
+
+    :meth:`get` returns a run only when its provenance :func:`matches` the current code and the
+    settings asked for now; anything else (older code, other settings, a file from before provenance
+    was recorded) is a miss, and the run is made again. Writes are atomic: a killed run leaves none.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}.json"
+
+    def get(self, key: str, settings: dict[str, Any]) -> dict | None:
+        path = self.path(key)
+        if not path.is_file():
+            return None
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            return None
+        if not matches(stored.get("provenance"), settings) or "result" not in stored:
+            return None
+        return stored["result"]
+
+    def put(self, key: str, settings: dict[str, Any], result: dict) -> dict:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({"provenance": provenance(settings), "result": result}, indent=1) + "\n")
+        tmp.replace(path)
+        return result
+
+
+# ------------------------------------------------------------------------------------ result files
+
+
+def write_result(
+    name: str, markdown: str, data: dict, command: str, settings: dict | None = None, made: dict | None = None
+) -> Path:
+    """``bench/results/<name>.md`` (a section of BENCHMARKS.md) and ``<name>.json`` (raw numbers).
+
+    ``settings``: what the numbers are (seeds, items, world ...). The JSON gets a ``provenance`` key
+    (:func:`provenance`); the markdown a comment with the command and, under its first heading, one
+    visible line saying the settings, the machine and the code (:func:`describe`), also printed.
+    ``made``: the stored provenance of numbers re-rendered without re-running (kept as it was).
+    """
+    RESULTS.mkdir(exist_ok=True)
+    info = made if made else provenance(settings)
+    if made:
+        settings = made.get("settings")
+    line = f"_Produced by `{command}` on {info['date']}: {describe(settings, made)}._"
+    header = f"<!-- produced by `{command}`; provenance in bench/results/{name}.json -->\n"
+    lines = markdown.rstrip().splitlines()
+    at = next((i + 1 for i, x in enumerate(lines) if x.startswith("#")), 0)
+    body = "\n".join([*lines[:at], *([""] if at else []), line, *lines[at:]])
+    (RESULTS / f"{name}.md").write_text(header + body + "\n", encoding="utf-8")
+    payload = {**data, "provenance": info}
+    (RESULTS / f"{name}.json").write_text(
+        json.dumps(payload, indent=1, default=float) + "\n", encoding="utf-8"
+    )
+    print(line)
     print(markdown)
     return RESULTS / f"{name}.md"
 
 
-def previous(name: str) -> dict:
-    """The raw results of an earlier run of the same script (for ``--only`` partial re-runs)."""
+def previous(name: str, settings: dict | None = None, keys: tuple[str, ...] | None = None) -> dict:
+    """The raw results of an earlier run of the same script (for ``--only`` partial re-runs), without
+    their ``provenance`` key; ``{}`` unless that run was made by this code with these ``settings``
+    (kept rows must never mix code versions); ``keys``: compare only these settings."""
     path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    stored = data.pop("provenance", None) if isinstance(data, dict) else None
+    if not matches(stored, settings):
+        print(
+            f"bench/results/{name}.json was made by other code or settings: not reusing its rows", flush=True
+        )
+        return {}
+    return data

@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import parser, setup, write_result  # noqa: E402
+from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 
 from unlearnkit.attention import smoothed_attention  # noqa: E402
 from unlearnkit.data.encode import PromptFormat, encode_qa, pad_batch  # noqa: E402
@@ -122,7 +122,13 @@ def main() -> None:
         "",
         "\n".join(kind_table),
     ]
-    write_result("asu", "\n".join(md), {"sweep": rows, "token_kinds": kinds}, "python bench/asu_sweep.py")
+    write_result(
+        "asu",
+        "\n".join(md),
+        {"sweep": rows, "token_kinds": kinds},
+        "python bench/asu_sweep.py",
+        embedded_settings(args, seeds=[args.seed]),
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, parser, setup, write_result  # noqa: E402
+from _common import TINY_EXTRA, embedded_settings, parser, setup, write_result  # noqa: E402
 
 from unlearnkit.evaluation.audit import AuditSettings, run_audit  # noqa: E402
 from unlearnkit.models import load  # noqa: E402
@@ -70,7 +70,15 @@ def main() -> None:
         "",
         "\n".join(verdicts),
     ]
-    write_result("audit", "\n".join(md), audits, "python bench/audit_all.py")
+    write_result(
+        "audit",
+        "\n".join(md),
+        audits,
+        "python bench/audit_all.py",
+        embedded_settings(
+            args, max_items=100, seeds=[args.seed], methods=args.methods, relearn_steps=[5, 20, 50]
+        ),
+    )
 
 
 def _fmt(x) -> str:

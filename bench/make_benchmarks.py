@@ -28,8 +28,11 @@ def main() -> None:
         "# Benchmarks",
         "",
         "Every number below is printed by a script in `bench/` (the command is in the comment above each "
-        "section); `python bench/make_benchmarks.py` assembles this file. Numbers are from one seed on a "
-        "2-core CPU machine; the embedded world is tiny, so read them as behaviour, not as paper results.",
+        "section); `python bench/make_benchmarks.py` assembles this file. Each section says under its title "
+        "what it is: its seeds, items and world, the machine, and the code that produced it (commit and a "
+        "hash of `src/`; `bench/results/<name>.json` keeps the same as `provenance`). A section without that "
+        "line predates the record. The embedded world is tiny: read the numbers as behaviour, not as paper "
+        "results.",
         "",
     ]
     for i, (name, command) in enumerate(ORDER):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
+from _common import TINY_EXTRA, embedded_settings, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.evaluation.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.quickstart import DEFAULT_METHODS, TABLE_COLUMNS  # noqa: E402
@@ -43,8 +43,9 @@ def main() -> None:
     )
     args = p.parse_args()
     emb = setup(args)
+    settings = embedded_settings(args, seeds=[args.seed])
     if args.only:
-        kept = previous("quality")
+        kept = previous("quality", settings)
         order = ["target", "oracle", *args.methods.split(",")]
         emb.results.update({k: v for k, v in kept.items() if k not in ("target", "oracle")})
         args.methods = args.only
@@ -78,7 +79,7 @@ def main() -> None:
         "",
         markdown_table(emb.results, list(COLUMNS)),
     ]
-    write_result("quality", "\n".join(md), emb.results, "python bench/quality.py")
+    write_result("quality", "\n".join(md), emb.results, "python bench/quality.py", settings)
 
 
 def _no_models():

@@ -20,21 +20,23 @@ seed, so the spread is that of the methods and the attack, not of the world.
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes (the
 plain models too, as the UNDO teachers), so an interrupted run resumes where it stopped, and the results
-(``bench/results/robustness.{md,json,png}``) are rewritten after every run.
+(``bench/results/robustness.{md,json,png}``) are rewritten after every run. A cached run is reused only
+when it was made by this commit with this ``src/`` (hash) and the same settings (``run_settings``;
+``_common.RunCache``): a code change re-runs it, and ``--report`` assembles only such runs.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
 import traceback
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
+from _common import RESULTS, TINY_EXTRA, RunCache, embedded_settings, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.data import Benchmark  # noqa: E402
 from unlearnkit.errors import UserError  # noqa: E402
@@ -48,6 +50,7 @@ SEEDS = (0, 1, 2)
 RELEARN_STEPS = (5, 10, 20)  # the audit's attack, measured up to the summary point (20)
 WORK = Path(".bench_work") / "robustness"
 NAME = "robustness"
+WORLD_SEED = 0  # --seed: the world, target and oracle every run starts from (set by main)
 
 
 def sam_rho_for(method: str) -> float:
@@ -220,10 +223,12 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
             from unlearnkit.train.distill import distill
 
             teacher_dir = WORK / "models" / f"{method}__s{seed}"
-            if not (teacher_dir / "config.json").is_file():
-                run_cached(method, seed, emb, oracle_cost)  # the plain run saves its model
+            # The plain run saves its model; its cache entry says whether that model is this code's.
+            plain = run_cached(method, seed, emb, oracle_cost)
+            if not (teacher_dir / "config.json").is_file():  # cached run, model deleted: make both again
+                _cache().path(f"{method}__s{seed}").unlink()
+                plain = run_cached(method, seed, emb, oracle_cost)
             teacher, tok = load(str(teacher_dir))
-            plain = json.loads((WORK / "runs" / f"{method}__s{seed}.json").read_text())
             res = distill(
                 teacher,
                 tok,
@@ -265,32 +270,47 @@ def run_one(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
 DISTILL_NLL = 3.0  # retain_nll_weight, pinned: the cache must not mix runs made under different defaults
 
 
-def cached(cfg: str, seed: int) -> dict | None:
-    """The finished run of ``cfg`` at ``seed``, or None (missing, or an UNDO run made with other
-    distillation settings than the ones this script asks for now)."""
-    path = WORK / "runs" / f"{cfg}__s{seed}.json"
-    if not path.is_file():
-        return None
-    result = json.loads(path.read_text())
-    _, extra, alpha = parse(cfg)
+def run_settings(cfg: str, seed: int) -> dict:
+    """Everything a run of ``cfg`` at ``seed`` depends on besides the code (the cache key's settings)."""
+    from unlearnkit.quickstart import method_overrides
+
+    method, extra, alpha = parse(cfg)
+    out = {
+        "config": cfg,
+        "seed": seed,
+        "embedded": embedded_settings(SimpleNamespace(seed=WORLD_SEED), max_items=100),
+        "audit": {"relearn_steps": list(RELEARN_STEPS), "max_items": 100, "max_new_tokens": 48},
+    }
+    if cfg != "oracle":
+        out["unlearn"] = {
+            **method_overrides(method, seed, tuned=False),
+            **TINY_EXTRA.get(method, {}),
+            "seed": seed,
+        }
+    if extra == "sam":
+        out["sam_rho"] = sam_rho_for(method)
     if extra == "undo":
-        st = result.get("distill_settings", {})
-        if st.get("retain_nll_weight") != DISTILL_NLL or st.get("epochs") != distill_epochs(alpha):
-            return None
-    return result
+        out["distill"] = {"noise": alpha, "epochs": distill_epochs(alpha), "retain_nll_weight": DISTILL_NLL}
+    return out
+
+
+def _cache() -> RunCache:
+    return RunCache(WORK / "runs")
+
+
+def cached(cfg: str, seed: int) -> dict | None:
+    """The finished run of ``cfg`` at ``seed``, or None: missing, or made by other code (commit or
+    ``src/`` hash) or with other settings than this script asks for now."""
+    return _cache().get(f"{cfg}__s{seed}", run_settings(cfg, seed))
 
 
 def run_cached(cfg: str, seed: int, emb, oracle_cost: float | None) -> dict:
-    path = WORK / "runs" / f"{cfg}__s{seed}.json"
     done = cached(cfg, seed)
     if done is not None:
         return done
     print(f"[{time.strftime('%H:%M:%S')}] {cfg} seed {seed} ...", flush=True)
     result = run_one(cfg, seed, emb, oracle_cost)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    tmp.replace(path)  # a run counts only once it is complete
+    _cache().put(f"{cfg}__s{seed}", run_settings(cfg, seed), result)  # a run counts only once complete
     m = result["metrics"]
     print(
         f"  {cfg} s{seed}: forget ROUGE {m.get('forget_rougeL_recall'):.3f}, utility "
@@ -316,8 +336,18 @@ COLUMNS = (
 
 
 def load_runs() -> list[dict]:
-    runs = [json.loads(p.read_text()) for p in sorted((WORK / "runs").glob("*.json"))]
-    return [r for r in runs if cached(r["config"], r["seed"]) is not None]
+    """Every cached run that this code, with these settings, would reuse."""
+    runs = []
+    for path in sorted((WORK / "runs").glob("*__s*.json")):
+        cfg, _, seed = path.stem.rpartition("__s")
+        try:
+            parse(cfg)
+            done = cached(cfg, int(seed))
+        except (UserError, ValueError):
+            continue
+        if done is not None:
+            runs.append(done)
+    return runs
 
 
 def aggregate(runs: list[dict], order: list[str]) -> dict[str, dict]:
@@ -602,11 +632,17 @@ def report(order: list[str], emb_info: dict, command: str) -> None:
     if missing:
         md += [f"Not run (time-boxed): {', '.join(f'`{c}`' for c in missing)}.", ""]
     data = {"table": table, "pareto": front, "runs": runs, "missing": missing, **emb_info}
-    write_result(NAME, "\n".join(md), data, command)
+    write_result(
+        NAME,
+        "\n".join(md),
+        data,
+        command,
+        {"world_seed": emb_info.get("world_seed", 0), "seeds": run_seeds, "configurations": len(table)},
+    )
 
 
 def main() -> None:
-    global WORK
+    global WORK, WORLD_SEED
     p = parser(__doc__)
     p.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="run seeds (default: %(default)s)")
     p.add_argument("--methods", default=",".join(METHODS))
@@ -616,6 +652,7 @@ def main() -> None:
     p.add_argument("--work", default=str(WORK), help="cache of finished runs (default: %(default)s)")
     args = p.parse_args()
     WORK = Path(args.work)
+    WORLD_SEED = args.seed
     methods = [m for m in args.methods.split(",") if m]
     alphas = [float(a) for a in args.alphas.split(",") if a]
     order = configs(methods, alphas)
@@ -626,7 +663,9 @@ def main() -> None:
     command = "python bench/robustness.py " + " ".join(sys.argv[1:])
     info = {"world_seed": args.seed, "relearn_steps": list(RELEARN_STEPS)}
     if args.report:
-        info["oracle_compute"] = previous(NAME).get("oracle_compute")
+        info["oracle_compute"] = previous(NAME, {"world_seed": args.seed}, keys=("world_seed",)).get(
+            "oracle_compute"
+        )
         report(order, info, command.strip())
         return
     emb = setup(args, max_items=100)

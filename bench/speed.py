@@ -426,12 +426,17 @@ def main(argv=None) -> int:
         memory=next((r["memory"] for r in results.values() if "memory" in r), "-"),
         machine=f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}",
     )
+    from _common import describe, provenance  # bench/ is on sys.path when run as a script
+
+    settings = {k: v for k, v in vars(args).items() if k not in ("worker", "output")}
     table = _table(results, meta)
+    head, _, rest = table.partition("\n")  # the provenance line goes under the section's title
+    table = f"{head}\n\n_Produced by `python bench/speed.py` ({describe(settings)})._\n{rest}"
     print(table)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(table, encoding="utf-8")
     (Path(args.output).with_suffix(".json")).write_text(
-        json.dumps(results, indent=2) + "\n", encoding="utf-8"
+        json.dumps({**results, "provenance": provenance(settings)}, indent=2) + "\n", encoding="utf-8"
     )
     return 0
 

@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, write_result  # noqa: E402
+from _common import RESULTS, code_version, matches, provenance, unrecorded, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "tiny"
@@ -163,6 +163,24 @@ def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
     write_text_atomic(CONFIGS / f"{method}.yaml", header + body.strip() + "\n")
 
 
+def check_work(folder: Path, settings: dict) -> None:
+    """A sweep folder resumes only under the code that started it (commit and src/ hash): trials of
+    two code versions must not mix in one study. The folder records its provenance when it starts."""
+    path = folder / "bench_provenance.json"
+    if path.is_file():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if not matches(stored, settings):
+            raise SystemExit(
+                f"{folder} was started by commit {stored.get('commit', '?')[:10]} (src sha256 "
+                f"{stored.get('src_sha256', '?')[:12]}); this is {code_version()['commit'][:10]} "
+                f"({code_version()['src_sha256'][:12]}), or other settings: pass a new --work, or remove "
+                "the folder to start over"
+            )
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(provenance(settings), indent=1) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     from transformers.utils import logging as hf_logging
 
@@ -185,7 +203,9 @@ def main() -> int:
 
     if args.markdown_only:
         data = json.loads((RESULTS / f"{args.result_name}.json").read_text(encoding="utf-8"))
-        write_result(args.result_name, markdown(data), data, data["command"])
+        made = data.pop("provenance", None) or unrecorded(data.get("date", "?"))
+        # Rebuilt from its own numbers: the run's provenance is kept, not replaced by this code's.
+        write_result(args.result_name, markdown(data), data, data["command"], made=made)
         return 0
     if args.rewrite_recipes:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
@@ -208,8 +228,17 @@ def main() -> int:
         "methods": {},
     }
 
+    described = {
+        "split_seed": 0,
+        "seeds": seeds,
+        "trials": args.trials,
+        "budget_minutes": args.budget_minutes,
+        "max_items": args.max_items,
+        "max_new_tokens": args.max_new_tokens,
+    }
+
     def save() -> None:
-        write_result(args.result_name, markdown(data), data, command)
+        write_result(args.result_name, markdown(data), data, command, described)
 
     for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
         entry: dict = {}
@@ -226,6 +255,10 @@ def main() -> int:
             max_items=args.max_items,
             max_new_tokens=args.max_new_tokens,
             budget_minutes=args.budget_minutes,
+        )
+        check_work(
+            Path(settings.output),
+            {"method": method, "max_items": args.max_items, "max_new_tokens": args.max_new_tokens},
         )
         t0 = time.time()
         log(f"== sweep {method}")

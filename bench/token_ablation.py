@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, parser, previous, setup, write_result  # noqa: E402
+from _common import TINY_EXTRA, embedded_settings, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.report.page import markdown_table  # noqa: E402
 
@@ -36,7 +36,8 @@ def main() -> None:
     p.add_argument("--only-bases", default=None, help="re-run just these bases' rows, keep the rest")
     args = p.parse_args()
     emb = setup(args)
-    kept = previous("tokenunlearn") if args.only_bases else {}
+    settings = embedded_settings(args, seeds=[args.seed])
+    kept = previous("tokenunlearn", settings) if args.only_bases else {}
     only = set(args.only_bases.split(",")) if args.only_bases else None
     work = Path(".bench_work")
 
@@ -89,6 +90,7 @@ def main() -> None:
         "\n".join(md),
         {"variants": variants, "ablation": ablation, "chance": chance},
         "python bench/token_ablation.py",
+        settings,
     )
 
 

@@ -1,0 +1,79 @@
+"""Bench results tied to the code that made them (issue 19.5): bench/_common.py's provenance, its run
+cache and the result files; bench/robustness.py's cache uses it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.fixture
+def common(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import _common
+
+    monkeypatch.setattr(_common, "RESULTS", tmp_path / "results")
+    return _common
+
+
+def test_provenance_names_the_commit_the_src_hash_the_settings_and_the_machine(common):
+    info = common.provenance({"seeds": (0, 1), "max_items": 100})
+    assert len(info["commit"]) == 40 and len(info["src_sha256"]) == 64
+    assert info["settings"] == {"max_items": 100, "seeds": [0, 1]}
+    assert info["machine"]["cpus"] and info["machine"]["torch"]
+    # the src/ hash is of the files' content: any change to any file under src/ changes it
+    assert common.src_sha256() == common.code_version()["src_sha256"]
+
+
+def test_a_cached_run_is_reused_only_when_commit_src_hash_and_settings_all_match(common, tmp_path):
+    cache = common.RunCache(tmp_path / "runs")
+    settings = {"config": "npo", "seed": 1}
+    cache.put("npo__s1", settings, {"metric": 0.5})
+    assert cache.get("npo__s1", settings) == {"metric": 0.5}
+    assert cache.get("npo__s1", {"config": "npo", "seed": 2}) is None  # other settings
+    stored = json.loads(cache.path("npo__s1").read_text())
+    for key, other in (("commit", "0" * 40), ("src_sha256", "f" * 64)):
+        changed = {**stored, "provenance": {**stored["provenance"], key: other}}
+        cache.path("npo__s1").write_text(json.dumps(changed))
+        assert cache.get("npo__s1", settings) is None, key  # other code
+    cache.path("npo__s1").write_text(json.dumps({"metric": 0.5}))  # a file from before provenance
+    assert cache.get("npo__s1", settings) is None
+
+
+def test_result_files_carry_provenance_and_say_what_they_are_under_the_title(common):
+    settings = {"seeds": [0, 1, 2], "max_items": 100}
+    common.write_result("demo", "## Demo\n\nSome text.\n", {"row": 1}, "python bench/demo.py", settings)
+    md = (common.RESULTS / "demo.md").read_text()
+    lines = md.splitlines()
+    assert lines[1] == "## Demo" and lines[3].startswith("_Produced by `python bench/demo.py`")
+    assert "seeds 0, 1, 2" in lines[3] and "max items 100" in lines[3] and "commit " in lines[3]
+    assert "-CPU" in lines[3] and "torch" in lines[3]
+    data = json.loads((common.RESULTS / "demo.json").read_text())
+    assert data["row"] == 1 and data["provenance"]["settings"] == settings
+    assert common.previous("demo", settings) == {"row": 1}  # kept rows come back without provenance
+    assert common.previous("demo", {**settings, "max_items": 50}) == {}  # ... only for these settings
+    data["provenance"]["src_sha256"] = "0" * 64
+    (common.RESULTS / "demo.json").write_text(json.dumps(data))
+    assert common.previous("demo", settings) == {}  # ... and this code
+
+
+def test_robustness_reuses_a_run_only_for_its_settings(common, monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["robustness.py"])
+    import robustness
+
+    monkeypatch.setattr(robustness, "WORK", tmp_path / "work")
+    robustness._cache().put(
+        "npo+undo0.5__s0", robustness.run_settings("npo+undo0.5", 0), {"config": "x", "seed": 0}
+    )
+    assert robustness.cached("npo+undo0.5", 0) == {"config": "x", "seed": 0}
+    assert [r["config"] for r in robustness.load_runs()] == ["x"]
+    monkeypatch.setattr(robustness, "DISTILL_NLL", 1.0)  # another distillation recipe: not reused
+    assert robustness.cached("npo+undo0.5", 0) is None and robustness.load_runs() == []
+    monkeypatch.setattr(robustness, "DISTILL_NLL", 3.0)
+    monkeypatch.setattr(robustness, "WORLD_SEED", 1)  # another world
+    assert robustness.cached("npo+undo0.5", 0) is None
