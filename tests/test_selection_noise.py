@@ -176,7 +176,7 @@ def test_trials_equal_within_noise_are_refused_with_what_to_change_and_a_zero_co
     ]
     why = refusal(rows, ctx)
     assert why and "equal within noise on every objective" in why and "choose noise" in why
-    assert "--max-items, now 50" in why and "10 forget rows" in why
+    assert "selection half has only 10" in why and "--max-items 50 cannot add rows" in why
     assert "retain_truth_ratio is 0" in why and "paraphrased_answer" in why and "wording" in why
     rows[2]["selection_metrics"]["forget_rougeL_recall"] = 0.2  # one trial forgets clearly more
     assert refusal(rows, ctx) is None

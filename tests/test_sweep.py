@@ -474,3 +474,35 @@ def test_a_bad_flag_fails_before_torch_is_imported(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["2", "False"], out.stderr
+
+
+def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():
+    from types import SimpleNamespace
+
+    from unlearnkit.sweep import STALE_AFTER_SECONDS, _is_stale
+
+    now = 1_000_000.0
+    tag = {"pid": 1, "start": 1.0, "host": "another-machine", "claimed": now - 2 * STALE_AFTER_SECONDS}
+
+    def trial(**attrs):
+        return SimpleNamespace(user_attrs={"worker": tag, **attrs})
+
+    assert not _is_stale(trial(heartbeat=now - 30), now)  # alive: stamped 30 s ago
+    assert _is_stale(trial(heartbeat=now - STALE_AFTER_SECONDS - 1), now)  # silent past the limit
+    assert _is_stale(trial(), now)  # claimed long ago and never stamped
+    assert not _is_stale(SimpleNamespace(user_attrs={"worker": {**tag, "claimed": now - 5}}), now)
+
+
+def test_heartbeat_stamps_the_running_trial(tmp_path):
+    import optuna
+
+    from unlearnkit.sweep import heartbeat
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", directions=["maximize"])
+    trial = study.ask()
+    with heartbeat(study, trial._trial_id, every=0.05):
+        time.sleep(0.4)
+    first = study.trials[0].user_attrs["heartbeat"]
+    assert first > time.time() - 5
+    time.sleep(0.2)  # stopped with the block: no stamp after it
+    assert study.trials[0].user_attrs["heartbeat"] == first

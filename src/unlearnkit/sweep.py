@@ -1137,21 +1137,31 @@ def _zero_cause(component: str) -> str:
 def _widen_advice(ctx: Context) -> str:
     space = ctx.space
     lr = space.params.get("lr")
-    scale = f" ({space.scale})" if getattr(space, "scale", "") else ""
+    where = f"the space {space.source}"
     if lr is not None and lr.choices is None:
         text = (
-            f"widen lr: the space{scale} searches lr {lr.low:g} to {lr.high:g}; raise its upper end "
+            f"widen lr: {where} searches lr {lr.low:g} to {lr.high:g}; raise its upper end "
             f"(e.g. to {lr.high * 10:g}) in a --space file"
         )
     elif lr is not None:
-        text = f"widen lr: the space{scale} tries lr {lr.choices}; add larger values in a --space file"
+        text = f"widen lr: {where} tries lr {lr.choices}; add larger values in a --space file"
     elif "lr" in space.fixed:
         text = f"lr is fixed at {space.fixed['lr']} in {space.source}: search it (params: lr: {{low, high, log: true}})"
     else:
-        text = f"search lr in a --space file (the space {space.source} leaves it at the model's default)"
+        text = f"search lr in a --space file ({where} leaves it at the model's default)"
     if "epochs" in space.params or "epochs" not in space.fixed:
         text += ", or more epochs"
     return text + f" (format: {SPACES_DIR / 'README.md'})"
+
+
+def _more_items_advice(ctx: Context) -> str:
+    n, cap = len(ctx.selection), ctx.settings.max_items
+    if n < cap:
+        return (
+            f"more forget rows (the selection half has only {n}; the noise band narrows as "
+            f"1/sqrt(rows), and --max-items {cap} cannot add rows that are not there)"
+        )
+    return f"more evaluation items (--max-items, now {cap}, of the selection half's {n} forget rows)"
 
 
 def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
@@ -1170,7 +1180,6 @@ def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
         return None
     metrics = [r["selection_metrics"] for r in done]
     objectives = ctx.settings.resolved_objectives()
-    n_forget = len(ctx.selection)
     zeros = zero_utility_components(metrics) if "model_utility" in objectives else []
     zero_note = (
         f" Model utility is 0 in every trial because {', '.join(zeros)} is 0 (one zero makes the "
@@ -1194,9 +1203,7 @@ def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
         return (
             f"all {len(done)} complete trials score equal within noise on every objective on the selection "
             f"half ({'; '.join(shown)}): choosing among them would choose noise. No trial is chosen. To "
-            f"change: more evaluation items (--max-items, now {ctx.settings.max_items}; the selection half "
-            f"has {n_forget} forget rows, and the band narrows as 1/sqrt(items)), or {_widen_advice(ctx)}."
-            + zero_note
+            f"change: {_more_items_advice(ctx)}, or {_widen_advice(ctx)}." + zero_note
         )
     return None
 
@@ -1626,14 +1633,15 @@ def die_with_parent(parent_pid: int) -> str:
     return mechanism
 
 
+SETTINGS_ENV = "UNLEARNKIT_SWEEP_SETTINGS"  # workers' settings: the environment, not argv (a
+# --storage URL may hold a password, and any user can read a process's argv; its environment only
+# its owner)
+
+
 def worker_command(st: SweepSettings, worker: int) -> list[str]:
     import sys
 
-    cmd = [
-        sys.executable, "-m", "unlearnkit.sweep", "--worker", str(worker),
-        "--parent", str(os.getpid()), "--settings", json.dumps(dataclasses.asdict(st)),
-    ]  # fmt: skip
-    return cmd
+    return [sys.executable, "-m", "unlearnkit.sweep", "--worker", str(worker), "--parent", str(os.getpid())]
 
 
 def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -1675,7 +1683,12 @@ def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str
     threads = max(1, (os.cpu_count() or 1) // st.jobs)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), threads)))
     procs = []
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": str(threads),
+        "TOKENIZERS_PARALLELISM": "false",
+        SETTINGS_ENV: json.dumps(dataclasses.asdict(st)),
+    }
     for worker in range(1, st.jobs):
         procs.append(subprocess.Popen(worker_command(st, worker), env=env))
     try:
@@ -1705,7 +1718,6 @@ def _worker_main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="unlearnkit.sweep")
     p.add_argument("--worker", type=int, required=True)
     p.add_argument("--parent", type=int, required=True, help="pid of the main sweep process")
-    p.add_argument("--settings", required=True)
     args = p.parse_args(argv)
     die_with_parent(args.parent)  # first: a worker must never outlive a killed sweep
 
@@ -1713,7 +1725,7 @@ def _worker_main(argv: list[str] | None = None) -> int:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    st = SweepSettings(**json.loads(args.settings))
+    st = SweepSettings(**json.loads(os.environ[SETTINGS_ENV]))
     st.objectives = tuple(st.objectives)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     ctx = load_context(st)
