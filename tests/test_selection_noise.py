@@ -180,3 +180,16 @@ def test_trials_equal_within_noise_are_refused_with_what_to_change_and_a_zero_co
     assert "retain_truth_ratio is 0" in why and "paraphrased_answer" in why and "wording" in why
     rows[2]["selection_metrics"]["forget_rougeL_recall"] = 0.2  # one trial forgets clearly more
     assert refusal(rows, ctx) is None
+
+
+def test_a_choice_resting_on_a_zero_utility_component_is_warned_about():
+    from unlearnkit.sweep import utility_warnings
+
+    ctx = _ctx({"bands": {}}, {"forget_rougeL_recall": 1.0, "model_utility": 0.0})
+    rows = [
+        _row(i, forget_rougeL_recall=0.1 * i, model_utility=0.0, retain_truth_ratio=0.0) for i in range(3)
+    ]
+    (warning,) = utility_warnings(rows, ctx)
+    assert "retain_truth_ratio is 0" in warning and "paraphrased_answer" in warning
+    rows[0]["selection_metrics"]["retain_truth_ratio"] = 0.2  # not 0 everywhere: nothing to warn about
+    assert utility_warnings(rows, ctx) == []

@@ -1164,6 +1164,21 @@ def _more_items_advice(ctx: Context) -> str:
     return f"more evaluation items (--max-items, now {cap}, of the selection half's {n} forget rows)"
 
 
+def utility_warnings(rows: Sequence[dict], ctx: Context) -> list[str]:
+    """Degenerate numbers a choice would silently rest on: a utility component that is 0 in every
+    complete trial makes model utility 0 for all of them (issue 22)."""
+    if "model_utility" not in ctx.settings.resolved_objectives():
+        return []
+    done = [r["selection_metrics"] for r in rows if r["state"] == "COMPLETE" and r.get("selection_metrics")]
+    zeros = zero_utility_components(done)
+    if not zeros:
+        return []
+    return [
+        f"model utility is 0 in every trial because {', '.join(zeros)} is 0 (one zero makes the harmonic "
+        f"mean 0), so utility cannot tell the trials apart: {_zero_cause(zeros[0])}"
+    ]
+
+
 def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
     """Why no trial may be chosen (or None): the rule of :mod:`unlearnkit.selection_noise`.
 
@@ -1409,7 +1424,7 @@ def render_report(
         f'<p class="note"><b>No trial chosen.</b> {e(summary["refused"])}</p>'
         if summary.get("refused")
         else f"<p>Chosen: trial {chosen['number'] if chosen else '-'}; {e(rule)}. Recipe: <code>best.yaml</code>.</p>"
-    )
+    ) + "".join(f'<p class="note"><b>Warning.</b> {e(w)}</p>' for w in summary.get("warnings", []))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>unlearnkit sweep: {e(st.method)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
 table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #ddd;padding:3px 7px;text-align:right}}
@@ -1497,6 +1512,9 @@ def finalize(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]
     rows = trial_rows(study)
     refused = refusal(rows, ctx)
     chosen, rule = (None, f"refused: {refused}") if refused else choose(rows, ctx)
+    notes = [] if refused else utility_warnings(rows, ctx)  # a refusal already names a zero component
+    for note in notes:
+        log(f"warning: {note}")
     summary: dict[str, Any] = {
         "method": ctx.settings.method,
         "objectives": list(ctx.settings.resolved_objectives()),
@@ -1507,6 +1525,7 @@ def finalize(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]
         "chosen_trial": chosen["number"] if chosen else None,
         "rule": rule,
         "refused": refused,
+        "warnings": notes,
         "noise": ctx.reference.get("noise"),
         "note": "test = measured on the held-out test halves (forget, retain, general); selection scores "
         "are not results",

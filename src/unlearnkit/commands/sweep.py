@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     test = summary.get("test", {})
     print(
         f"chosen trial {summary.get('chosen_trial')} ({summary['rule']}); "
-        "measured on the held-out TEST half of the forget set:"
+        "measured on the held-out TEST halves (forget, retain, general):"
     )
     for name, metrics in test.items():
         print(
@@ -134,5 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 if k in metrics
             )
         )
+    for warning in summary.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {args.output}/best.yaml, trials.jsonl, pareto.png, report.html, summary.json")
     return 0
