@@ -178,18 +178,20 @@ def test_trials_equal_within_noise_are_refused_with_what_to_change_and_a_zero_co
     assert why and "equal within noise on every objective" in why and "choose noise" in why
     assert "selection half has only 10" in why and "--max-items 50 cannot add rows" in why
     assert "retain_truth_ratio is 0" in why and "paraphrased_answer" in why and "wording" in why
-    rows[2]["selection_metrics"]["forget_rougeL_recall"] = 0.2  # one trial forgets clearly more
-    assert refusal(rows, ctx) is None
+    rows[2]["selection_metrics"]["forget_rougeL_recall"] = 0.2  # one trial forgets clearly more ...
+    assert "chosen blind" in refusal(rows, ctx)  # ... but with utility 0 everywhere it is still refused
 
 
-def test_a_choice_resting_on_a_zero_utility_component_is_warned_about():
-    from unlearnkit.sweep import utility_warnings
+def test_a_choice_resting_on_a_zero_utility_component_is_refused():
+    from unlearnkit.sweep import refusal
 
-    ctx = _ctx({"bands": {}}, {"forget_rougeL_recall": 1.0, "model_utility": 0.0})
+    ctx = _ctx({"bands": {"forget_rougeL_recall": 0.01}}, {"forget_rougeL_recall": 1.0, "model_utility": 0.0})
     rows = [
-        _row(i, forget_rougeL_recall=0.1 * i, model_utility=0.0, retain_truth_ratio=0.0) for i in range(3)
+        _row(i, forget_rougeL_recall=0.3 * i, model_utility=0.0, retain_truth_ratio=0.0) for i in range(3)
     ]
-    (warning,) = utility_warnings(rows, ctx)
-    assert "retain_truth_ratio is 0" in warning and "paraphrased_answer" in warning
-    rows[0]["selection_metrics"]["retain_truth_ratio"] = 0.2  # not 0 everywhere: nothing to warn about
-    assert utility_warnings(rows, ctx) == []
+    why = refusal(rows, ctx)  # forgetting differs far beyond noise, but utility protects nothing
+    assert why and "model utility is 0 in every one of the 3" in why and "chosen blind" in why
+    assert "retain_truth_ratio is 0" in why and "paraphrased_answer" in why
+    assert "--objective forget_rougeL_recall" in why
+    rows[0]["selection_metrics"].update(retain_truth_ratio=0.2, model_utility=0.3)  # one trial keeps utility
+    assert refusal(rows, ctx) is None

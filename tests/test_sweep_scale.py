@@ -80,3 +80,34 @@ def test_a_sweep_whose_trials_leave_the_model_where_it_was_says_so_and_chooses_n
     assert summary["chosen_trial"] is None and "left the model where it was" in summary["refused"]
     assert summary["trials"]["COMPLETE"] == 2
     assert "No trial chosen" in (out / "report.html").read_text()
+
+
+def test_on_paraphrases_in_unseen_wording_the_sweep_refuses_and_names_the_zero_component(
+    tmp_path, mini_world, capsys
+):
+    """Issue 22's case: 10 forget items, paraphrased answers worded unlike anything the model was trained
+    on. The trained model prefers the wrong answers in trained wording, retain truth ratio is 0, model
+    utility is 0 for every trial: the sweep must refuse to choose, and say which component and why."""
+    from sweep_helpers import CHOICE_SPACE, TRAIN
+
+    from unlearnkit.data import read_jsonl
+
+    data = tmp_path / "own"
+    data.mkdir()
+    for split, keep in (("forget", 10), ("retain", None), ("holdout", 10), ("general", None)):
+        rows = read_jsonl(mini_world / f"{split}.jsonl")[:keep]
+        for r in rows:
+            r["paraphrased_answer"] = f"Going by the records kept on this, one finds {r['fact_value']} noted."
+        (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["finetune", "--data", str(data), "--output", str(tmp_path / "target"), *TRAIN]) == 0
+    (tmp_path / "choice.yaml").write_text(CHOICE_SPACE, encoding="utf-8")
+    out = tmp_path / "sweep"
+    args = ["sweep", "--model", str(tmp_path / "target"), "--data", str(data), "--method", "gd"]
+    args += ["--output", str(out), "--trials", "2", "--space", str(tmp_path / "choice.yaml")]
+    args += ["--max-items", "10", "--max-new-tokens", "6", "--prune-floor", "0"]
+    capsys.readouterr()
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert "sweep refused to choose" in err and "No trial is chosen" in err
+    assert "retain_truth_ratio" in err and "is 0" in err and "paraphrased_answer" in err and "wording" in err
+    assert not (out / "best.yaml").exists()

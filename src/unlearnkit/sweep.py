@@ -1128,8 +1128,8 @@ def _zero_cause(component: str) -> str:
         return (
             f"{component} = 0 means the model prefers the perturbed (wrong) answers to the right one on "
             "every item; typical when paraphrased_answer is worded unlike anything the model was trained on "
-            "while the perturbed answers share the trained wording: write paraphrases in trained wording, or "
-            "drop paraphrased_answer / perturbed_answer from that split"
+            "while the perturbed answers share the trained wording: write the paraphrases (and perturbed "
+            "answers) in one wording, the one the model was trained on"
         )
     return f"{component} = 0: the model never produces (or never assigns probability to) those answers"
 
@@ -1164,28 +1164,17 @@ def _more_items_advice(ctx: Context) -> str:
     return f"more evaluation items (--max-items, now {cap}, of the selection half's {n} forget rows)"
 
 
-def utility_warnings(rows: Sequence[dict], ctx: Context) -> list[str]:
-    """Degenerate numbers a choice would silently rest on: a utility component that is 0 in every
-    complete trial makes model utility 0 for all of them (issue 22)."""
-    if "model_utility" not in ctx.settings.resolved_objectives():
-        return []
-    done = [r["selection_metrics"] for r in rows if r["state"] == "COMPLETE" and r.get("selection_metrics")]
-    zeros = zero_utility_components(done)
-    if not zeros:
-        return []
-    return [
-        f"model utility is 0 in every trial because {', '.join(zeros)} is 0 (one zero makes the harmonic "
-        f"mean 0), so utility cannot tell the trials apart: {_zero_cause(zeros[0])}"
-    ]
-
-
 def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
     """Why no trial may be chosen (or None): the rule of :mod:`unlearnkit.selection_noise`.
 
     * every complete trial left the model where it was (forget metrics within noise of the
       target's): the space does not reach this model's scale; the message names the setting to widen;
     * every complete trial scores equal within noise on every objective: a choice would pick noise;
-      the message says what to change (more items, a wider space, a degenerate utility component).
+      the message says what to change (more items, a wider space, a degenerate utility component);
+    * model utility is an objective and 0 in every trial (one of its components is 0 everywhere):
+      the utility floor then protects nothing, and "the most forgotten" would be chosen blind (issue
+      22: the tuned model ended worse than the target); the message names the component and its
+      likely cause.
     """
     done = [r for r in rows if r["state"] == "COMPLETE" and r.get("selection_metrics")]
     ref = ctx.reference
@@ -1219,6 +1208,14 @@ def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
             f"all {len(done)} complete trials score equal within noise on every objective on the selection "
             f"half ({'; '.join(shown)}): choosing among them would choose noise. No trial is chosen. To "
             f"change: {_more_items_advice(ctx)}, or {_widen_advice(ctx)}." + zero_note
+        )
+    if zeros:
+        others = ",".join(o for o in objectives if o != "model_utility") or "forget_rougeL_recall"
+        return (
+            f"model utility is 0 in every one of the {len(done)} complete trials because {', '.join(zeros)} "
+            f"is 0 (one zero makes the harmonic mean 0), so no trial can be held to a utility floor and "
+            f"the most forgotten would be chosen blind. No trial is chosen. To change: {_zero_cause(zeros[0])}; "
+            f"or choose on forgetting alone, knowingly: --objective {others}."
         )
     return None
 
@@ -1512,9 +1509,7 @@ def finalize(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]
     rows = trial_rows(study)
     refused = refusal(rows, ctx)
     chosen, rule = (None, f"refused: {refused}") if refused else choose(rows, ctx)
-    notes = [] if refused else utility_warnings(rows, ctx)  # a refusal already names a zero component
-    for note in notes:
-        log(f"warning: {note}")
+    notes: list[str] = []  # warnings beside a choice (a degenerate number is a refusal, not a note)
     summary: dict[str, Any] = {
         "method": ctx.settings.method,
         "objectives": list(ctx.settings.resolved_objectives()),
