@@ -87,10 +87,15 @@ def finetune(
     work_dir: str | Path,
     quiet: bool = False,
     progress: str | None = None,
+    resume: bool = False,
 ) -> FinetuneResult:
-    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss.
+    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss (raw ``text``
+    rows: every token is a target, as in pretraining).
 
     ``quiet`` drops the Trainer's own progress/printing; ``progress`` then shows one compact bar.
+    ``cfg.save_every`` > 0 checkpoints into ``work_dir``; ``resume`` continues from its last complete
+    checkpoint (the Trainer restores optimiser, scheduler, RNG and data order, so a killed and resumed
+    run ends with the weights of an uninterrupted one) and adds the compute counted before the kill.
     """
     fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
@@ -110,11 +115,25 @@ def finetune(
         trainer.remove_callback(PrinterCallback)
     if progress:
         trainer.add_callback(StepProgress(progress))
-    out = trainer.train()
+    checkpoint = last_checkpoint(work_dir) if resume else None
+    counter.restore(checkpoint)
+    out = trainer.train(resume_from_checkpoint=checkpoint)
     compute = counter.totals()
     counter.detach()
     model.eval()
     return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute)
+
+
+def last_checkpoint(work_dir: str | Path) -> str | None:
+    """The newest complete checkpoint in ``work_dir`` (one cut short while saving has no
+    ``trainer_state.json``: the Trainer writes it last), or None."""
+    work_dir = Path(work_dir)
+    if not work_dir.is_dir():
+        return None
+    complete = [p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+    if not complete:
+        return None
+    return str(max(complete, key=lambda p: int(p.name.rsplit("-", 1)[-1])))
 
 
 def default_config(tiny: bool, overrides: dict | None = None) -> TrainConfig:
