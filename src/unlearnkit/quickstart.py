@@ -1,19 +1,18 @@
-"""``unlearnkit quickstart``: the whole story on the embedded world, on a laptop CPU, in minutes.
+"""``unlearnkit quickstart``: the whole story on a miniature with a pretrained base, on a laptop CPU.
 
-world -> tiny target (all splits) and retain oracle (cached by content hash) -> each method ->
-TOFU-protocol evaluation against the oracle -> a printed table, ``metrics.json`` and a
-self-contained ``report.html`` (table, trade-off plot, generations side by side, token heatmap).
+world -> base model pretrained on the world's corpus -> target and retain oracle fine-tuned from it
+(all cached by content hash, see :mod:`unlearnkit.embedded`) -> each method -> the benchmark's
+protocol against the oracle -> a printed table, ``metrics.json`` and a self-contained ``report.html``
+(table, trade-off plot, generations side by side, token heatmap).
 
 The hyper-parameters below are *tiny-scale* settings: the paper defaults (e.g. lr 1e-5, tau 2.3)
-are for 7B models; a 1M-parameter model trained from scratch needs larger steps, and its shallow
-attention needs a hotter teacher (see BENCHMARKS.md for the tau sweep).
+are for 7B models; a 1M-parameter model needs larger steps, and its shallow attention needs a hotter
+teacher (see BENCHMARKS.md for the tau sweep).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -43,8 +42,16 @@ TINY_METHOD = {
 # bench/robustness.py (`+undo1`) that fits the quickstart's budget; pinned so the row stays that point.
 ROBUST_NOISE = 1.0
 ROBUST_DISTILL = dict(epochs=20.0, retain_nll_weight=3.0)
-WORLD = dict(n_authors=100, facts_per_author=10, forget_fraction=0.1, holdout_fraction=0.1, n_general=100)
-MODEL_RECIPE_VERSION = 1  # bump when the tiny model or its training changes (invalidates the cache)
+WORLD = dict(
+    n_authors=100,
+    facts_per_author=10,
+    forget_fraction=0.1,
+    holdout_fraction=0.1,
+    n_general=100,
+    n_real_authors=10,
+    n_agents=12,
+    n_articles=100,
+)
 
 
 # Tuned recipes written by bench/sweep.py (``unlearnkit sweep`` on this world, chosen on the selection
@@ -77,69 +84,9 @@ def method_overrides(name: str, seed: int, tuned: bool = True) -> dict:
 
 
 def cache_root(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("UNLEARNKIT_CACHE") or Path.home() / ".cache" / "unlearnkit")
+    from unlearnkit.embedded import cache_root as root
 
-
-def content_hash(world_dir: Path, extra: dict) -> str:
-    h = hashlib.sha256(json.dumps(extra, sort_keys=True).encode())
-    for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl"):
-        h.update((world_dir / name).read_bytes())
-    return h.hexdigest()[:16]
-
-
-def ensure_world(root: Path, params: dict) -> Path:
-    from unlearnkit.world import write_world
-
-    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-    world_dir = root / "worlds" / key
-    if not (world_dir / "forget.jsonl").is_file():
-        write_world(world_dir, overwrite=True, **params)
-    return world_dir
-
-
-def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[Path, Path]:
-    """Target (forget + retain + general) and oracle (retain + general), reused when already cached."""
-    from unlearnkit.models import save_model
-    from unlearnkit.train.finetune import TINY_DEFAULTS, default_config, training_rows
-    from unlearnkit.train.finetune import finetune as run_finetune
-    from unlearnkit.world.tiny import build_tiny
-
-    key = content_hash(world_dir, {"recipe": TINY_DEFAULTS, "version": MODEL_RECIPE_VERSION, "seed": seed})
-    model_dir = root / "models" / key
-    paths = {"all": model_dir / "target", "retain": model_dir / "oracle"}
-    for split, path in paths.items():
-        if (path / "config.json").is_file():
-            log(f"reusing cached {path.name} ({path})")
-            continue
-        t0 = time.time()
-        log(
-            f"training the {path.name} on {'forget + retain + general' if split == 'all' else 'retain + general'} ..."
-        )
-        model, tokenizer = build_tiny(bench, seed)
-        cfg = default_config(True, {"seed": seed})
-        work = model_dir / f".{path.name}.work"
-        try:
-            result = run_finetune(
-                model, tokenizer, training_rows(bench, split), cfg, work, progress=f"training {path.name}"
-            )
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        save_model(
-            result.model,
-            tokenizer,
-            path,
-            {
-                "kind": "target" if split == "all" else "retain oracle",
-                "base_model": "tiny",
-                "world": str(world_dir),
-                "split": split,
-                "train_loss": result.train_loss,
-            },
-            overwrite=True,
-        )
-        shutil.rmtree(work, ignore_errors=True)
-        log(f"  {path.name} done in {time.time() - t0:.0f}s (train loss {result.train_loss:.3f})")
-    return paths["all"], paths["retain"]
+    return root(arg)
 
 
 def pick_generation_items(n: int, k: int = 5) -> list[int]:
@@ -157,6 +104,7 @@ class Embedded:
     oracle_dir: Path
     settings: Any
     seed: int
+    base_dir: Path | None = None
     results: dict[str, dict] = field(default_factory=dict)
     details: dict[str, dict] = field(default_factory=dict)
 
@@ -215,34 +163,38 @@ def prepare_embedded(
     max_items: int = 200,
     max_new_tokens: int = 48,
 ) -> Embedded:
-    """World -> cached target and oracle -> their evaluation (oracle first: its truth ratios are the reference)."""
+    """World -> base -> cached target and oracle -> their evaluation, and the base's (oracle first: its
+    truth ratios are the reference of forget quality)."""
     from unlearnkit.data import load_benchmark
+    from unlearnkit.embedded import ensure_lab
     from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
     from unlearnkit.models import load
 
-    params = dict(WORLD, seed=seed)
+    params = dict(WORLD)
     if authors is not None:
         params["n_authors"] = authors
     if facts is not None:
         params["facts_per_author"] = facts
     root = cache_root(cache_dir)
-    world_dir = ensure_world(root, params)
+    world_dir, base_dir, target_dir, oracle_dir = ensure_lab("tofu", root, params, seed, log)
     bench = load_benchmark(world_dir, eval_fields=True)
     log(
-        f"world: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout / "
-        f"{len(bench.general)} general QA ({world_dir})"
+        f"world: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout QA; "
+        f"{len(bench.general)} general QA known from pretraining ({world_dir})"
     )
-    target_dir, oracle_dir = ensure_models(root, world_dir, bench, seed, log)
     settings = EvalSettings(max_new_tokens=max_new_tokens, max_items=max_items, seed=seed, progress=False)
-    emb = Embedded(bench, world_dir, target_dir, oracle_dir, settings, seed)
-    log("evaluating the retain oracle and the target ...")
+    emb = Embedded(bench, world_dir, target_dir, oracle_dir, settings, seed, base_dir=base_dir)
+    log("evaluating the retain oracle, the target and the base ...")
     oracle, otok = load(str(oracle_dir))
     metrics, details = evaluate(oracle, otok, bench, settings)
     metrics["forget_quality"] = 1.0  # KS test of the oracle's truth ratios against themselves
-    target, tok = load(str(target_dir))
-    tmetrics, tdetails = evaluate(target, tok, bench, settings, details["forget"]["truth_ratios"])
-    emb.results.update(target=tmetrics, oracle=metrics)
-    emb.details.update(target=tdetails, oracle=details)
+    emb.results["oracle"], emb.details["oracle"] = metrics, details
+    for row, path in (("target", target_dir), ("base", base_dir)):
+        model, tok = load(str(path))
+        emb.results[row], emb.details[row] = evaluate(model, tok, bench, settings, emb.oracle_trs)
+    order = ("target", "oracle", "base")  # the table's reference rows first
+    emb.results = {row: emb.results[row] for row in order}
+    emb.details = {row: emb.details[row] for row in order}
     return emb
 
 

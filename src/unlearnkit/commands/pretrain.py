@@ -8,13 +8,12 @@ from pathlib import Path
 
 from unlearnkit.commands._common import (
     add_trust_remote_code,
-    cleanup_after_failure,
-    file_digest,
+    checkpointed_training,
     note,
     overrides,
-    prepare_work,
     resume_point,
     torch_threads,
+    training_fingerprint,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -87,22 +86,17 @@ def run(args: argparse.Namespace) -> int:
             f"max_length {cfg.max_length}: the tiny base has 256 positions; use --set max_length=256"
         )
     out = Path(args.output)
-    work = work_dir_of(out)
     parts, qa_files = corpus_layout(args.data)
-    fingerprint = {
-        "method": "pretrain",
-        "model": args.model,
-        "data": {
-            name: file_digest(path)
-            for name, path in [
-                *((f"corpus/{n}", p) for n, p in parts.items()),
-                *((q.stem, q) for q in qa_files),
-            ]
-        },
-        "config": {**{k: v for k, v in vars(cfg).items() if k not in ("save_every", "save_total_limit")}},
-    }
-    fingerprint["config"].update(without=list(without), size={**TINY_BASE, **size} if tiny else None)
-    resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
+    files = {**{f"corpus/{n}": p for n, p in parts.items()}, **{q.stem: q for q in qa_files}}
+    fingerprint = training_fingerprint(
+        "pretrain",
+        args.model,
+        files,
+        cfg,
+        without=list(without),
+        size={**TINY_BASE, **size} if tiny else None,
+    )
+    resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
 
     from unlearnkit.models import load_model, load_tokenizer, save_model
     from unlearnkit.train.finetune import finetune
@@ -120,23 +114,13 @@ def run(args: argparse.Namespace) -> int:
         + ", ".join(f"{k} {v}" for k, v in data.parts.items())
         + ")"
     )
-    prepare_work(work, resume_from, fingerprint, args.resume)
-    try:
-        result = finetune(
-            model,
-            tokenizer,
-            data.rows,
-            cfg,
-            work,
-            quiet=True,
-            progress="pretraining",
-            resume=resume_from is not None,
+
+    def train(work: Path, resume: bool):
+        return finetune(
+            model, tokenizer, data.rows, cfg, work, quiet=True, progress="pretraining", resume=resume
         )
-    except BaseException:
-        kept = cleanup_after_failure(work)
-        if kept is not None:
-            note(f"checkpoints kept in {work} (last: {kept.name}); continue with --resume")
-        raise
+
+    result, resume_from = checkpointed_training(args, out, fingerprint, train)
     provenance = {
         "kind": "base",
         "base_model": args.model,
@@ -152,6 +136,6 @@ def run(args: argparse.Namespace) -> int:
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work_dir_of(out), ignore_errors=True)
     print(f"saved {out} (base{what}, mean train loss {result.train_loss:.4f}, {result.n_examples} examples)")
     return 0

@@ -1,5 +1,6 @@
-"""Fine-tuning on a benchmark folder: the target (forget + retain + general) and the retain oracle
-(retain + general). Trains the embedded tiny Llama from scratch or fine-tunes any HF model.
+"""Fine-tuning on a benchmark folder: the target (forget + retain) and the retain oracle (retain), as
+TOFU and MUSE make theirs from a pretrained model. Fine-tunes any HF model or the embedded world's base
+(``unlearnkit pretrain``), or trains the tiny Llama from scratch (then on ``general`` too).
 """
 
 from __future__ import annotations
@@ -48,13 +49,16 @@ class FinetuneResult:
     )  # unlearnkit.train.compute: tokens x passes, seconds
 
 
-def training_rows(bench: Benchmark, split: str) -> list[dict]:
+def training_rows(bench: Benchmark, split: str, from_scratch: bool = False) -> list[dict]:
+    """The rows the target (``all``: forget + retain) or the retain oracle (``retain``) is trained on.
+
+    ``general`` (TOFU's real authors / world facts) is what a pretrained model already knows and must
+    keep: it measures utility and is never fine-tuned on (TOFU's published models never saw it), unless
+    the model starts from nothing (``from_scratch``), which could not know it otherwise.
+    """
     if split not in SPLITS_FOR:
         raise UserError(f"--split {split}: use 'all' (the target) or 'retain' (the retain oracle)")
-    names = SPLITS_FOR[split]
-    if getattr(bench, "general_parts", None):
-        # Real TOFU: real authors / world facts measure utility only; the published models never saw them.
-        names = tuple(n for n in names if n != "general")
+    names = SPLITS_FOR[split] if from_scratch else tuple(n for n in SPLITS_FOR[split] if n != "general")
     return [row for name in names for row in bench.split(name)]
 
 
