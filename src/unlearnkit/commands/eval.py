@@ -24,7 +24,11 @@ EVAL_FIELDS_CHECKED = ("answer", "paraphrased_answer", "perturbed_answer")
 def add_parser(subparsers) -> None:
     e = subparsers.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
     e.add_argument("--model", required=True, help="model folder (or HF id)")
-    e.add_argument("--data", required=True, help="benchmark folder, or a name: tofu:forget10, muse:news")
+    e.add_argument(
+        "--data",
+        required=True,
+        help="benchmark folder (QA, MUSE-like or WMDP-like), or a name: tofu:forget10, muse:news, wmdp:cyber",
+    )
     e.add_argument(
         "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
     )
