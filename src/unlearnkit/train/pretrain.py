@@ -38,7 +38,6 @@ PRETRAIN_DEFAULTS = dict(
     lr_scheduler="cosine",
     max_length=256,
 )
-TEXT_KEYS = ("text", "question", "answer", "paraphrased_answer", "paraphrased_question", "prompt", "gt")
 
 
 @dataclass
@@ -116,22 +115,15 @@ def pretraining_data(world_dir: str | Path, without: tuple[str, ...] = ()) -> Pr
 
 def world_texts(world_dir: str | Path) -> list[str]:
     """Every string of every JSONL file under ``world_dir`` (the tokenizer's training text)."""
-    texts: list[str] = []
-    for path in sorted(Path(world_dir).rglob("*.jsonl")):
-        for row in read_jsonl(path):
-            for key in TEXT_KEYS:
-                if isinstance(row.get(key), str):
-                    texts.append(row[key])
-            for key in ("perturbed_answer", "choices"):
-                values = row.get(key)
-                if isinstance(values, list):
-                    texts.extend(v for v in values if isinstance(v, str))
-    return texts
+    from unlearnkit.world.tiny import corpus_of
+
+    rows = [row for path in sorted(Path(world_dir).rglob("*.jsonl")) for row in read_jsonl(path)]
+    return corpus_of(rows)
 
 
 def build_base(world_dir: str | Path, seed: int, size: dict | None = None):
     """A fresh tiny Llama and the world's tokenizer (``size``: hidden / layers / heads, see TINY_BASE)."""
-    from unlearnkit.world.tiny import corpus_of, tiny_llama, train_tokenizer
+    from unlearnkit.world.tiny import tiny_llama, train_tokenizer
 
-    tokenizer = train_tokenizer(corpus_of([]) + world_texts(world_dir))
+    tokenizer = train_tokenizer(world_texts(world_dir))
     return tiny_llama(tokenizer, seed=seed, **{**TINY_BASE, **(size or {})}), tokenizer
