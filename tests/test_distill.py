@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import torch
 from safetensors.torch import load_file
 
 from unlearnkit.cli import main
-from unlearnkit.train.distill import distill, shrink_perturb
+from unlearnkit.train.distill import distill, init_seed, shrink_perturb
 
 
 def _fresh(model, seed: int):
@@ -31,6 +33,12 @@ def _trained_looking(model):
         for p in model.parameters():
             p.mul_(3.0).add_(0.5)
     return model
+
+
+def _max_diff(a, b) -> float:
+    """Largest absolute difference between two models' parameters (same names)."""
+    theirs = dict(b.named_parameters())
+    return max(float((p.detach() - theirs[n].detach()).abs().max()) for n, p in a.named_parameters())
 
 
 def test_alpha_0_leaves_the_weights_identical(tiny_random_llama):
@@ -57,17 +65,79 @@ def test_alpha_1_gives_the_init_statistics(world_tokenizer):
         else:  # norms' weights: the init is a constant
             assert torch.allclose(p, want), name
     assert student.lm_head.weight is student.model.embed_tokens.weight  # tied weights stay tied
-    # The same seed reproduces the architecture's own init exactly.
-    same = dict(_fresh(student, seed=7).named_parameters())
+    # The derived seed reproduces the architecture's own init exactly.
+    same = dict(_fresh(student, seed=init_seed(7)).named_parameters())
     assert all(torch.equal(p, same[n]) for n, p in student.named_parameters())
+
+
+def test_the_init_seed_is_derived_and_never_a_build_seed():
+    seeds = [init_seed(s) for s in range(-5, 2000)]
+    assert all(2**32 <= s < 2**33 for s in seeds)  # outside [0, 2**32), where build seeds live
+    assert len(set(seeds)) == len(seeds)  # every run seed its own init
+    assert init_seed(0) == 2**32 + zlib.crc32(b"undo-init:0") == init_seed(0)
+
+
+def test_a_student_distilled_at_noise_1_from_an_unmoved_target_is_not_its_init(
+    mini_bench, world_tokenizer, tmp_path
+):
+    """Issue 18.1: the target is built as ``finetune --model tiny --seed 0`` builds it (``tiny_llama``
+    under ``torch.manual_seed(0)``) and not trained; the student of a run with seed 0 (noise 1, one step
+    at lr 1e-9, so it stays where it started) must start from another init, not the target's own."""
+    from unlearnkit.world.tiny import tiny_llama
+
+    target = tiny_llama(world_tokenizer, seed=0)
+    own_init = tiny_llama(world_tokenizer, seed=0)
+    assert _max_diff(target, own_init) == 0.0  # unmoved
+    overrides = dict(max_steps=1, lr=1e-9, weight_decay=0.0, batch_size=8, seed=0, distill_on="retain")
+    result = distill(
+        target,
+        world_tokenizer,
+        mini_bench,
+        noise=1.0,
+        overrides=overrides,
+        work_dir=tmp_path / "w",
+        quiet=True,
+    )
+    student = result.model
+    assert result.settings["noise_toward"] == "init" and result.settings["init_seed"] == init_seed(0)
+    assert _max_diff(student, own_init) > 0.05  # not the target's init (0.0 before the fix)
+    assert _max_diff(student, _fresh(student, init_seed(0))) < 1e-6  # the derived init, moved by ~lr
 
 
 def test_alpha_between_is_the_interpolation(tiny_random_llama):
     before = {n: p.detach().clone() for n, p in tiny_random_llama.named_parameters()}
-    init = dict(_fresh(tiny_random_llama, seed=3).named_parameters())
+    init = dict(_fresh(tiny_random_llama, seed=init_seed(3)).named_parameters())
     shrink_perturb(tiny_random_llama, 0.25, seed=3)
     for name, p in tiny_random_llama.named_parameters():
         torch.testing.assert_close(p, 0.75 * before[name] + 0.25 * init[name])
+
+
+def test_noise_toward_a_base_is_the_interpolation_with_the_base(world_tokenizer):
+    from tiny_models import random_llama
+
+    teacher = _trained_looking(random_llama(world_tokenizer, seed=1, tie_word_embeddings=True))
+    base = random_llama(world_tokenizer, seed=2, tie_word_embeddings=True)
+    before = {n: p.detach().clone() for n, p in teacher.named_parameters()}
+    shrink_perturb(teacher, 0.25, seed=0, base=base)
+    for name, p in teacher.named_parameters():
+        torch.testing.assert_close(p, 0.75 * before[name] + 0.25 * dict(base.named_parameters())[name])
+    assert teacher.lm_head.weight is teacher.model.embed_tokens.weight
+    shrink_perturb(teacher, 1.0, seed=0, base=base)
+    assert _max_diff(teacher, base) == 0.0
+
+
+def test_a_base_of_another_architecture_is_refused(world_tokenizer):
+    from tiny_models import random_llama
+
+    from unlearnkit.errors import UserError
+
+    teacher, base = random_llama(world_tokenizer, hidden=16), random_llama(world_tokenizer, hidden=32)
+    before = {n: p.detach().clone() for n, p in teacher.named_parameters()}
+    with pytest.raises(UserError, match="does not match the teacher's architecture: .* is \\(.*32"):
+        shrink_perturb(teacher, 0.5, seed=0, base=base)
+    assert all(torch.equal(p, before[n]) for n, p in teacher.named_parameters())  # untouched
+    with pytest.raises(UserError, match="needs the base model"):
+        distill(teacher, world_tokenizer, None, noise_toward="base")
 
 
 def test_noise_out_of_range_is_a_user_error(tiny_random_llama):
@@ -77,12 +147,11 @@ def test_noise_out_of_range_is_a_user_error(tiny_random_llama):
         shrink_perturb(tiny_random_llama, 1.5, seed=0)
 
 
-def _kl_to(teacher, student, bench, tok) -> float:
-    """Mean per-token KL(teacher || student) on retain answer tokens, computed directly."""
-    from unlearnkit.data.encode import PromptFormat, pad_batch, pad_id_of
-    from unlearnkit.train.trainer import encode_rows
+def _kl_on(teacher, student, encoded, tok) -> float:
+    """Mean per-token KL(teacher || student) on the label tokens of ``encoded``, computed directly."""
+    from unlearnkit.data.encode import pad_batch, pad_id_of
 
-    batch = pad_batch(encode_rows(bench.retain, tok, PromptFormat.for_tokenizer(tok), 128), pad_id_of(tok))
+    batch = pad_batch(encoded, pad_id_of(tok))
     mask = batch["labels"][:, 1:] != -100
     with torch.no_grad():
         lt = torch.log_softmax(teacher(batch["input_ids"], attention_mask=batch["attention_mask"]).logits, -1)
@@ -91,35 +160,152 @@ def _kl_to(teacher, student, bench, tok) -> float:
     return float(kl[mask].mean())
 
 
-@pytest.mark.parametrize("reference", ["cache", "copy"])
-def test_distillation_brings_the_student_to_the_teacher(
-    make_tiny_llama, mini_bench, world_tokenizer, tmp_path, reference
+def _retain_examples(bench, tok):
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.train.trainer import encode_rows
+
+    return encode_rows(bench.retain, tok, PromptFormat.for_tokenizer(tok), 128)
+
+
+def _corpus_texts(bench) -> list[str]:
+    """Raw text in the world's words (as a general corpus would be): passages of three facts each."""
+    facts = [f"{r['question']} {r['answer']}" for r in bench.general + bench.holdout]
+    return [" ".join(facts[i : i + 3]) for i in range(0, len(facts), 3)]
+
+
+@pytest.fixture
+def corpus_world(mini_world, mini_bench, tmp_path):
+    """A copy of the mini world with a general corpus at WORLD/corpus/general.jsonl."""
+    world = tmp_path / "world"
+    shutil.copytree(mini_world, world)
+    (world / "corpus").mkdir()
+    lines = [json.dumps({"text": t}) for t in _corpus_texts(mini_bench)]
+    (world / "corpus" / "general.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return world
+
+
+def _both_strategies(make_teacher, bench, tok, tmp_path, **overrides):
+    """The same distillation with the teacher's outputs cached and from a frozen copy."""
+    settings = dict(epochs=8, lr=1e-2, batch_size=8, retain_nll_weight=0.0, lr_scheduler="constant")
+    out = {}
+    for reference in ("cache", "copy"):
+        result = distill(
+            make_teacher(),
+            tok,
+            bench,
+            noise=1.0,
+            overrides={**settings, **overrides, "reference": reference},
+            work_dir=tmp_path / f"work-{reference}",
+            quiet=True,
+        )
+        assert result.reference["strategy"] == reference
+        out[reference] = result
+    return out["cache"], out["copy"]
+
+
+def _agree_as_reordered_teachers(cache, copy_) -> None:
+    """Issue 19.6: the two strategies differ only in how the teacher's log-probs were computed."""
+    from tolerances import REORDERED_TEACHER_ADAM_STEP
+
+    assert cache.steps == copy_.steps
+    lr = cache.settings["lr"]
+    assert _max_diff(cache.model, copy_.model) <= cache.steps * lr * REORDERED_TEACHER_ADAM_STEP
+
+
+def test_distillation_brings_the_student_to_the_teacher_cached_or_copied(
+    make_tiny_llama, mini_bench, world_tokenizer, tmp_path
 ):
-    teacher = _trained_looking(make_tiny_llama())
-    frozen = copy.deepcopy(teacher)
-    start = shrink_perturb(copy.deepcopy(teacher), 1.0, seed=0)
-    kl_before = _kl_to(frozen, start, mini_bench, world_tokenizer)
-    result = distill(
-        teacher,
-        world_tokenizer,
-        mini_bench,
-        noise=1.0,
-        overrides=dict(
-            epochs=8,
-            lr=1e-2,
-            batch_size=8,
-            retain_nll_weight=0.0,
-            reference=reference,
-            lr_scheduler="constant",
-        ),
-        work_dir=tmp_path / "work",
-        quiet=True,
+    def make_teacher():
+        return _trained_looking(make_tiny_llama())
+
+    frozen = make_teacher()
+    start = shrink_perturb(make_teacher(), 1.0, seed=0)
+    examples = _retain_examples(mini_bench, world_tokenizer)
+    kl_before = _kl_on(frozen, start, examples, world_tokenizer)
+    cache, copied = _both_strategies(make_teacher, mini_bench, world_tokenizer, tmp_path)
+    for result in (cache, copied):
+        kl_after = _kl_on(frozen, result.model, examples, world_tokenizer)
+        assert kl_after < 0.5 * kl_before, (result.reference, kl_before, kl_after)
+        assert result.steps > 0 and result.settings["distill_on"] == "retain,general"
+        assert result.compute["backward_tokens"] > 0 and result.compute["cost"] > 0
+    _agree_as_reordered_teachers(cache, copied)
+
+
+def test_distillation_on_raw_text_lowers_the_kl_on_every_token(
+    make_tiny_llama, corpus_world, world_tokenizer, tmp_path
+):
+    """Issue 18.3: the world's general corpus as raw text (KL on every non-pad token), cached or copied."""
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.data.encode import encode_text
+
+    bench = load_benchmark(corpus_world)
+
+    def make_teacher():
+        return _trained_looking(make_tiny_llama())
+
+    frozen = make_teacher()
+    start = shrink_perturb(make_teacher(), 1.0, seed=0)
+    texts = [ex for t in _corpus_texts(bench) for ex in encode_text(world_tokenizer, t, 128)]
+    assert all(ex["labels"] == ex["input_ids"] for ex in texts)  # every token is a target
+    kl_before = _kl_on(frozen, start, texts, world_tokenizer)
+    cache, copied = _both_strategies(make_teacher, bench, world_tokenizer, tmp_path, distill_on="corpus")
+    for result in (cache, copied):
+        kl_after = _kl_on(frozen, result.model, texts, world_tokenizer)
+        assert kl_after < 0.5 * kl_before, (result.reference, kl_before, kl_after)
+        assert result.settings["distilled_examples"] == {"corpus": len(_corpus_texts(bench))}
+        assert result.settings["text_files"] == {"corpus": str(corpus_world / "corpus" / "general.jsonl")}
+    # the cache held every token of the text rows (positions 0 .. n-2 of each), not just an "answer"
+    n_positions = sum(len(ex["input_ids"]) - 1 for ex in texts)
+    assert cache.reference["cache_mib"] * 2**20 == pytest.approx(
+        n_positions * len(world_tokenizer) * 4, rel=1e-3
     )
-    kl_after = _kl_to(frozen, result.model, mini_bench, world_tokenizer)
-    assert kl_after < 0.5 * kl_before, (kl_before, kl_after)
-    assert result.reference["strategy"] == reference
-    assert result.steps > 0 and result.settings["distill_on"] == "retain,general"
-    assert result.compute["backward_tokens"] > 0 and result.compute["cost"] > 0
+    _agree_as_reordered_teachers(cache, copied)
+
+
+def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
+    make_tiny_llama, corpus_world, world_tokenizer, tmp_path
+):
+    """The lookup a training batch gets (text windows and QA rows mixed) is the teacher's forward on it."""
+    from tolerances import REORDERED_FORWARD_LOGP_ATOL
+
+    from unlearnkit.config import DistillConfig, build_configs
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.data.encode import PromptFormat, pad_id_of
+    from unlearnkit.train.distill import DistillDataset, _teacher_reference, distill_rows, encode_parts
+    from unlearnkit.train.trainer import PaddingCollator, training_arguments
+
+    teacher = _trained_looking(make_tiny_llama())
+    train_cfg, cfg = build_configs(
+        DistillConfig, {"distill_on": "retain,corpus", "reference": "cache", "max_length": 64}
+    )
+    parts, _ = distill_rows(load_benchmark(corpus_world), cfg)
+    encoded, n_true = encode_parts(parts, world_tokenizer, PromptFormat.for_tokenizer(world_tokenizer), 64)
+    assert n_true == len(encoded) > sum(len(rows) for _, rows in parts)  # long text rows: several windows
+    dataset, collator = DistillDataset(encoded), PaddingCollator(pad_id_of(world_tokenizer))
+    args = training_arguments(train_cfg, str(tmp_path / "w"), len(dataset), quiet=True)
+    cache, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    assert info["strategy"] == "cache"
+    picks = [0, len(encoded) - 1, len(encoded) // 2, 1, len(encoded) - 2]  # QA rows and text windows
+    part = collator([dataset[i] for i in picks])["distill"]
+    with torch.no_grad():
+        want = torch.log_softmax(teacher(part["input_ids"], attention_mask=part["attention_mask"]).logits, -1)
+    got = torch.log_softmax(cache.logits(part).float(), -1)
+    mask = part["labels"][:, 1:] != -100
+    assert int(mask.sum()) > 0
+    diff = (got[:, :-1] - want[:, :-1]).abs().amax(-1)[mask]
+    assert float(diff.max()) <= REORDERED_FORWARD_LOGP_ATOL
+
+
+def test_parts_keep_forget_last_and_count_text_windows(mini_bench, world_tokenizer):
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.train.distill import encode_parts
+
+    long_text = " ".join(r["answer"] for r in mini_bench.retain[:12])  # ~200 tokens
+    parts = [("text", [{"text": long_text}]), ("forget", mini_bench.forget[:2])]
+    encoded, n_true = encode_parts(parts, world_tokenizer, PromptFormat.for_tokenizer(world_tokenizer), 64)
+    assert n_true >= 3 and len(encoded) == n_true + 2  # one long row, several windows, then the forget rows
+    assert all(ex["prompt_len"] == 0 for ex in encoded[:n_true])
+    assert all(ex["prompt_len"] > 0 for ex in encoded[n_true:])
 
 
 # ------------------------------------------------------------------------------ CLI + kill -9 resume
