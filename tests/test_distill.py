@@ -448,3 +448,159 @@ def test_rows_put_forget_last_and_skip_evaluation_only_general():
     tofu = SimpleNamespace(split=world.split, general_parts={"real_authors": [{}]})
     parts, n_true = distill_rows(tofu, DistillConfig())
     assert [name for name, _ in parts] == ["retain"] and n_true == 2
+
+
+# ------------------------------------------------------------------------ noise target and text (CLI)
+
+
+def _save(model, tok, path: Path, card: dict) -> Path:
+    from unlearnkit.models import save_model
+
+    save_model(model, tok, path, card)
+    return path
+
+
+@pytest.fixture
+def lineage(tmp_path, world_tokenizer):
+    """base (``"kind": "base"``) -> target (fine-tuned from it) -> teacher (unlearned from the target),
+    linked as the commands record them: absolute from the target, relative ("target") from the teacher."""
+    from tiny_models import random_llama
+
+    def model(seed):
+        return random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True, seed=seed)
+
+    base = _save(model(5), world_tokenizer, tmp_path / "base", {"kind": "base"})
+    target = _save(
+        model(6), world_tokenizer, tmp_path / "target", {"kind": "target", "base_model": str(base)}
+    )
+    teacher = _save(
+        model(7), world_tokenizer, tmp_path / "teacher", {"kind": "unlearned (npo)", "base_model": "target"}
+    )
+    return {"base": base, "target": target, "teacher": teacher}
+
+
+STAY_PUT = ["--noise", "1", "--set", "max_steps=1", "--set", "lr=1e-9", "--set", "weight_decay=0"]
+
+
+def _distill(teacher, data, out, *extra) -> list[str]:
+    return [
+        "distill",
+        "--teacher",
+        str(teacher),
+        "--data",
+        str(data),
+        "--output",
+        str(out),
+        *STAY_PUT,
+        *extra,
+    ]
+
+
+def test_the_noise_goes_toward_the_base_the_cards_name_by_default(lineage, mini_world, tmp_path, capsys):
+    out = tmp_path / "student"
+    assert main(_distill(lineage["teacher"], mini_world, out)) == 0
+    captured = capsys.readouterr()
+    assert f"noise toward the base {lineage['base']}" in captured.err and "-> " in captured.err
+    last = captured.out.strip().splitlines()[-1]
+    assert last.startswith(f"saved {out} (student at noise 1 toward the base") and "mean train loss" in last
+    assert "{'loss'" not in captured.out + captured.err  # no raw trainer dicts
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["noise_toward"] == "base" and card["noise_base"] == str(lineage["base"])
+    student, base = load_file(out / "model.safetensors"), load_file(lineage["base"] / "model.safetensors")
+    assert max(float((student[k] - base[k]).abs().max()) for k in base) < 1e-6  # noise 1 = the base itself
+
+    # --noise-toward init: a fresh init (recorded with its seed), not the base
+    fresh = tmp_path / "fresh"
+    assert main(_distill(lineage["teacher"], mini_world, fresh, "--noise-toward", "init")) == 0
+    assert "noise toward a fresh initialisation" in capsys.readouterr().err
+    card = json.loads((fresh / "unlearnkit.json").read_text())
+    assert card["noise_toward"] == "init" and card["init_seed"] == init_seed(0) and "noise_base" not in card
+    student = load_file(fresh / "model.safetensors")
+    assert max(float((student[k] - base[k]).abs().max()) for k in base) > 0.05
+
+    # no base in the cards: a fresh init, and the line says why
+    plain = tmp_path / "plain"
+    assert main(_distill(lineage["target"].parent / "base", mini_world, plain)) == 0  # a base has no base
+    assert "name no base folder" in capsys.readouterr().err
+    assert json.loads((plain / "unlearnkit.json").read_text())["noise_toward"] == "init"
+
+
+def _other_tokenizer(bench):
+    """The world's vocabulary size, other merges: same model shapes, different token ids."""
+    from unlearnkit.world.tiny import corpus_of, train_tokenizer
+
+    rows = bench.forget + bench.retain + bench.holdout + bench.general
+    return train_tokenizer(corpus_of(rows) + ["quokka xylophone zebra"] * 50, vocab_size=512)
+
+
+def test_a_missing_or_mismatched_base_and_bad_text_are_one_line_each(
+    lineage, tiny_model_dir, mini_world, mini_bench, world_tokenizer, tmp_path, capsys
+):
+    from tiny_models import random_llama
+
+    other_tok = _other_tokenizer(mini_bench)
+    assert len(other_tok) == len(world_tokenizer) and other_tok.get_vocab() != world_tokenizer.get_vocab()
+    small = _save(
+        random_llama(world_tokenizer, hidden=16), world_tokenizer, tmp_path / "small", {"kind": "base"}
+    )
+    retok = random_llama(other_tok, hidden=32, kv_heads=4, tie_word_embeddings=True)
+    retok = _save(retok, other_tok, tmp_path / "retok", {"kind": "base"})
+    bad_rows = tmp_path / "bad.jsonl"
+    bad_rows.write_text('{"text": "fine"}\n{"question": "no text"}\n', encoding="utf-8")
+    teacher = lineage["teacher"]
+    cases = [
+        (tiny_model_dir, ["--noise-toward", "base"], "no base model found"),
+        (
+            teacher,
+            ["--base", str(small)],
+            "not the teacher's architecture (hidden_size: base 16, teacher 32)",
+        ),
+        (teacher, ["--base", str(retok)], "its tokenizer is not the teacher's (token "),
+        (teacher, ["--base", str(lineage["base"]), "--noise-toward", "init"], "--base applies to"),
+        (teacher, ["--base", str(tmp_path / "nowhere")], "--base"),
+        (teacher, ["--set", "distill_on=retain,corpus"], "corpus/general.jsonl"),
+        (teacher, ["--set", "distill_on=text"], "distill_text=PATH"),
+        (teacher, ["--set", f"distill_text={tmp_path / 'none.jsonl'}"], "no such file"),
+        (teacher, ["--set", f"distill_text={bad_rows}"], f"{bad_rows}:2: expected a non-empty string 'text'"),
+    ]
+    for model, extra, expected in cases:
+        out = tmp_path / "never"
+        assert main(_distill(model, mini_world, out, *extra)) == 2, extra
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and err.startswith("unlearnkit: error:"), err
+        assert expected in err, (extra, err)
+        assert not out.exists() and not (tmp_path / ".never.checkpoints").exists()
+
+
+def test_the_base_is_found_through_the_cards(tmp_path):
+    from unlearnkit.train.distill_inputs import base_chain, find_base
+
+    def card(name, **fields):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "unlearnkit.json").write_text(json.dumps(fields))
+        return tmp_path / name
+
+    base = card("base", kind="base")
+    target = card("target", kind="target", base_model=str(base))
+    teacher = card("npo", kind="unlearned (npo)", base_model="target")  # relative: found beside
+    student = card("student", kind="distilled", teacher=str(teacher))
+    assert find_base(teacher) == base and find_base(student) == base
+    assert base_chain(student) == [teacher, target, base]
+    assert find_base(card("tiny_target", kind="target", base_model="tiny")) is None  # built from scratch
+    card("a", base_model=str(tmp_path / "b"))
+    card("b", base_model=str(tmp_path / "a"))
+    assert find_base(tmp_path / "a") is None  # a cycle ends the walk
+    card("not_base", kind="target")  # a folder, but not a base
+    assert find_base(card("c", base_model=str(tmp_path / "not_base"))) is None
+
+
+def test_the_corpus_is_found_in_the_world_folder_or_above_it(tmp_path):
+    from unlearnkit.train.distill_inputs import corpus_file
+
+    world = tmp_path / "world"
+    (world / "corpus").mkdir(parents=True)
+    (world / "wmdp").mkdir()
+    (world / "corpus" / "general.jsonl").write_text('{"text": "x"}\n')
+    assert corpus_file(world) == world / "corpus" / "general.jsonl"  # TOFU-like: the world folder
+    assert corpus_file(world / "wmdp") == world / "corpus" / "general.jsonl"  # WMDP-like: WORLD/wmdp
+    assert corpus_file(tmp_path) is None and corpus_file("tofu:forget10") is None

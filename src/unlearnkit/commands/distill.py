@@ -88,7 +88,7 @@ def _fingerprint(args, settings: dict, text_files: dict[str, Path]) -> dict:
 def noise_target(args) -> tuple[str, str | None, str]:
     """``(init | base, the base model or None, the line that says so)``, from the flags and the cards."""
     from unlearnkit.models import check_model_path
-    from unlearnkit.train.distill_inputs import base_chain, find_base
+    from unlearnkit.train.distill_inputs import describe_chain, find_base
 
     if args.base is not None:
         if args.noise_toward == "init":
@@ -100,7 +100,7 @@ def noise_target(args) -> tuple[str, str | None, str]:
     if args.noise_toward == "init":
         return "init", None, "noise toward a fresh initialisation (--noise-toward init)"
     found = find_base(args.teacher)
-    chain = " -> ".join([str(args.teacher), *map(str, base_chain(args.teacher))])
+    chain = describe_chain(args.teacher)
     if found is not None:
         check_model_path(str(found), "--base (found through the model cards)")
         how = "--noise-toward base" if args.noise_toward == "base" else "default: the teacher's cards name it"
@@ -117,8 +117,8 @@ def noise_target(args) -> tuple[str, str | None, str]:
     return (
         "init",
         None,
-        f"noise toward a fresh initialisation (default: the teacher's model cards, {chain}, name no base "
-        "folder; --base MODEL to noise toward a pretrained base)",
+        f"noise toward a fresh initialisation (default: the teacher's model cards name no base folder: "
+        f"{chain}; --base MODEL to noise toward a pretrained base)",
     )
 
 

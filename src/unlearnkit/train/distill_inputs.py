@@ -67,6 +67,19 @@ def base_chain(teacher: str | Path) -> list[Path]:
     return chain
 
 
+def describe_chain(teacher: str | Path) -> str:
+    """``teacher -> target -> base``, ending with the link that led nowhere (``-> 'tiny' (no folder)``)."""
+    chain = [Path(teacher).expanduser(), *base_chain(teacher)]
+    card = read_card(chain[-1])
+    link = card.get("base_model") or card.get("teacher")
+    text = " -> ".join(str(folder) for folder in chain)
+    if isinstance(link, str) and link and _locate(link, chain[-1]) is None:
+        text += f" -> {link!r} (no such folder)"
+    elif not link:
+        text += " (its card names no base_model)"
+    return text
+
+
 def find_base(teacher: str | Path) -> Path | None:
     """The pretrained base the teacher's knowledge was fine-tuned into: the first folder on
     :func:`base_chain` whose card has ``"kind": "base"``; None when the cards name none that exists."""
@@ -89,7 +102,7 @@ def corpus_file(data: str | Path) -> Path | None:
 
 
 def missing_corpus(data: str | Path) -> UserError:
-    folder = Path(str(data)).expanduser()
+    folder = Path(str(data)).expanduser().absolute()
     where = (
         f"neither {folder / CORPUS} nor {folder.parent / CORPUS} exists"
         if folder.is_dir()
