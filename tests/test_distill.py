@@ -604,3 +604,42 @@ def test_the_corpus_is_found_in_the_world_folder_or_above_it(tmp_path):
     assert corpus_file(world) == world / "corpus" / "general.jsonl"  # TOFU-like: the world folder
     assert corpus_file(world / "wmdp") == world / "corpus" / "general.jsonl"  # WMDP-like: WORLD/wmdp
     assert corpus_file(tmp_path) is None and corpus_file("tofu:forget10") is None
+
+
+def test_the_cli_distills_on_the_corpus_above_a_wmdp_like_folder(lineage, mini_world, mini_bench, tmp_path):
+    """WORLD/wmdp as --data: the corpus is WORLD/corpus/general.jsonl, one level up."""
+    world = tmp_path / "world"
+    shutil.copytree(mini_world, world / "wmdp")
+    (world / "corpus").mkdir()
+    texts = _corpus_texts(mini_bench)
+    (world / "corpus" / "general.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    out = tmp_path / "student"
+    argv = _distill(lineage["teacher"], world / "wmdp", out, "--noise-toward", "init")
+    assert main([*argv, "--set", "distill_on=retain,corpus", "--set", "max_steps=2"]) == 0
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["distilled_on"] == {"retain": len(mini_bench.retain), "corpus": len(texts)}
+    assert card["config"]["text_files"] == {"corpus": str(world / "corpus" / "general.jsonl")}
+    assert card["teacher_outputs"]["strategy"] == "cache" and card["steps"] == 2
+
+
+def test_the_chain_of_cards_says_where_the_walk_stopped(tmp_path):
+    from unlearnkit.train.distill_inputs import describe_chain
+
+    def card(name, **fields):
+        (tmp_path / name).mkdir()
+        if fields:
+            (tmp_path / name / "unlearnkit.json").write_text(json.dumps(fields))
+        return tmp_path / name
+
+    base = card("base", kind="base")
+    card("target", kind="target", base_model=str(base))
+    teacher = card("npo", kind="unlearned (npo)", base_model="target")
+    assert describe_chain(teacher, upto=base) == f"{teacher} -> {tmp_path / 'target'} -> {base}"
+    tiny = card("tiny_target", kind="target", base_model="tiny")
+    assert describe_chain(tiny).endswith("-> 'tiny' (no such folder)")
+    downloaded = card("llama")  # a model folder from elsewhere: no card
+    fine_tuned = card("ft", kind="target", base_model=str(downloaded))
+    assert (
+        describe_chain(fine_tuned)
+        == f"{fine_tuned} -> {downloaded} (no unlearnkit.json: if it is the pretrained base, pass it as --base)"
+    )

@@ -100,7 +100,7 @@ def noise_target(args) -> tuple[str, str | None, str]:
     if args.noise_toward == "init":
         return "init", None, "noise toward a fresh initialisation (--noise-toward init)"
     found = find_base(args.teacher)
-    chain = describe_chain(args.teacher)
+    chain = describe_chain(args.teacher, upto=found)
     if found is not None:
         check_model_path(str(found), "--base (found through the model cards)")
         how = "--noise-toward base" if args.noise_toward == "base" else "default: the teacher's cards name it"

@@ -67,10 +67,11 @@ log = logging.getLogger(__name__)
 
 PART = "distill"  # the batch part the teacher's outputs are cached under
 TINY_PARAMS = 20_000_000  # below this: the embedded world's from-scratch recipe (tiny models train fast)
-# Measured on the embedded world (``unlearnkit world`` defaults, ``finetune --model tiny`` target, NPO
-# teacher, alpha = 1): see README "Forgetting that survives fine-tuning". A fresh student needs
-# from-scratch learning rates, like ``finetune.TINY_DEFAULTS``. 30 epochs: 0.97x the oracle's utility,
-# relearning gap 0.06, 0.79x its compute; 20 epochs: 0.89x, gap 0.04, 0.54x (one seed each).
+# Measured on the old embedded world (``finetune --model tiny`` target, NPO teacher, alpha = 1 toward
+# an init that was then the target's own, before ``init_seed``): README "Forgetting that survives
+# fine-tuning". A fresh student needs from-scratch learning rates, like ``finetune.TINY_DEFAULTS``.
+# 30 epochs: 0.97x the oracle's utility, relearning gap 0.06, 0.79x its compute; 20 epochs: 0.89x,
+# gap 0.04, 0.54x (one seed each). To be re-measured by bench/robustness.py on the new miniature.
 TINY_DEFAULTS = {**finetune.TINY_DEFAULTS, "epochs": 30.0}
 # Pretrained models: the TOFU fine-tuning recipe (arXiv 2401.06121), as for fine-tuning.
 HF_DEFAULTS = dict(finetune.HF_DEFAULTS)

@@ -67,13 +67,18 @@ def base_chain(teacher: str | Path) -> list[Path]:
     return chain
 
 
-def describe_chain(teacher: str | Path) -> str:
-    """``teacher -> target -> base``, ending with the link that led nowhere (``-> 'tiny' (no folder)``)."""
+def describe_chain(teacher: str | Path, upto: Path | None = None) -> str:
+    """``teacher -> target -> base`` (up to ``upto`` when given), else ending with why the walk stopped
+    (a link that is no folder, such as ``'tiny'``; a folder without a card, such as a downloaded model)."""
     chain = [Path(teacher).expanduser(), *base_chain(teacher)]
+    if upto is not None and upto in chain:
+        return " -> ".join(str(folder) for folder in chain[: chain.index(upto) + 1])
+    text = " -> ".join(str(folder) for folder in chain)
     card = read_card(chain[-1])
     link = card.get("base_model") or card.get("teacher")
-    text = " -> ".join(str(folder) for folder in chain)
-    if isinstance(link, str) and link and _locate(link, chain[-1]) is None:
+    if not card:
+        text += " (no unlearnkit.json: if it is the pretrained base, pass it as --base)"
+    elif isinstance(link, str) and link and _locate(link, chain[-1]) is None:
         text += f" -> {link!r} (no such folder)"
     elif not link:
         text += " (its card names no base_model)"
