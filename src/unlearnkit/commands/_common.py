@@ -290,6 +290,8 @@ def split_file(bench, name: str) -> str:
     where = getattr(bench, "provenance", {}).get(name)
     if where:
         return where.split(":", 1)[1] if where.startswith("local:") else where
+    if name.startswith("general."):  # a folder's general parts share its general.jsonl
+        name = "general"
     return str(Path(bench.path) / f"{name}.jsonl")
 
 

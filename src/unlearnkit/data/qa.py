@@ -138,6 +138,8 @@ class Benchmark:
     retain: list[dict]
     holdout: list[dict] = field(default_factory=list)
     general: list[dict] = field(default_factory=list)
+    # ``general`` split by its rows' ``source`` (TOFU's real authors / world facts), when every row has one
+    general_parts: dict[str, list[dict]] = field(default_factory=dict)
 
     def split(self, name: str) -> list[dict]:
         return getattr(self, name)
@@ -213,7 +215,18 @@ def load_benchmark(data_dir: str | Path, eval_fields: bool = False) -> Benchmark
         raise UserError(f"{data_dir / 'forget.jsonl'} is empty: there is nothing to forget")
     if not splits["retain"]:
         raise UserError(f"{data_dir / 'retain.jsonl'} is empty: a retain set is needed to keep utility")
-    return Benchmark(path=data_dir, **splits)
+    return Benchmark(path=data_dir, **splits, general_parts=general_parts(splits["general"]))
+
+
+def general_parts(rows: list[dict]) -> dict[str, list[dict]]:
+    """``general`` rows grouped by ``source`` (``world_facts``, ``real_authors`` in the embedded world, as
+    TOFU's two files) when every row names one; ``{}`` otherwise (one pooled general split)."""
+    if not rows or not all(isinstance(r.get("source"), str) and r["source"].strip() for r in rows):
+        return {}
+    parts: dict[str, list[dict]] = {}
+    for row in rows:
+        parts.setdefault(row["source"], []).append(row)
+    return parts
 
 
 def forget_retain_overlap(bench: Benchmark) -> int:

@@ -131,7 +131,6 @@ class SourceBenchmark(Benchmark):
 
     name: str = ""
     kind: str = "qa"  # "qa" (question/answer rows) or "text" (raw passages: MUSE, WMDP)
-    general_parts: dict[str, list[dict]] = field(default_factory=dict)
     eval_splits: dict[str, list[dict]] = field(default_factory=dict)
     extra: dict[str, list[dict]] = field(default_factory=dict)
     provenance: dict[str, str] = field(default_factory=dict)
