@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"saved {args.output} (train loss {result.train_loss:.4f}, {result.n_examples} examples)")
+    # Trainer's training_loss: the mean over the run's optimiser steps, not the last step's loss.
+    print(f"saved {args.output} (mean train loss {result.train_loss:.4f}, {result.n_examples} examples)")
     return 0
 
 
