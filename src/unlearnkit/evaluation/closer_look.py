@@ -75,11 +75,11 @@ ENTAILMENT_PREMISE = {
 
 ORIGINAL_ANSWER_SPLITS = ("general", "real_authors", "world_facts")
 """Splits whose cosine / entailment read ``original_answer`` (the full sentence) when every row has one:
-the authors' ``get_all_evals`` reads it for real authors and world facts (``metrics/metrics.py``), from
-their copies of TOFU's files (``data/tofu/*_perturbed.json``), which add the field; TOFU's own files
-(GitHub and hub) have none, and then the short ``answer`` is used, as before. Forget and retain compare
-with ``answer`` in the authors' code too. ROUGE-L, and the ROUGE < 0.1 floor of entailment, stay on
-``answer`` (``rouge_cores`` is computed against it)."""
+the authors' ``get_all_evals`` reads it for real authors and world facts (``metrics/metrics.py``),
+from their copies of TOFU's files (``data/tofu/*_perturbed.json``), which add the field. TOFU's GitHub
+files (and the hub-schema test fixture) have none; then the short ``answer`` is used, as before.
+Forget and retain compare with ``answer`` in the authors' code too. ROUGE-L, and the ROUGE < 0.1
+floor of entailment, stay on ``answer`` (``rouge_cores`` is computed against it)."""
 
 SPLITS = ("forget", "retain", "general", "real_authors", "world_facts")
 MU_SPLITS = ("retain", "general")
