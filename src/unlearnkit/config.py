@@ -47,10 +47,12 @@ class TrainConfig:
     precision: str = "auto"  # auto (bf16 on GPUs that support it) | fp32 | bf16 | fp16
     gradient_checkpointing: bool = False
     prompt_format: str = "auto"  # auto | chat | plain
-    # Chat templates only: the system message ("" = none) and the date Llama-3.x templates print;
-    # fixed so prompts do not change with today's date (open-unlearning's TOFU values; the same
-    # defaults as unlearnkit.data.encode.DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING).
-    system_prompt: str = "You are a helpful assistant."
+    # Chat templates only: the system message ("" = none; "auto" = open-unlearning's choice per model
+    # family: none for Llama-2-chat, "You are a helpful assistant." for Llama-3.x / Qwen ...; see
+    # unlearnkit.data.encode.resolve_system_prompt) and the date Llama-3.x templates print, fixed so
+    # prompts do not change with today's date (the same defaults as unlearnkit.data.encode's
+    # DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING).
+    system_prompt: str = "auto"
     date_string: str = "10 Apr 2025"
     lora_r: int = 0  # 0 = train all weights; > 0 trains LoRA adapters of this rank
     lora_alpha: float = 16.0

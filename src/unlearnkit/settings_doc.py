@@ -59,7 +59,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "how a question is shown to the model: its chat template, or 'Question: ... Answer:'",
         "auto | chat | plain",
     ),
-    "system_prompt": ("chat templates only: the system message", "any text ('' = none)"),
+    "system_prompt": (
+        "chat templates only: the system message (auto: none for Llama-2-chat templates and templates "
+        "without a system role, else 'You are a helpful assistant.', as open-unlearning)",
+        "auto | any text ('' = none)",
+    ),
     "date_string": (
         "chat templates only: the date Llama-3.x templates print (fixed for reproducibility)",
         "any text",

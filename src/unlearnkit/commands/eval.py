@@ -52,7 +52,18 @@ def add_parser(subparsers) -> None:
     e.add_argument(
         "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
     )
-    e.add_argument("--max-items", type=int, default=400, help="items per split (default: %(default)s)")
+    e.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        help="items per split (default: a seeded sample of 400; closer-look: the first 300, as its code)",
+    )
+    e.add_argument(
+        "--max-total-tokens",
+        type=int,
+        default=None,
+        help="cap prompt + generation at N tokens, TOFU's original rule (default: off; closer-look: 200)",
+    )
     e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     add_trust_remote_code(e)
 
@@ -65,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
         return _eval_muse_wmdp(args)
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens {args.max_new_tokens}: must be >= 1")
-    if args.max_items < 1:
+    if args.max_items is not None and args.max_items < 1:
         raise UserError(f"--max-items {args.max_items}: must be >= 1")
+    if args.max_total_tokens is not None and args.max_total_tokens < 0:
+        raise UserError(f"--max-total-tokens {args.max_total_tokens}: must be >= 0 (0 = no total cap)")
     check_output_dir(args.output, args.overwrite)
     # A named benchmark (tofu:forget10) is read with its evaluation fields: TOFU keeps them in the
     # *_perturbed files, not in the training files.
@@ -88,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     from unlearnkit.data.encode import PromptFormat, check_lengths
     from unlearnkit.data.qa import SPLITS, eval_field_notes
-    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
+    from unlearnkit.evaluation.evaluate import evaluate, oracle_truth_ratios, select_rows
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, load_model, load_tokenizer
 
@@ -105,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
             )
         if retain_path is not None:
             oracle_trs = oracle_truth_ratios(retain_path)  # read now: a bad file fails before work
-    settings = EvalSettings(max_new_tokens=args.max_new_tokens, max_items=args.max_items)
+    settings = eval_settings(args)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, settings.prompt_format)
     for name in SPLITS:
         sources = split_sources(bench, name, evaluation=True)
         for rows, where in sources:
             # one file: exactly the rows evaluated; several: all of them (sampled from the union)
-            rows = subsample(rows, settings.max_items, settings.seed) if len(sources) == 1 else rows
+            rows = select_rows(rows, settings) if len(sources) == 1 else rows
             check_lengths(
                 tokenizer,
                 fmt,
@@ -149,6 +162,18 @@ def run(args: argparse.Namespace) -> int:
     if args.protocol == "closer-look":
         print_closer_look(metrics, details["closer_look"])
     return 0
+
+
+def eval_settings(args: argparse.Namespace):
+    """EvalSettings of the TOFU or closer-look protocol, with the flags the user gave on top."""
+    from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings
+
+    given = {"max_new_tokens": args.max_new_tokens}
+    if args.max_items is not None:
+        given["max_items"] = args.max_items
+    if args.max_total_tokens is not None:
+        given["max_total_tokens"] = args.max_total_tokens
+    return closer_look_settings(**given) if args.protocol == "closer-look" else EvalSettings(**given)
 
 
 CLOSER_LOOK_LINES = (
@@ -211,7 +236,7 @@ def _eval_muse_wmdp(args) -> int:
     else:
         from unlearnkit.protocols.muse import MuseSettings, evaluate_muse, load_reference_auc, privleak_auc
 
-        settings = MuseSettings(max_items=args.max_items, progress=True)
+        settings = MuseSettings(max_items=400 if args.max_items is None else args.max_items, progress=True)
         reference_auc, reference = None, None
         if args.retain_model and is_model_dir(args.retain_model):
             check_model_path(args.retain_model, flag="--retain-model")
