@@ -429,7 +429,7 @@ def test_eval_cli_on_a_wmdp_like_folder_is_hand_worked(offline, tmp_path, city_t
     details = json.loads((out / "details.json").read_text())
     assert details["chance"] == {"wmdp_hazard": 0.25, "mmlu_general": 0.25} and details["mc_style"] == "cloze"
     assert details["data"]["rows"]["mc.wmdp_hazard"] == 5
-    assert details["limit"] == 400  # --max-items: questions per task
+    assert details["limit"] is None  # --max-items not given: every question of every task
     assert "(chance 0.2500)" in capsys.readouterr().out
 
 

@@ -179,10 +179,6 @@ COMMANDS = ("distill", "finetune")
 FINETUNE_UNUSED = {
     "reference": "no reference model in plain fine-tuning",
     "cache_topk": "no reference model in plain fine-tuning",
-    "save_every": "finetune has no --resume: its work folder is removed when it ends",
-    "save_total_limit": "finetune has no --resume: its work folder is removed when it ends",
-    "system_prompt": "finetune renders chat prompts with the default system prompt",
-    "date_string": "finetune renders chat prompts with the default date",
     "lora_r": "finetune trains every weight",
     "lora_alpha": "finetune trains every weight",
     "lora_dropout": "finetune trains every weight",

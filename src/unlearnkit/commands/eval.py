@@ -216,7 +216,7 @@ def _eval_muse_wmdp(args) -> int:
 
     check_output_dir(args.output, args.overwrite)
     check_model_path(args.model)
-    if args.max_items < 1:
+    if args.max_items is not None and args.max_items < 1:
         raise UserError(f"--max-items {args.max_items}: must be >= 1")
     bench = _protocol_data(args)  # read and checked before any model is loaded
     if args.retain_model and args.protocol == "wmdp":

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         model, tokenizer = build_tiny(bench, args.seed)
     else:
         tokenizer = load_tokenizer(args.model, args.trust_remote_code)
-    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
     if "max_length" not in user:
         sized = fit_max_length(tokenizer, fmt, bench, SPLITS_FOR[args.split], cfg.max_length, args)
         if sized != cfg.max_length:

@@ -312,7 +312,7 @@ def _min_k_scores(
             logits = model(
                 input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
             ).logits
-            logps, mask = token_logps(logits, batch["labels"])
+            logps, mask = token_logps(logits, batch["labels"], exact=True)
             for row, i in enumerate(idx):
                 out[i] = float(mia.min_k_score(logps[row : row + 1], mask[row : row + 1], k)[0])
     finally:

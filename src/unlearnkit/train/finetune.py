@@ -101,7 +101,7 @@ def finetune(
     checkpoint (the Trainer restores optimiser, scheduler, RNG and data order, so a killed and resumed
     run ends with the weights of an uninterrupted one) and adds the compute counted before the kill.
     """
-    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
     args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
     counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
