@@ -142,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     print_headline(metrics)
     if args.protocol == "closer-look":
         print_closer_look(metrics, details["closer_look"])
+    for warning in details.get("warnings", []):  # degenerate numbers: which input, likely cause
+        note(warning["message"], kind="warning")
     return 0
 
 
@@ -232,4 +234,9 @@ def print_headline(metrics: dict) -> None:
     for key in _headline_keys():
         if key in metrics:
             value = metrics[key]
-            print(f"{key:24s} {value:.3g}" if key == "forget_quality" else f"{key:24s} {value:.4f}")
+            if key != "forget_quality":
+                print(f"{key:24s} {value:.4f}")
+                continue
+            n, m = metrics.get("forget_quality_n"), metrics.get("forget_quality_oracle_n")
+            items = f"  ({n} forget items vs the oracle's {m})" if n is not None and m is not None else ""
+            print(f"{key:24s} {value:.3g}{items}")
