@@ -557,6 +557,7 @@ def test_gap_beside_step_zero_tells_never_forgot_from_came_back():
         "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the ASU: barely moved, +0.18 both times
         "came_back": [(0.40, 0.0), (0.80, 0.8)],
         "stays_forgotten": [(0.40, 0.0), (0.43, 0.1)],
+        "lowered_by_attack": [(0.90, 0.8), (0.45, 0.1)],  # above before, not after: damage
     }
     for expected, audited in cases.items():
         curve = {r: p["relearn"] for r, p in _measured({"audited": audited, "oracle": oracle}).items()}

@@ -339,13 +339,14 @@ def test_audit_wording_follows_the_curve_on_the_users_data(case, capsys):
     gap0 = audit["relearn_gap_0"]
     assert gap0 == pytest.approx(before - audit["relearn_curve"]["oracle"]["0"]["rougeL_recall"])
     reading = audit["relearn_reading"]["reading"]
-    assert reading == (
-        "never_forgot"
-        if gap0 > 0.10
-        else "came_back"
-        if audit["relearn_gap_20"] > 0.10
-        else "stays_forgotten"
-    )
+    above = (gap0 > 0.10, audit["relearn_gap_20"] > 0.10)  # above the oracle before / after the attack
+    expected = {
+        (True, True): "never_forgot",
+        (True, False): "lowered_by_attack",
+        (False, True): "came_back",
+        (False, False): "stays_forgotten",
+    }
+    assert reading == expected[above]
     assert audit["relearn_reading"]["text"] in captured.out
     # the original model is the audited one here: a fall on it is the attack damaging, and it is said
     falls = [curve["20"][k] < curve["0"][k] - 0.02 for k in ("rougeL_recall", "fact_recall")]

@@ -559,18 +559,25 @@ FLAT = 0.02
 def relearn_reading(gaps: dict[str, float | None], step: str = "20") -> dict[str, Any] | None:
     """What the gap before the attack (k = 0) and after ``step`` steps say together.
 
-    ``never_forgot``: already more than :data:`GAP_AT_ORACLE` above the oracle before any relearning
-    (a high gap after the attack is then not a robustness failure: there was nothing to bring back);
-    ``came_back``: at the oracle's level before, above it after; ``stays_forgotten``: at its level both
-    times. None without both gaps."""
+    ``never_forgot``: more than :data:`GAP_AT_ORACLE` above the oracle before any relearning and after
+    it (a high gap after the attack is then not a robustness failure: there was nothing to bring back);
+    ``lowered_by_attack``: above it before, not after (the attack damaged the model); ``came_back``: at
+    the oracle's level before, above it after; ``stays_forgotten``: at its level both times. None
+    without both gaps."""
     before, after = gaps.get("0"), gaps.get(step)
     if before is None or after is None:
         return None
-    if before > GAP_AT_ORACLE:
+    if before > GAP_AT_ORACLE and after > GAP_AT_ORACLE:
         reading = "never_forgot"
         text = (
             f"never forgot: {before:+.2f} above the oracle before the attack, so the {after:+.2f} after "
             f"{step} steps is knowledge that was never removed, not knowledge that came back"
+        )
+    elif before > GAP_AT_ORACLE:
+        reading = "lowered_by_attack"
+        text = (
+            f"{before:+.2f} above the oracle before the attack and {after:+.2f} after {step} steps: the "
+            "attack lowered it, which is damage, not forgetting"
         )
     elif after > GAP_AT_ORACLE:
         reading = "came_back"

@@ -276,17 +276,24 @@ def ks_pvalue(d: float, n: int, m: int) -> float:
 
 
 def _d_of_pvalue(p: float, n: int, m: int) -> int:
-    """The lattice k whose p-value is closest to ``p`` (p is decreasing in k: bisection)."""
-    lo, hi = 0, n * m
+    """The lattice k (D = k / (n m)) whose p-value is ``p`` (or, for a rounded ``p``, the closest).
+
+    p(k) falls in steps as k grows; among the k giving the same p-value the largest is taken (p = 1
+    holds for every small D: the neighbours are then those of the largest D that still gives 1)."""
+    if _p_outside(n * m, n, m) >= p:
+        return n * m
+    lo, hi = 0, n * m  # p(lo) >= p > p(hi)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _p_outside(mid, n, m) > p:
+        if _p_outside(mid, n, m) >= p:
             lo = mid
         else:
             hi = mid
-    return min(
-        (lo, hi), key=lambda k: abs(math.log(max(_p_outside(k, n, m), 1e-300)) - math.log(max(p, 1e-300)))
-    )
+
+    def off(k: int) -> float:
+        return abs(math.log(max(_p_outside(k, n, m), 1e-300)) - math.log(max(p, 1e-300)))
+
+    return hi if off(hi) < off(lo) else lo
 
 
 def ks_critical_items(n: int, m: int, alpha: float = FQ_FORGOTTEN) -> int | None:
@@ -406,11 +413,19 @@ def results_warnings(
             )
         else:
             out += [next(d for d in per_row[r] if d.metric == key) for r in rows]
-    few = next(
-        (d for name, row in results.items() for d in forget_quality_warnings(row, row=str(name))), None
-    )
+    # Small n: one warning for the table, quoting the first unlearned row (else the first row).
+    names = [n for n in results if n not in ("target", "oracle")] + [
+        n for n in results if n in ("target", "oracle")
+    ]
+    few = next((d for n in names for d in forget_quality_warnings(results[n], row=str(n))), None)
     if few is not None:
-        out.append(few)
+        sizes = {
+            (results[n].get("forget_quality_n"), results[n].get("forget_quality_oracle_n"))
+            for n in results
+            if _finite(results[n].get("forget_quality_n")) is not None
+        }
+        same = " Every row's forget quality rests on the same items." if len(sizes) == 1 else ""
+        out.append(Diagnosis(**{**few.as_dict(), "message": few.message + same}))
     target = target_separation_warning(results)
     if target is not None:
         out.append(target)
