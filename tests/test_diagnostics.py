@@ -191,6 +191,21 @@ def test_utility_zero_other_causes():
     )
 
 
+def test_closer_look_harmonic_means_name_their_zero_input_once():
+    metrics = {**ZERO_TR, "forget_rougeL_recall": 1.0, "forget_prob": 0.9, "forget_token_entropy": 0.9,
+               "retain_cosine": 0.8, "fe": 0.0, "mu_closer_look": 0.0}  # fmt: skip
+    info = {
+        "fe_components": ["1-forget_rougeL_recall", "1-forget_prob", "forget_token_entropy"],
+        "mu_components": ["retain_prob", "retain_rougeL_recall", "retain_truth_ratio", "retain_cosine"],
+    }
+    (w,) = D.closer_look_warnings(metrics, info)  # retain_truth_ratio: already the utility warning's
+    assert w["metric"] == "1-forget_rougeL_recall" and w["cause"] == "still_known"
+    assert w["message"].startswith(
+        "1-forget_rougeL_recall is 0.000, which zeroes fe (a harmonic mean: one zero input makes it zero; "
+        "the other 2 inputs are 0.10-0.90). Cause: forget_rougeL_recall is 1.000"
+    )
+
+
 def test_utility_inputs_mirror_evaluate():
     from unlearnkit.evaluation.evaluate import TOFU_UTILITY_KEYS, UTILITY_KEYS
 

@@ -136,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
         cl_flat, cl_info = closer_look_metrics(metrics, details, models=models)
         metrics.update(cl_flat)
         details["closer_look"] = cl_info
+        from unlearnkit.evaluation.diagnostics import closer_look_warnings
+
+        details["warnings"] = details.get("warnings", []) + closer_look_warnings(metrics, cl_info)
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)

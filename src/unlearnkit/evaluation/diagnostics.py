@@ -202,42 +202,89 @@ def _cause(key: str, value: float, metrics: Mapping[str, Any], rows: Sequence[Ma
     )
 
 
+def harmonic_input_warnings(
+    aggregate: str,
+    inputs: Mapping[str, Any],
+    metrics: Mapping[str, Any] | None = None,
+    rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    row: str | None = None,
+) -> list[Diagnosis]:
+    """A :class:`Diagnosis` per input of the harmonic mean ``aggregate`` at or below :data:`NEAR_ZERO`.
+
+    ``inputs`` maps each input's name to its value; ``metrics`` (where ``aggregate``'s value and the
+    evidence for a cause are read) defaults to ``inputs``. A utility input (``retain_truth_ratio`` ...)
+    gets its likely cause; ``rows_by_split`` (the evaluated rows) lets the paraphrase-wording cause be
+    checked on the data (:func:`wording_skew`), without it the cause is inferred from the numbers."""
+    metrics = inputs if metrics is None else metrics
+    total = _finite(metrics.get(aggregate))
+    out = []
+    for key, raw in inputs.items():
+        value = _finite(raw)
+        if value is None or value > NEAR_ZERO:
+            continue
+        others = [v for k, x in inputs.items() if k != key and (v := _finite(x)) is not None]
+        spread = f"; the other {len(others)} inputs are {min(others):.2f}-{max(others):.2f}" if others else ""
+        effect = (
+            f"zeroes {aggregate} (a harmonic mean: one zero input makes it zero"
+            if value <= 0
+            else f"caps {aggregate} at {len(inputs)} x {value:.3f} = {len(inputs) * value:.3f} (a harmonic mean"
+        )
+        got = f"; {aggregate} {total:.3f}" if total is not None and value > 0 else ""
+        cause, why = None, ""
+        if key in UTILITY_INPUTS or key in TOFU_UTILITY_INPUTS:
+            rows = (rows_by_split or {}).get(_split_and_kind(key)[0])
+            cause, why = _cause(key, value, metrics, rows)
+            why = f" Cause: {why}."
+        elif key.startswith("1-"):  # forget efficacy's "one minus x": x is at its maximum
+            cause = "still_known"
+            why = (
+                f" Cause: {key[2:]} is {1 - value:.3f}: the model still gives the forget answers, so on this "
+                "input nothing was forgotten."
+            )
+        out.append(
+            Diagnosis(
+                code="harmonic_input_zero" if aggregate != "model_utility" else "utility_input_zero",
+                metric=key,
+                value=value,
+                cause=cause,
+                row=row,
+                message=f"{key} is {value:.3f}, which {effect}{spread}){got}.{why}",
+            )
+        )
+    return out
+
+
 def utility_warnings(
     metrics: Mapping[str, Any],
     rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     row: str | None = None,
 ) -> list[Diagnosis]:
-    """A :class:`Diagnosis` per harmonic-mean input of ``model_utility`` at or below :data:`NEAR_ZERO`.
+    """:func:`harmonic_input_warnings` for ``model_utility`` over :func:`utility_inputs`."""
+    inputs = {k: metrics.get(k) for k in utility_inputs(metrics)}
+    return harmonic_input_warnings("model_utility", inputs, metrics, rows_by_split, row)
 
-    ``rows_by_split`` (the evaluated rows) lets the paraphrase-wording cause be checked on the data
-    (:func:`wording_skew`); without it the cause is inferred from the numbers."""
-    keys = utility_inputs(metrics)
-    utility = _finite(metrics.get("model_utility"))
+
+def closer_look_warnings(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Zero inputs of the closer-look harmonic means (``fe``, ``mu_closer_look``), JSON-ready; the
+    inputs are the component names ``closer_look_metrics`` recorded (``1-x`` = one minus metric x).
+    An input model utility shares is not repeated (the utility warning already names it)."""
+
+    def value(name: str) -> float | None:
+        v = _finite(metrics.get(name.removeprefix("1-")))
+        return None if v is None else (1.0 - v if name.startswith("1-") else v)
+
+    seen = set(utility_inputs(metrics))
     out = []
-    for key in keys:
-        value = _finite(metrics.get(key))
-        if value is None or value > NEAR_ZERO:
-            continue
-        others = [v for k in keys if k != key and (v := _finite(metrics.get(k))) is not None]
-        spread = f"; the other {len(others)} inputs are {min(others):.2f}-{max(others):.2f}" if others else ""
-        effect = (
-            "zeroes model_utility (a harmonic mean: one zero input makes it zero"
-            if value <= 0
-            else f"caps model_utility at {len(keys)} x {value:.3f} = {len(keys) * value:.3f} (a harmonic mean"
-        )
-        got = f"; model_utility {utility:.3f}" if utility is not None and value > 0 else ""
-        rows = (rows_by_split or {}).get(_split_and_kind(key)[0])
-        cause, why = _cause(key, value, metrics, rows)
-        out.append(
-            Diagnosis(
-                code="utility_input_zero",
-                metric=key,
-                value=value,
-                cause=cause,
-                row=row,
-                message=f"{key} is {value:.3f}, which {effect}{spread}){got}. Cause: {why}.",
-            )
-        )
+    for aggregate, names in (
+        ("fe", info.get("fe_components")),
+        ("mu_closer_look", info.get("mu_components")),
+    ):
+        inputs = {n: value(n) for n in names or ()}
+        out += [
+            d.as_dict()
+            for d in harmonic_input_warnings(aggregate, inputs, {**metrics, **inputs})
+            if d.metric not in seen
+        ]
     return out
 
 

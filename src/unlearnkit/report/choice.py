@@ -165,6 +165,9 @@ def choose_best(
     kept = [s for s in standings.values() if s.kept and s.distance is not None]
     by_utility = sorted(standings.values(), key=lambda s: (-(s.utility or -1.0), s.distance or math.inf))
     fallback = by_utility[0].row if by_utility else None
+    if not any(s.distance is not None for s in standings.values()):
+        reason = f"no candidate has {NAMES[keys[0]]} and {NAMES[keys[1]]} beside the oracle's"
+        return Choice(None, rule, reason, keys, utility_key, reference, fallback, standings)
     if not kept:
         reason = f"no row keeps {_pct(UTILITY_KEPT)} of the {reference}'s {NAMES[utility_key]}" + (
             f"; the one keeping the most is {fallback}" if fallback else ""
@@ -207,27 +210,28 @@ def gains_and_costs(choice: Choice, results: Results) -> list[str]:
     keys, ukey, ref = choice.forget_keys, choice.utility_key, choice.reference
     target = results.get("target")
     for s in choice.standings.values():
-        if s.distance is None or "oracle" not in results:
-            out.append(f"{s.row}: not compared (a forget-side number is missing).")
-            continue
-        moved = (
-            f"moves {NAMES[keys[0]]} / {NAMES[keys[1]]} from the target's {_pair(target, keys)} to "
-            f"{_pair(results[s.row], keys)} (oracle {_pair(results['oracle'], keys)})"
-            if target is not None
-            else f"has {NAMES[keys[0]]} / {NAMES[keys[1]]} {_pair(results[s.row], keys)} (oracle "
-            f"{_pair(results['oracle'], keys)})"
-        )
-        gain = (
-            f", closing {_pct(s.closed)} of the target's distance to the oracle"
-            if s.closed is not None
-            else ""
-        )
+        if s.distance is None:
+            moved, gain = f"its forget side is not compared ({NAMES[keys[0]]} / {NAMES[keys[1]]} missing)", ""
+        else:
+            moved = (
+                f"moves {NAMES[keys[0]]} / {NAMES[keys[1]]} from the target's {_pair(target, keys)} to "
+                f"{_pair(results[s.row], keys)} (oracle {_pair(results['oracle'], keys)})"
+                if target is not None
+                else f"has {NAMES[keys[0]]} / {NAMES[keys[1]]} {_pair(results[s.row], keys)} (oracle "
+                f"{_pair(results['oracle'], keys)})"
+            )
+            gain = (
+                f", closing {_pct(s.closed)} of the target's distance to the oracle"
+                if s.closed is not None
+                else ""
+            )
         ref_u = _num(results[ref].get(ukey)) if ref else None
         if s.utility is None or ref_u is None:
             cost = f"its {NAMES[ukey]} is not known"
         elif s.utility < ref_u:
             cost = (
-                f"it pays {_pct(1 - s.utility / ref_u)} of the {ref}'s {NAMES[ukey]} for it "
+                f"it pays {_pct(1 - s.utility / ref_u)} of the {ref}'s {NAMES[ukey]}"
+                f"{' for it' if s.distance is not None else ''} "
                 f"({s.utility:.3f} vs {ref_u:.3f}, {s.utility / ref_u:.2f}x)"
             )
         else:
