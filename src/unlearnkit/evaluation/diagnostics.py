@@ -20,6 +20,10 @@ report calls on a whole table. Two cases met on a user's own small data set (iss
    sharper, data-driven check: when the untouched target itself scores p >= 0.05 against the oracle,
    the test cannot tell the model that knows the forget set from the one that never saw it, so no
    row's forget quality means anything there.
+
+The closer-look aggregates (``fe``, ``mu_closer_look``) are harmonic means too:
+:func:`closer_look_warnings` names their zero inputs the same way (``unlearnkit eval --protocol
+closer-look``).
 """
 
 from __future__ import annotations

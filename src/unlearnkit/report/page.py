@@ -1030,8 +1030,13 @@ def _warnings_section(results: Results) -> list[str]:
     found = results_warnings(results)
     if not found:
         return []
-    items = [f"<li><b>{_e(d.row or '')}</b>: {_e(d.message)}</li>" if d.row else f"<li>{_e(d.message)}</li>"
-             for d in found]  # fmt: skip
+    # The row a warning is about leads it, unless the message already says "every row".
+    items = [
+        f"<li><b>{_e(d.row)}</b>: {_e(d.message)}</li>"
+        if d.row and d.row != "every row"
+        else f"<li>{_e(d.message)}</li>"
+        for d in found
+    ]
     return ["<h2>Warnings</h2>", '<ul class="warnings">', *items, "</ul>"]
 
 
