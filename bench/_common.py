@@ -50,12 +50,13 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def embedded_settings(args, max_items: int = 200, max_new_tokens: int = 48, **extra) -> dict:
     """What a result on the embedded world depends on besides the code: world, seed, evaluation sizes."""
-    from unlearnkit.quickstart import MODEL_RECIPE_VERSION, WORLD
+    from unlearnkit.embedded import LAB_VERSION
+    from unlearnkit.quickstart import WORLD
 
     return {
         "world": WORLD,
         "world_seed": args.seed,
-        "model_recipe": MODEL_RECIPE_VERSION,
+        "lab_version": LAB_VERSION,  # the recipes of the world's base, targets and oracles
         "max_items": max_items,
         "max_new_tokens": max_new_tokens,
         **extra,

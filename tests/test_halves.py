@@ -9,26 +9,34 @@ import pytest
 from unlearnkit.data.halves import entities_of, split_halves
 from unlearnkit.errors import UserError
 
-PARTS = ("forget", "retain", "holdout", "general")
-
 
 def _keys(rows) -> list[str]:
     return [json.dumps(r, sort_keys=True) for r in rows]
 
 
+def _rows_of(bench, part: str):
+    return bench.general_parts[part.split(".", 1)[1]] if part.startswith("general.") else bench.split(part)
+
+
 def test_every_part_is_cut_into_two_disjoint_halves_of_whole_authors(mini_bench):
     sel, test, info = split_halves(mini_bench, seed=0)
-    assert set(info) == set(PARTS)
-    for part in PARTS:
-        whole, a, b = _keys(mini_bench.split(part)), _keys(sel.split(part)), _keys(test.split(part))
+    parts = ["forget", "retain", "holdout", *(f"general.{source}" for source in mini_bench.general_parts)]
+    assert len(parts) == 5 and set(info) == set(parts)  # the world's general rows come in two parts
+    for part in [*parts, "general"]:
+        whole, a, b = (
+            _keys(_rows_of(mini_bench, part)),
+            _keys(_rows_of(sel, part)),
+            _keys(_rows_of(test, part)),
+        )
         assert a and b, part
         assert not set(a) & set(b), f"{part}: a row is in both halves"
         assert sorted(a + b) == sorted(whole), f"{part}: the halves are not a partition"
-        authors_a = {r["author"] for r in sel.split(part)}
-        authors_b = {r["author"] for r in test.split(part)}
+        authors_a = {(r.get("source"), r["author"]) for r in _rows_of(sel, part)}
+        authors_b = {(r.get("source"), r["author"]) for r in _rows_of(test, part)}
         assert not authors_a & authors_b, f"{part}: an author straddles the halves"
-        assert info[part]["by"] == "author field"
-        assert info[part]["selection_entities"] == sorted(authors_a)
+        if part != "general":
+            assert info[part]["by"] == "author field"
+            assert info[part]["selection_entities"] == sorted(a for _, a in authors_a)
     assert type(sel) is type(mini_bench) and sel.path == mini_bench.path
 
 
@@ -104,3 +112,15 @@ def test_entities_fall_back_to_rows_without_an_author_field():
     rows = _qa(3, "x")
     assert entities_of(rows) == (["row-0", "row-1", "row-2"], "rows (no entity field)")
     assert entities_of(rows, "tofu:forget01", "general.world_facts")[1].startswith("rows")
+
+
+def test_entities_of_unequal_size_are_balanced_by_rows():
+    from unlearnkit.data import Benchmark
+
+    rows = [
+        {"question": f"q{i}", "answer": "a", "author": "Big" if i < 6 else f"small{i}"} for i in range(12)
+    ]
+    bench = Benchmark(path=".", forget=_qa(4, "f"), retain=rows)
+    for seed in range(5):
+        info = split_halves(bench, seed)[2]["retain"]
+        assert {len(info["selection_rows"]), len(info["test_rows"])} == {6}  # Big alone vs the 6 small

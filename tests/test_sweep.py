@@ -22,14 +22,14 @@ from unlearnkit.errors import UserError
 
 
 @pytest.fixture(scope="module")
-def sweep_inputs(tmp_path_factory, mini_world):
-    """Target and oracle made by ``unlearnkit finetune`` on the mini world, and a wide search space."""
-    return trained_pair(tmp_path_factory, mini_world)
+def sweep_inputs(tmp_path_factory):
+    """A miniature world, target and oracle made by ``unlearnkit finetune`` on it, search spaces."""
+    return trained_pair(tmp_path_factory)
 
 
 @pytest.fixture
-def argv(sweep_inputs, mini_world):
-    return lambda out, trials, *extra: sweep_argv(sweep_inputs, mini_world, out, trials, *extra)
+def argv(sweep_inputs):
+    return lambda out, trials, *extra: sweep_argv(sweep_inputs, sweep_inputs / "world", out, trials, *extra)
 
 
 _cli = cli
@@ -184,7 +184,7 @@ def test_pruning_callback_raises_trial_pruned_below_the_floor(tiny_random_llama,
 # End to end
 
 
-def test_sweep_writes_outputs_and_best_yaml_is_an_unlearn_recipe(tmp_path, argv, mini_world, sweep_inputs):
+def test_sweep_writes_outputs_and_best_yaml_is_an_unlearn_recipe(tmp_path, argv, sweep_inputs):
     from unlearnkit.cli import main
 
     out = tmp_path / "sweep"
@@ -204,7 +204,7 @@ def test_sweep_writes_outputs_and_best_yaml_is_an_unlearn_recipe(tmp_path, argv,
     # best.yaml is a recipe `unlearn --config` accepts (it names the method itself)
     model_out = tmp_path / "unlearned"
     code = main(
-        ["unlearn", "--model", str(sweep_inputs / "target"), "--data", str(mini_world)]
+        ["unlearn", "--model", str(sweep_inputs / "target"), "--data", str(sweep_inputs / "world")]
         + ["--config", str(out / "best.yaml"), "--output", str(model_out)]
     )
     assert code == 0 and (model_out / "config.json").is_file()
@@ -225,7 +225,7 @@ def test_the_chosen_trials_test_utility_is_not_its_selection_utility(tmp_path, a
     assert main(choosing(argv(out, 2), sweep_inputs)) == 0
     summary = json.loads((out / "summary.json").read_text())
     parts = summary["split"]["parts"]
-    assert {"forget", "retain", "general", "holdout"} <= set(parts)
+    assert {"forget", "retain", "general.world_facts", "general.real_authors", "holdout"} <= set(parts)
     for part, info in parts.items():  # whole entities: none on both sides, every row on one side
         assert not set(info["selection_entities"]) & set(info["test_entities"]), part
         assert info["selection_rows"] + info["test_rows"] == info["rows"], part

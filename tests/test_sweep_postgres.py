@@ -79,19 +79,18 @@ def postgres_url():
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, mini_world):
-    return trained_pair(tmp_path_factory, mini_world)
+def inputs(tmp_path_factory):
+    return trained_pair(tmp_path_factory)
 
 
-def test_two_workers_with_separate_folders_share_one_study(tmp_path, inputs, mini_world, postgres_url):
+def test_two_workers_with_separate_folders_share_one_study(tmp_path, inputs, postgres_url):
     import optuna
     from optuna.trial import TrialState
 
     n = 2  # the two-point choice space: each worker can claim one, neither may claim a third
     folders = [tmp_path / "machine-a", tmp_path / "machine-b"]
-    args = [
-        choosing(sweep_argv(inputs, mini_world, out, n, "--storage", postgres_url), inputs) for out in folders
-    ]
+    world = inputs / "world"
+    args = [choosing(sweep_argv(inputs, world, out, n, "--storage", postgres_url), inputs) for out in folders]
     procs = [cli(a) for a in args]
     logs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [log[-2500:] for log in logs]
@@ -113,7 +112,7 @@ def test_two_workers_with_separate_folders_share_one_study(tmp_path, inputs, min
     assert any("finishes last writes" in log or "already reported" in log for log in logs)
 
 
-def test_a_worker_with_other_settings_joins_another_study(tmp_path, inputs, mini_world, postgres_url):
+def test_a_worker_with_other_settings_joins_another_study(tmp_path, inputs, postgres_url):
     """Studies in a shared database are named by what the workers must share: a different seed
     (another split of the halves) never mixes its trials into the first study."""
     from unlearnkit.sweep import SweepSettings, load_context, study_name
@@ -121,7 +120,7 @@ def test_a_worker_with_other_settings_joins_another_study(tmp_path, inputs, mini
     def name(seed: int) -> str:
         st = SweepSettings(
             model=str(inputs / "target"),
-            data=str(mini_world),
+            data=str(inputs / "world"),
             method="gd",
             output=str(tmp_path / f"s{seed}"),
             retain_model=str(inputs / "oracle"),

@@ -15,8 +15,8 @@ from unlearnkit.cli import main
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, mini_world):
-    return trained_pair(tmp_path_factory, mini_world)
+def inputs(tmp_path_factory):
+    return trained_pair(tmp_path_factory)
 
 
 def test_a_finetuned_tiny_model_gets_the_tiny_space_and_a_pretrained_one_the_papers(inputs, tiny_model_dir):
@@ -61,12 +61,12 @@ fixed:
 
 
 def test_a_sweep_whose_trials_leave_the_model_where_it_was_says_so_and_chooses_nothing(
-    tmp_path, inputs, mini_world, capsys
+    tmp_path, inputs, capsys
 ):
     space = tmp_path / "paper.yaml"
     space.write_text(PAPER_LR, encoding="utf-8")
     out = tmp_path / "sweep"
-    args = sweep_argv(inputs, mini_world, out, 2, "--prune-floor", "0")
+    args = sweep_argv(inputs, inputs / "world", out, 2, "--prune-floor", "0")
     args[args.index("--space") + 1] = str(space)
     args[args.index("--method") + 1] = "npo"
     i = args.index("--retain-model")

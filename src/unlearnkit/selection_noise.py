@@ -50,7 +50,8 @@ _TOFU_UTILITY = tuple(
 def _se(values: Sequence[float]) -> float:
     n = len(values)
     if n < 2:
-        return float("inf")  # one item: no estimate of its spread; nothing is distinguishable
+        # One item gives no estimate of its spread: the [0, 1] bound (see the module docstring).
+        return _bounded_se(values[0] if values else float("nan"), n)
     mean = sum(values) / n
     var = sum((v - mean) ** 2 for v in values) / (n - 1)
     return math.sqrt(var / n)

@@ -146,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
     shutil.rmtree(work_dir_of(out), ignore_errors=True)
     # Trainer's training_loss: the mean over the run's optimiser steps (since resuming, after a resume)
     since = " over the steps since resuming" if resume_from is not None else ""
-    print(f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)")
+    print(
+        f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)"
+    )
     return 0
 
 

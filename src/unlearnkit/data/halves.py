@@ -27,8 +27,10 @@ General rows are split *within* each ``source`` (TOFU: real authors, world facts
 trains on the whole benchmark and only *evaluates* on the halves.
 
 The cut is deterministic: per part (and source), the sorted unique entities are shuffled with a
-seeded ``random.Random`` and the first ceil(n/2) form the selection half. The forget set's shuffle
-uses ``random.Random(seed)`` itself (the split earlier versions of the sweep made).
+seeded ``random.Random`` and ordered largest first (stable: shuffled among equals); in that order
+each joins the half with fewer rows so far (ties: the selection half), so halves hold about equal rows
+even when entities differ in size (with entities of one size: the first ceil(n/2) shuffled). The forget set's shuffle uses ``random.Random(seed)`` itself
+(the split earlier versions of the sweep made).
 """
 
 from __future__ import annotations
@@ -78,11 +80,23 @@ def split_entities(
             f"split needs at least 2 (add {part} rows of another entity)"
         )
     labels = list(strata) if strata is not None else [""] * len(entities)
+    sizes: dict[tuple[str, str], int] = {}
+    for key in zip(labels, entities):
+        sizes[key] = sizes.get(key, 0) + 1
     chosen: set[tuple[str, str]] = set()
     for stratum in sorted(set(labels)):
         unique = sorted({e for e, s in zip(entities, labels) if s == stratum})
         _rng(seed, part if not stratum else f"{part}.{stratum}").shuffle(unique)
-        chosen |= {(stratum, e) for e in unique[: (len(unique) + 1) // 2]}
+        # Largest first (a stable sort: shuffled order among equals), each entity joins the half with
+        # fewer rows so far (ties: selection): whole entities, and halves of about equal rows even
+        # when entities differ in size. With entities of one size: the first ceil(n/2) shuffled.
+        unique.sort(key=lambda e: -sizes[(stratum, e)])
+        rows = [0, 0]
+        for e in unique:
+            half = 0 if rows[0] <= rows[1] else 1
+            rows[half] += sizes[(stratum, e)]
+            if half == 0:
+                chosen.add((stratum, e))
     selection = [i for i, key in enumerate(zip(labels, entities)) if key in chosen]
     test = [i for i, key in enumerate(zip(labels, entities)) if key not in chosen]
     return selection, test
