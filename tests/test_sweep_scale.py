@@ -97,6 +97,7 @@ def test_on_paraphrases_in_unseen_wording_the_sweep_refuses_and_names_the_zero_c
     for split, keep in (("forget", 10), ("retain", None), ("holdout", 10), ("general", None)):
         rows = read_jsonl(mini_world / f"{split}.jsonl")[:keep]
         for r in rows:
+            r.pop("_line", None)  # the reader's bookkeeping, not a field
             r["paraphrased_answer"] = f"Going by the records kept on this, one finds {r['fact_value']} noted."
         (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert main(["finetune", "--data", str(data), "--output", str(tmp_path / "target"), *TRAIN]) == 0

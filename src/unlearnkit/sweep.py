@@ -1118,9 +1118,20 @@ def _spread(noise: dict, metric: str, base: float | None, values: Sequence[float
 
 
 def zero_utility_components(rows: Sequence[dict]) -> list[str]:
-    """Utility components that are 0 in every row (one zero makes the harmonic mean 0)."""
+    """The utility components that are 0 when model utility is 0 in every row (one zero makes the
+    harmonic mean 0), those 0 in the most rows first; [] when some row has utility above 0."""
+    if not rows or not all(float(r.get("model_utility", 1.0)) <= 0 for r in rows):
+        return []
     keys = [f"{p}_{m}" for p in UTILITY_PARTS for m in ("prob", "rougeL_recall", "truth_ratio")]
-    return [k for k in keys if rows and all(k in r and r[k] <= 0 for r in rows)]
+    count = {k: sum(1 for r in rows if k in r and r[k] <= 0) for k in keys}
+    return sorted((k for k in keys if count[k]), key=lambda k: -count[k])
+
+
+def _zero_list(rows: Sequence[dict], zeros: Sequence[str]) -> str:
+    if all(all(k in r and r[k] <= 0 for r in rows) for k in zeros):
+        return f"{', '.join(zeros)} {'is' if len(zeros) == 1 else 'are'} 0"
+    n = len(rows)
+    return ", ".join(f"{k} is 0 in {sum(1 for r in rows if k in r and r[k] <= 0)} of {n}" for k in zeros)
 
 
 def _zero_cause(component: str) -> str:
@@ -1185,9 +1196,10 @@ def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
     metrics = [r["selection_metrics"] for r in done]
     objectives = ctx.settings.resolved_objectives()
     zeros = zero_utility_components(metrics) if "model_utility" in objectives else []
+    cause = next((k for k in zeros if k.endswith("truth_ratio")), zeros[0] if zeros else "")
     zero_note = (
-        f" Model utility is 0 in every trial because {', '.join(zeros)} is 0 (one zero makes the "
-        f"harmonic mean 0): {_zero_cause(zeros[0])}."
+        f" Model utility is 0 in every trial because {_zero_list(metrics, zeros)} (one zero makes the "
+        f"harmonic mean 0): {_zero_cause(cause)}."
         if zeros
         else ""
     )
@@ -1212,9 +1224,10 @@ def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
     if zeros:
         others = ",".join(o for o in objectives if o != "model_utility") or "forget_rougeL_recall"
         return (
-            f"model utility is 0 in every one of the {len(done)} complete trials because {', '.join(zeros)} "
-            f"is 0 (one zero makes the harmonic mean 0), so no trial can be held to a utility floor and "
-            f"the most forgotten would be chosen blind. No trial is chosen. To change: {_zero_cause(zeros[0])}; "
+            f"model utility is 0 in every one of the {len(done)} complete trials because "
+            f"{_zero_list(metrics, zeros)} (one zero makes the harmonic mean 0), so no trial can be held to "
+            f"a utility floor and the most forgotten would be chosen blind. No trial is chosen. To change: "
+            f"{_zero_cause(cause)}; "
             f"or choose on forgetting alone, knowingly: --objective {others}."
         )
     return None
