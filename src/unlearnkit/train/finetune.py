@@ -103,7 +103,7 @@ def finetune(
     """
     fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
-    args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
+    args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet, group_by_length=True)
     counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
     trainer = Trainer(
         model=model,

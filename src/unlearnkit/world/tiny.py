@@ -20,7 +20,15 @@ def corpus_of(rows: Iterable[dict]) -> list[str]:
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
     for row in rows:
-        for key in ("question", "answer", "paraphrased_answer", "paraphrased_question", "text", "prompt", "gt"):
+        for key in (
+            "question",
+            "answer",
+            "paraphrased_answer",
+            "paraphrased_question",
+            "text",
+            "prompt",
+            "gt",
+        ):
             if isinstance(row.get(key), str):
                 texts.append(row[key])
         for key in ("perturbed_answer", "choices"):
