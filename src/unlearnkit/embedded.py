@@ -155,12 +155,10 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
 def ensure_finetuned(root: Path, base_dir: Path, bench_dir: Path, split: str, seed: int, log) -> Path:
     """The base fine-tuned on ``bench_dir``'s forget + retain (``split="all"``: the target) or retain
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on."""
-    from unlearnkit.commands.finetune import tiny_unlearn_defaults
+    from unlearnkit.commands.finetune import model_card, tiny_unlearn_defaults
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import load
     from unlearnkit.train.finetune import SPLITS_FOR, training_rows
-
-    from unlearnkit.commands.finetune import model_card
     from unlearnkit.train.pretrain import read_replay
 
     files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
