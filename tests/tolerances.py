@@ -11,6 +11,11 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   batch size, another thread count or CPU kernel). The same sums run in another order and through
   other kernels (masked vs unmasked SDPA, blocked matmuls), so they agree only to a number of ulps of
   the activations' scale: measured 6e-8 on one machine and 2.5e-5 on another (issue 22), so 1e-4 nats.
+* ``SAME_QK_PROBS_ATOL``: attention probabilities from the SAME fp32 query and key vectors, by the
+  model's fp32 eager attention and by a float64 hand-written softmax (tests/test_attention.py). Only the
+  fp32 rounding of q k^T differs: with head size d = 4 and logits |l| <= 20 each logit is off by at most
+  d * |l| * 2**-24 ~ 5e-6, and a softmax moves each probability by at most twice the largest logit
+  error: 1e-5 (measured <= 3e-7 on the tiny models).
 * ``REORDERED_FORWARD_RATIO_REL``: a ratio or option-normalised probability built as exp(a - b) of two
   such mean NLLs (TOFU's truth ratio, P_true / sum P): |d ln x| <= |da| + |db|, so twice the above.
 """
@@ -18,3 +23,4 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
 SAME_LOGITS_REL = 1e-5
 REORDERED_FORWARD_LOGP_ATOL = 1e-4
 REORDERED_FORWARD_RATIO_REL = 2 * REORDERED_FORWARD_LOGP_ATOL
+SAME_QK_PROBS_ATOL = 1e-5
