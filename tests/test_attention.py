@@ -11,6 +11,14 @@ import copy
 
 import pytest
 import torch
+from hand_attention import (
+    hand_attention,
+    max_diff_at_valid_queries,
+    recorded_eager_inputs,
+    stock_scale,
+    teacher_vs_hand,
+    window_of,
+)
 from tiny_models import tiny_config
 from tolerances import REORDERED_FORWARD_LOGP_ATOL, SAME_QK_PROBS_ATOL
 from torch import nn
@@ -172,102 +180,45 @@ def test_matches_query_scaled_copy(arch: str, tau: float) -> None:
     assert not torch.allclose(smooth[valid], plain[valid], atol=1e-6)
 
 
-def _record_eager_inputs(monkeypatch: pytest.MonkeyPatch, model: nn.Module) -> list[tuple]:
-    """Every call of the model's own ``eager_attention_forward`` appends ``(query, key)`` as it got them
-    (after projections, norms and RoPE; keys before grouped-query repetition)."""
-    import sys
-
-    import unlearnkit.attention as attention_module
-
-    module = sys.modules[type(_attn_modules(model)[0]).__module__]
-    stock = module.eager_attention_forward
-    calls: list[tuple] = []
-
-    def spy(mod, query, key, value, attention_mask, **kwargs):
-        calls.append((query.detach().clone(), key.detach().clone()))
-        return stock(mod, query, key, value, attention_mask, **kwargs)
-
-    monkeypatch.setattr(module, "eager_attention_forward", spy)
-    monkeypatch.setattr(attention_module, "_EAGER_CACHE", {})  # resolve the spy, not a cached original
-    return calls
-
-
-def _stock_scale(model: nn.Module, layer: int, head_dim: int) -> tuple[float, float | None]:
-    """``(s, softcap)``: the architecture's documented logit scale and cap, from its config alone.
-
-    s = 1/sqrt(d) for every architecture but Gemma 2 (1/sqrt(query_pre_attn_scalar), here 8 != d) and
-    GPT-2 with scale_attn_by_inverse_layer_idx (an extra 1/(layer + 1))."""
-    cfg = model.config
-    scale = head_dim**-0.5
-    if getattr(cfg, "query_pre_attn_scalar", None) is not None:
-        scale = cfg.query_pre_attn_scalar**-0.5
-    if getattr(cfg, "scale_attn_by_inverse_layer_idx", False):
-        scale /= layer + 1
-    return scale, getattr(cfg, "attn_logit_softcapping", None)
-
-
-def _window(model: nn.Module, layer: int) -> int | None:
-    cfg = model.config
-    types = getattr(cfg, "layer_types", None)
-    if types is not None:
-        return cfg.sliding_window if types[layer] == "sliding_attention" else None
-    return getattr(cfg, "sliding_window", None)
-
-
-def _hand_attention(q, k, pad_mask, scale, softcap, tau, window):
-    """softmax(cap(scale * q k^T) / tau) over the causal (+ sliding window) keys that are not padding."""
-    k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)  # grouped-query: each kv head serves n queries
-    logits = (q.double() @ k.double().transpose(-1, -2)) * scale
-    if softcap is not None:
-        logits = softcap * torch.tanh(logits / softcap)
-    logits = logits / tau
-    n = q.shape[2]
-    i = torch.arange(n)[:, None]
-    j = torch.arange(n)[None, :]
-    allowed = (j <= i) & (i - j < window if window is not None else True)
-    allowed = allowed[None, None] & pad_mask.bool()[:, None, None, :]
-    return torch.softmax(logits.masked_fill(~allowed, float("-inf")), dim=-1)
-
-
 @pytest.mark.parametrize("arch", ARCHS)
-def test_teacher_attention_is_a_hand_written_softmax_at_tau(
-    arch: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_teacher_attention_is_a_hand_written_softmax_at_tau(arch: str) -> None:
     """Inside smoothed_attention every layer's attention equals softmax(q k^T / (tau sqrt(d))) written out
-    here (causal, padding and sliding-window masks by hand; Gemma 2's scale and cap, GPT-2's inverse
-    layer scale), on the q and k the model itself computed; the fused (sdpa) teacher gives the same logits."""
+    in tests/hand_attention.py (causal, padding and sliding-window masks by hand; Gemma 2's scale and
+    cap, GPT-2's inverse layer scale), on the q and k the model itself computed; the fused (sdpa)
+    teacher that training uses gives the same logits as that eager attention."""
     model = _build(arch)
     _scale_qk(model, 3.0, 3.0)  # peaked attention, so the temperature visibly matters
-    calls = _record_eager_inputs(monkeypatch, model)
     ids, mask = _batch(length=8)  # longer than the sliding window (4): the window cuts real keys
     tau = 2.0
-    with torch.no_grad(), smoothed_attention(model, tau):
-        probs = attention_weights(model, ids, mask)
-        eager_calls = list(calls)
-        fused = model(input_ids=ids, attention_mask=mask).logits
-    assert len(eager_calls) == len(probs) == 2
-    valid_q = mask.bool()[:, None, :, None]
-    windowed = False
-    for layer, ((q, k), got) in enumerate(zip(eager_calls, probs)):
-        scale, softcap = _stock_scale(model, layer, q.shape[-1])
+    diffs = teacher_vs_hand(model, ids, mask, tau)
+    assert len(diffs) == 2 and max(diffs) < SAME_QK_PROBS_ATOL, diffs
+    # the hand-written reference is sharp: the plain softmax (tau = 1) and, on sliding layers, the
+    # causal mask without the window are far from what the teacher computed
+    with recorded_eager_inputs(model) as calls:
+        attention_weights(model, ids, mask)
+    windowed = []
+    for layer, (q, k) in enumerate(calls):
+        scale, softcap = stock_scale(model, layer, q.shape[-1])
         if arch in ("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3", "olmo2", "gpt2"):
             assert scale == q.shape[-1] ** -0.5  # the plain 1/(tau sqrt(d)) of the ASU paper
-        want = _hand_attention(q, k, mask, scale, softcap, tau, _window(model, layer))
-        if _window(model, layer) is not None:  # the window cut keys the causal mask alone would allow
-            windowed = True
-            unwindowed = _hand_attention(q, k, mask, scale, softcap, tau, None)
-            assert float((unwindowed - want).abs().masked_fill(~valid_q, 0).max()) > 1e-2
-        diff = (got.double() - want).abs().masked_fill(~valid_q, 0)
-        assert float(diff.max()) < SAME_QK_PROBS_ATOL, (layer, float(diff.max()))
-        plain = _hand_attention(q, k, mask, scale, softcap, 1.0, _window(model, layer))
-        assert float((plain - want).abs().masked_fill(~valid_q, 0).max()) > 1e-2  # tau changed it
-    assert windowed == (arch in ("mistral", "gemma2", "gemma3"))
-    if model.config._attn_implementation != "eager":  # training's teacher runs sdpa: same logits as eager
+        window = window_of(model, layer)
+        at_tau = hand_attention(q, k, mask, scale, softcap, tau, window)
+        plain = hand_attention(q, k, mask, scale, softcap, 1.0, window)
+        assert max_diff_at_valid_queries(plain, at_tau, mask) > 1e-2
+        if window is not None:
+            windowed.append(layer)
+            unwindowed = hand_attention(q, k, mask, scale, softcap, tau, None)
+            assert max_diff_at_valid_queries(unwindowed, at_tau, mask) > 1e-2
+    want_windowed = {"mistral": [0, 1], "gemma2": [0], "gemma3": [0]}.get(arch, [])
+    assert windowed == want_windowed
+    if model.config._attn_implementation != "eager":  # training's teacher runs sdpa
+        valid = mask.bool()
         with torch.no_grad():
+            with smoothed_attention(model, tau):
+                fused = model(input_ids=ids, attention_mask=mask).logits
             model.set_attn_implementation("eager")
             with smoothed_attention(model, tau):
                 eager = model(input_ids=ids, attention_mask=mask).logits
-        valid = mask.bool()
         # sdpa vs eager kernels on the same inputs: another summation order (tests/tolerances.py)
         torch.testing.assert_close(fused[valid], eager[valid], atol=REORDERED_FORWARD_LOGP_ATOL, rtol=0)
 

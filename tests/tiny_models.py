@@ -21,6 +21,13 @@ ARCHITECTURES = {
     "gpt2": "fused Conv1D c_attn, absolute positions, decoder layers in transformer.h",
 }
 
+# Causal LMs transformers has whose attention cannot be an ASU teacher: every other family runs on them,
+# ASU is refused in one line (docs/SCALING.md, "Architectures").
+REFUSED_FOR_ASU = {
+    "bloom": "attention written in the modeling file, outside transformers' AttentionInterface",
+    "mamba": "a state-space model: no softmax attention at all",
+}
+
 _COMMON = dict(
     hidden_size=16,
     num_hidden_layers=2,
@@ -70,6 +77,14 @@ def tiny_config(arch: str, vocab_size: int, pad: int = 0, bos: int = 1, eos: int
         cfg = Olmo2Config(**common, max_position_embeddings=256)
     elif arch == "gpt2":
         cfg = GPT2Config(n_embd=16, n_layer=2, n_head=4, n_positions=256, **ids)
+    elif arch == "bloom":
+        from transformers import BloomConfig
+
+        cfg = BloomConfig(hidden_size=16, n_layer=2, n_head=4, **ids)
+    elif arch == "mamba":
+        from transformers import MambaConfig
+
+        cfg = MambaConfig(hidden_size=16, state_size=4, num_hidden_layers=2, expand=2, conv_kernel=4, **ids)
     else:
         raise AssertionError(f"no tiny config for {arch}")
     for key, value in overrides.items():
