@@ -86,6 +86,12 @@ def _apply_lora(model, cfg):
         if cfg.lora_target == "all-linear"
         else [t.strip() for t in cfg.lora_target.split(",")]
     )
+    if cfg.gradient_checkpointing:
+        # open-unlearning #178: with checkpointing, frozen embeddings give outputs that do not require
+        # grad, so a reentrant checkpoint passes no gradient back to the adapters inside it and every
+        # lora_B stays 0. transformers 5's Trainer does this too when it enables checkpointing; done
+        # here as well so LoRA trains whatever enables checkpointing (tests/test_lora.py, reentrant case).
+        model.enable_input_require_grads()
     lora = LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
