@@ -83,7 +83,11 @@ def cache_root(arg: str | None) -> Path:
 def content_hash(world_dir: Path, extra: dict) -> str:
     h = hashlib.sha256(json.dumps(extra, sort_keys=True).encode())
     for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl"):
-        h.update((world_dir / name).read_bytes())
+        data = (world_dir / name).read_bytes()
+        # name and length first: a row moved from the end of one split to the start of the next (another
+        # target, trained on other splits) must not hash like the old world
+        h.update(f"{name}|{len(data)}|".encode())
+        h.update(data)
     return h.hexdigest()[:16]
 
 
