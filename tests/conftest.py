@@ -34,7 +34,8 @@ import torch  # noqa: E402
 
 @pytest.fixture(scope="session")
 def mini_world(tmp_path_factory):
-    """12 authors x 4 facts (3 forget, 3 holdout, 6 retain authors) + 10 general items."""
+    """12 authors x 4 facts (3 forget, 3 holdout, 6 retain authors) + 10 world facts and 2 real authors
+    x 4 facts in general (and small corpus / muse / wmdp parts)."""
     from unlearnkit.world import write_world
 
     path = tmp_path_factory.mktemp("world") / "mini"
@@ -46,6 +47,9 @@ def mini_world(tmp_path_factory):
         holdout_fraction=0.25,
         n_general=10,
         seed=0,
+        n_real_authors=2,
+        n_agents=2,
+        n_articles=10,
     )
     return path
 

@@ -62,7 +62,7 @@ def world(tmp_path_factory, _one_thread):
     for name, split in (("target", "all"), ("oracle", "retain")):
         model, tok = build_tiny(bench, seed=0)
         cfg = default_config(True, {"epochs": 60.0, "lr": 3e-3, "seed": 0})
-        finetune(model, tok, training_rows(bench, split), cfg, root / f"{name}.work", quiet=True)
+        finetune(model, tok, training_rows(bench, split, from_scratch=True), cfg, root / f"{name}.work", quiet=True)
         save_model(model, tok, root / name, {"kind": name})
         paths[name] = root / name
     target, tok = load(str(paths["target"]))

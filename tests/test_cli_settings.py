@@ -71,3 +71,63 @@ def test_unlearn_help_with_a_method_shows_its_settings_without_torch(argv):
     assert "HEAVY [] 0" in proc.stdout, proc.stdout[-500:] + proc.stderr[-2000:]
     assert "--set keys of asu" in proc.stdout
     assert "    tau                      2.3" in proc.stdout
+
+
+def _listed(out: str) -> dict[str, str]:
+    """``key -> the rest of its line`` for every key row of a settings table (4-space indent)."""
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("    ") and not line.startswith("     ") and len(line.split()) >= 2:
+            key, _, rest = line.strip().partition(" ")
+            rows[key.rstrip(",:")] = rest.strip()
+    return rows
+
+
+def test_methods_distill_lists_every_key_with_the_defaults_distill_uses(capsys):
+    """Issue 22.6: ``unlearnkit methods distill`` (it failed, naming unlearning methods)."""
+    from unlearnkit.cli import main
+    from unlearnkit.train.distill import HF_DEFAULTS, TINY_DEFAULTS
+
+    assert main(["methods", "distill"]) == 0
+    out = capsys.readouterr().out
+    rows = _listed(out)
+    for key in [f.name for f in dataclasses.fields(C.DistillConfig)]:
+        assert key in rows, key
+    for key in [f.name for f in dataclasses.fields(C.TrainConfig) if not f.name.startswith("lora")]:
+        assert key in rows, key
+    assert rows["distill_on"].startswith("retain,general") and "corpus, text" in rows["distill_on"]
+    assert rows["retain_nll_weight"].startswith("3.0")
+    # a pretrained model's default, then [a small model's] where they differ
+    assert rows["lr"].startswith(f"{HF_DEFAULTS['lr']} [{TINY_DEFAULTS['lr']}]")
+    assert rows["epochs"].startswith(f"{HF_DEFAULTS['epochs']} [{TINY_DEFAULTS['epochs']}]")
+    assert rows["reference"].split()[-5:] == ["auto", "|", "copy", "|", "cache"]  # no adapter for distill
+    assert "lora_r, lora_alpha" in out and "refused" in out
+    assert "never a model's own build seed" in out and "pretraining data" in out
+
+
+def test_methods_finetune_lists_its_keys_and_says_which_it_ignores(capsys):
+    from unlearnkit.cli import main
+    from unlearnkit.settings_doc import FINETUNE_UNUSED
+    from unlearnkit.train.finetune import TINY_DEFAULTS
+
+    assert main(["methods", "finetune"]) == 0
+    out = capsys.readouterr().out
+    rows = _listed(out)
+    used = [f.name for f in dataclasses.fields(C.TrainConfig) if f.name not in FINETUNE_UNUSED]
+    for key in used:
+        assert key in rows, key
+    assert rows["epochs"].startswith(
+        f"5.0 [{TINY_DEFAULTS['epochs']}]"
+    )  # --model tiny: the from-scratch recipe
+    unused = out.split("not used by finetune:")[1]
+    assert all(key in unused for key in FINETUNE_UNUSED)
+    assert "distill_on" not in out and "forget_weight" not in out
+
+
+def test_a_command_name_where_a_method_is_expected_points_to_its_settings(capsys):
+    from unlearnkit.cli import main
+
+    assert main(["methods", "distil"]) == 2
+    assert "did you mean 'distill'" in capsys.readouterr().err
+    assert main(["unlearn", "--method", "distill", "--model", "m", "--data", "d", "--output", "o"]) == 2
+    assert "`unlearnkit methods distill` lists its settings" in capsys.readouterr().err

@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import torch
 from safetensors.torch import load_file
 
 from unlearnkit.cli import main
-from unlearnkit.train.distill import distill, shrink_perturb
+from unlearnkit.train.distill import distill, init_seed, shrink_perturb
 
 
 def _fresh(model, seed: int):
@@ -31,6 +33,12 @@ def _trained_looking(model):
         for p in model.parameters():
             p.mul_(3.0).add_(0.5)
     return model
+
+
+def _max_diff(a, b) -> float:
+    """Largest absolute difference between two models' parameters (same names)."""
+    theirs = dict(b.named_parameters())
+    return max(float((p.detach() - theirs[n].detach()).abs().max()) for n, p in a.named_parameters())
 
 
 def test_alpha_0_leaves_the_weights_identical(tiny_random_llama):
@@ -57,17 +65,79 @@ def test_alpha_1_gives_the_init_statistics(world_tokenizer):
         else:  # norms' weights: the init is a constant
             assert torch.allclose(p, want), name
     assert student.lm_head.weight is student.model.embed_tokens.weight  # tied weights stay tied
-    # The same seed reproduces the architecture's own init exactly.
-    same = dict(_fresh(student, seed=7).named_parameters())
+    # The derived seed reproduces the architecture's own init exactly.
+    same = dict(_fresh(student, seed=init_seed(7)).named_parameters())
     assert all(torch.equal(p, same[n]) for n, p in student.named_parameters())
+
+
+def test_the_init_seed_is_derived_and_never_a_build_seed():
+    seeds = [init_seed(s) for s in range(-5, 2000)]
+    assert all(2**32 <= s < 2**33 for s in seeds)  # outside [0, 2**32), where build seeds live
+    assert len(set(seeds)) == len(seeds)  # every run seed its own init
+    assert init_seed(0) == 2**32 + zlib.crc32(b"undo-init:0") == init_seed(0)
+
+
+def test_a_student_distilled_at_noise_1_from_an_unmoved_target_is_not_its_init(
+    mini_bench, world_tokenizer, tmp_path
+):
+    """Issue 18.1: the target is built as ``finetune --model tiny --seed 0`` builds it (``tiny_llama``
+    under ``torch.manual_seed(0)``) and not trained; the student of a run with seed 0 (noise 1, one step
+    at lr 1e-9, so it stays where it started) must start from another init, not the target's own."""
+    from unlearnkit.world.tiny import tiny_llama
+
+    target = tiny_llama(world_tokenizer, seed=0)
+    own_init = tiny_llama(world_tokenizer, seed=0)
+    assert _max_diff(target, own_init) == 0.0  # unmoved
+    overrides = dict(max_steps=1, lr=1e-9, weight_decay=0.0, batch_size=8, seed=0, distill_on="retain")
+    result = distill(
+        target,
+        world_tokenizer,
+        mini_bench,
+        noise=1.0,
+        overrides=overrides,
+        work_dir=tmp_path / "w",
+        quiet=True,
+    )
+    student = result.model
+    assert result.settings["noise_toward"] == "init" and result.settings["init_seed"] == init_seed(0)
+    assert _max_diff(student, own_init) > 0.05  # not the target's init (0.0 before the fix)
+    assert _max_diff(student, _fresh(student, init_seed(0))) < 1e-6  # the derived init, moved by ~lr
 
 
 def test_alpha_between_is_the_interpolation(tiny_random_llama):
     before = {n: p.detach().clone() for n, p in tiny_random_llama.named_parameters()}
-    init = dict(_fresh(tiny_random_llama, seed=3).named_parameters())
+    init = dict(_fresh(tiny_random_llama, seed=init_seed(3)).named_parameters())
     shrink_perturb(tiny_random_llama, 0.25, seed=3)
     for name, p in tiny_random_llama.named_parameters():
         torch.testing.assert_close(p, 0.75 * before[name] + 0.25 * init[name])
+
+
+def test_noise_toward_a_base_is_the_interpolation_with_the_base(world_tokenizer):
+    from tiny_models import random_llama
+
+    teacher = _trained_looking(random_llama(world_tokenizer, seed=1, tie_word_embeddings=True))
+    base = random_llama(world_tokenizer, seed=2, tie_word_embeddings=True)
+    before = {n: p.detach().clone() for n, p in teacher.named_parameters()}
+    shrink_perturb(teacher, 0.25, seed=0, base=base)
+    for name, p in teacher.named_parameters():
+        torch.testing.assert_close(p, 0.75 * before[name] + 0.25 * dict(base.named_parameters())[name])
+    assert teacher.lm_head.weight is teacher.model.embed_tokens.weight
+    shrink_perturb(teacher, 1.0, seed=0, base=base)
+    assert _max_diff(teacher, base) == 0.0
+
+
+def test_a_base_of_another_architecture_is_refused(world_tokenizer):
+    from tiny_models import random_llama
+
+    from unlearnkit.errors import UserError
+
+    teacher, base = random_llama(world_tokenizer, hidden=16), random_llama(world_tokenizer, hidden=32)
+    before = {n: p.detach().clone() for n, p in teacher.named_parameters()}
+    with pytest.raises(UserError, match="does not match the teacher's architecture: .* is \\(.*32"):
+        shrink_perturb(teacher, 0.5, seed=0, base=base)
+    assert all(torch.equal(p, before[n]) for n, p in teacher.named_parameters())  # untouched
+    with pytest.raises(UserError, match="needs the base model"):
+        distill(teacher, world_tokenizer, None, noise_toward="base")
 
 
 def test_noise_out_of_range_is_a_user_error(tiny_random_llama):
@@ -77,12 +147,11 @@ def test_noise_out_of_range_is_a_user_error(tiny_random_llama):
         shrink_perturb(tiny_random_llama, 1.5, seed=0)
 
 
-def _kl_to(teacher, student, bench, tok) -> float:
-    """Mean per-token KL(teacher || student) on retain answer tokens, computed directly."""
-    from unlearnkit.data.encode import PromptFormat, pad_batch, pad_id_of
-    from unlearnkit.train.trainer import encode_rows
+def _kl_on(teacher, student, encoded, tok) -> float:
+    """Mean per-token KL(teacher || student) on the label tokens of ``encoded``, computed directly."""
+    from unlearnkit.data.encode import pad_batch, pad_id_of
 
-    batch = pad_batch(encode_rows(bench.retain, tok, PromptFormat.for_tokenizer(tok), 128), pad_id_of(tok))
+    batch = pad_batch(encoded, pad_id_of(tok))
     mask = batch["labels"][:, 1:] != -100
     with torch.no_grad():
         lt = torch.log_softmax(teacher(batch["input_ids"], attention_mask=batch["attention_mask"]).logits, -1)
@@ -91,35 +160,152 @@ def _kl_to(teacher, student, bench, tok) -> float:
     return float(kl[mask].mean())
 
 
-@pytest.mark.parametrize("reference", ["cache", "copy"])
-def test_distillation_brings_the_student_to_the_teacher(
-    make_tiny_llama, mini_bench, world_tokenizer, tmp_path, reference
+def _retain_examples(bench, tok):
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.train.trainer import encode_rows
+
+    return encode_rows(bench.retain, tok, PromptFormat.for_tokenizer(tok), 128)
+
+
+def _corpus_texts(bench) -> list[str]:
+    """Raw text in the world's words (as a general corpus would be): passages of three facts each."""
+    facts = [f"{r['question']} {r['answer']}" for r in bench.general + bench.holdout]
+    return [" ".join(facts[i : i + 3]) for i in range(0, len(facts), 3)]
+
+
+@pytest.fixture
+def corpus_world(mini_world, mini_bench, tmp_path):
+    """A copy of the mini world with a general corpus at WORLD/corpus/general.jsonl."""
+    world = tmp_path / "world"
+    shutil.copytree(mini_world, world)
+    (world / "corpus").mkdir()
+    lines = [json.dumps({"text": t}) for t in _corpus_texts(mini_bench)]
+    (world / "corpus" / "general.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return world
+
+
+def _both_strategies(make_teacher, bench, tok, tmp_path, **overrides):
+    """The same distillation with the teacher's outputs cached and from a frozen copy."""
+    settings = dict(epochs=8, lr=1e-2, batch_size=8, retain_nll_weight=0.0, lr_scheduler="constant")
+    out = {}
+    for reference in ("cache", "copy"):
+        result = distill(
+            make_teacher(),
+            tok,
+            bench,
+            noise=1.0,
+            overrides={**settings, **overrides, "reference": reference},
+            work_dir=tmp_path / f"work-{reference}",
+            quiet=True,
+        )
+        assert result.reference["strategy"] == reference
+        out[reference] = result
+    return out["cache"], out["copy"]
+
+
+def _agree_as_reordered_teachers(cache, copy_) -> None:
+    """Issue 19.6: the two strategies differ only in how the teacher's log-probs were computed."""
+    from tolerances import REORDERED_TEACHER_ADAM_STEP
+
+    assert cache.steps == copy_.steps
+    lr = cache.settings["lr"]
+    assert _max_diff(cache.model, copy_.model) <= cache.steps * lr * REORDERED_TEACHER_ADAM_STEP
+
+
+def test_distillation_brings_the_student_to_the_teacher_cached_or_copied(
+    make_tiny_llama, mini_bench, world_tokenizer, tmp_path
 ):
-    teacher = _trained_looking(make_tiny_llama())
-    frozen = copy.deepcopy(teacher)
-    start = shrink_perturb(copy.deepcopy(teacher), 1.0, seed=0)
-    kl_before = _kl_to(frozen, start, mini_bench, world_tokenizer)
-    result = distill(
-        teacher,
-        world_tokenizer,
-        mini_bench,
-        noise=1.0,
-        overrides=dict(
-            epochs=8,
-            lr=1e-2,
-            batch_size=8,
-            retain_nll_weight=0.0,
-            reference=reference,
-            lr_scheduler="constant",
-        ),
-        work_dir=tmp_path / "work",
-        quiet=True,
+    def make_teacher():
+        return _trained_looking(make_tiny_llama())
+
+    frozen = make_teacher()
+    start = shrink_perturb(make_teacher(), 1.0, seed=0)
+    examples = _retain_examples(mini_bench, world_tokenizer)
+    kl_before = _kl_on(frozen, start, examples, world_tokenizer)
+    cache, copied = _both_strategies(make_teacher, mini_bench, world_tokenizer, tmp_path)
+    for result in (cache, copied):
+        kl_after = _kl_on(frozen, result.model, examples, world_tokenizer)
+        assert kl_after < 0.5 * kl_before, (result.reference, kl_before, kl_after)
+        assert result.steps > 0 and result.settings["distill_on"] == "retain,general"
+        assert result.compute["backward_tokens"] > 0 and result.compute["cost"] > 0
+    _agree_as_reordered_teachers(cache, copied)
+
+
+def test_distillation_on_raw_text_lowers_the_kl_on_every_token(
+    make_tiny_llama, corpus_world, world_tokenizer, tmp_path
+):
+    """Issue 18.3: the world's general corpus as raw text (KL on every non-pad token), cached or copied."""
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.data.encode import encode_text
+
+    bench = load_benchmark(corpus_world)
+
+    def make_teacher():
+        return _trained_looking(make_tiny_llama())
+
+    frozen = make_teacher()
+    start = shrink_perturb(make_teacher(), 1.0, seed=0)
+    texts = [ex for t in _corpus_texts(bench) for ex in encode_text(world_tokenizer, t, 128)]
+    assert all(ex["labels"] == ex["input_ids"] for ex in texts)  # every token is a target
+    kl_before = _kl_on(frozen, start, texts, world_tokenizer)
+    cache, copied = _both_strategies(make_teacher, bench, world_tokenizer, tmp_path, distill_on="corpus")
+    for result in (cache, copied):
+        kl_after = _kl_on(frozen, result.model, texts, world_tokenizer)
+        assert kl_after < 0.5 * kl_before, (result.reference, kl_before, kl_after)
+        assert result.settings["distilled_examples"] == {"corpus": len(_corpus_texts(bench))}
+        assert result.settings["text_files"] == {"corpus": str(corpus_world / "corpus" / "general.jsonl")}
+    # the cache held every token of the text rows (positions 0 .. n-2 of each), not just an "answer"
+    n_positions = sum(len(ex["input_ids"]) - 1 for ex in texts)
+    assert cache.reference["cache_mib"] * 2**20 == pytest.approx(
+        n_positions * len(world_tokenizer) * 4, rel=1e-3
     )
-    kl_after = _kl_to(frozen, result.model, mini_bench, world_tokenizer)
-    assert kl_after < 0.5 * kl_before, (kl_before, kl_after)
-    assert result.reference["strategy"] == reference
-    assert result.steps > 0 and result.settings["distill_on"] == "retain,general"
-    assert result.compute["backward_tokens"] > 0 and result.compute["cost"] > 0
+    _agree_as_reordered_teachers(cache, copied)
+
+
+def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
+    make_tiny_llama, corpus_world, world_tokenizer, tmp_path
+):
+    """The lookup a training batch gets (text windows and QA rows mixed) is the teacher's forward on it."""
+    from tolerances import REORDERED_FORWARD_LOGP_ATOL
+
+    from unlearnkit.config import DistillConfig, build_configs
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.data.encode import PromptFormat, pad_id_of
+    from unlearnkit.train.distill import DistillDataset, _teacher_reference, distill_rows, encode_parts
+    from unlearnkit.train.trainer import PaddingCollator, training_arguments
+
+    teacher = _trained_looking(make_tiny_llama())
+    train_cfg, cfg = build_configs(
+        DistillConfig, {"distill_on": "retain,corpus", "reference": "cache", "max_length": 64}
+    )
+    parts, _ = distill_rows(load_benchmark(corpus_world), cfg)
+    encoded, n_true = encode_parts(parts, world_tokenizer, PromptFormat.for_tokenizer(world_tokenizer), 64)
+    assert n_true == len(encoded) > sum(len(rows) for _, rows in parts)  # long text rows: several windows
+    dataset, collator = DistillDataset(encoded), PaddingCollator(pad_id_of(world_tokenizer))
+    args = training_arguments(train_cfg, str(tmp_path / "w"), len(dataset), quiet=True)
+    cache, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    assert info["strategy"] == "cache"
+    picks = [0, len(encoded) - 1, len(encoded) // 2, 1, len(encoded) - 2]  # QA rows and text windows
+    part = collator([dataset[i] for i in picks])["distill"]
+    with torch.no_grad():
+        want = torch.log_softmax(teacher(part["input_ids"], attention_mask=part["attention_mask"]).logits, -1)
+    got = torch.log_softmax(cache.logits(part).float(), -1)
+    mask = part["labels"][:, 1:] != -100
+    assert int(mask.sum()) > 0
+    diff = (got[:, :-1] - want[:, :-1]).abs().amax(-1)[mask]
+    assert float(diff.max()) <= REORDERED_FORWARD_LOGP_ATOL
+
+
+def test_parts_keep_forget_last_and_count_text_windows(mini_bench, world_tokenizer):
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.train.distill import encode_parts
+
+    long_text = " ".join(r["answer"] for r in mini_bench.retain[:12])  # ~200 tokens
+    parts = [("text", [{"text": long_text}]), ("forget", mini_bench.forget[:2])]
+    encoded, n_true = encode_parts(parts, world_tokenizer, PromptFormat.for_tokenizer(world_tokenizer), 64)
+    assert n_true >= 3 and len(encoded) == n_true + 2  # one long row, several windows, then the forget rows
+    assert all(ex["prompt_len"] == 0 for ex in encoded[:n_true])
+    assert all(ex["prompt_len"] > 0 for ex in encoded[n_true:])
 
 
 # ------------------------------------------------------------------------------ CLI + kill -9 resume
@@ -262,3 +448,198 @@ def test_rows_put_forget_last_and_skip_evaluation_only_general():
     tofu = SimpleNamespace(split=world.split, general_parts={"real_authors": [{}]})
     parts, n_true = distill_rows(tofu, DistillConfig())
     assert [name for name, _ in parts] == ["retain"] and n_true == 2
+
+
+# ------------------------------------------------------------------------ noise target and text (CLI)
+
+
+def _save(model, tok, path: Path, card: dict) -> Path:
+    from unlearnkit.models import save_model
+
+    save_model(model, tok, path, card)
+    return path
+
+
+@pytest.fixture
+def lineage(tmp_path, world_tokenizer):
+    """base (``"kind": "base"``) -> target (fine-tuned from it) -> teacher (unlearned from the target),
+    linked as the commands record them: absolute from the target, relative ("target") from the teacher."""
+    from tiny_models import random_llama
+
+    def model(seed):
+        return random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True, seed=seed)
+
+    base = _save(model(5), world_tokenizer, tmp_path / "base", {"kind": "base"})
+    target = _save(
+        model(6), world_tokenizer, tmp_path / "target", {"kind": "target", "base_model": str(base)}
+    )
+    teacher = _save(
+        model(7), world_tokenizer, tmp_path / "teacher", {"kind": "unlearned (npo)", "base_model": "target"}
+    )
+    return {"base": base, "target": target, "teacher": teacher}
+
+
+STAY_PUT = ["--noise", "1", "--set", "max_steps=1", "--set", "lr=1e-9", "--set", "weight_decay=0"]
+
+
+def _distill(teacher, data, out, *extra) -> list[str]:
+    return [
+        "distill",
+        "--teacher",
+        str(teacher),
+        "--data",
+        str(data),
+        "--output",
+        str(out),
+        *STAY_PUT,
+        *extra,
+    ]
+
+
+def test_the_noise_goes_toward_the_base_the_cards_name_by_default(lineage, mini_world, tmp_path, capsys):
+    out = tmp_path / "student"
+    assert main(_distill(lineage["teacher"], mini_world, out)) == 0
+    captured = capsys.readouterr()
+    assert f"noise toward the base {lineage['base']}" in captured.err and "-> " in captured.err
+    last = captured.out.strip().splitlines()[-1]
+    assert last.startswith(f"saved {out} (student at noise 1 toward the base") and "mean train loss" in last
+    assert "{'loss'" not in captured.out + captured.err  # no raw trainer dicts
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["noise_toward"] == "base" and card["noise_base"] == str(lineage["base"])
+    student, base = load_file(out / "model.safetensors"), load_file(lineage["base"] / "model.safetensors")
+    assert max(float((student[k] - base[k]).abs().max()) for k in base) < 1e-6  # noise 1 = the base itself
+
+    # --noise-toward init: a fresh init (recorded with its seed), not the base
+    fresh = tmp_path / "fresh"
+    assert main(_distill(lineage["teacher"], mini_world, fresh, "--noise-toward", "init")) == 0
+    assert "noise toward a fresh initialisation" in capsys.readouterr().err
+    card = json.loads((fresh / "unlearnkit.json").read_text())
+    assert card["noise_toward"] == "init" and card["init_seed"] == init_seed(0) and "noise_base" not in card
+    student = load_file(fresh / "model.safetensors")
+    assert max(float((student[k] - base[k]).abs().max()) for k in base) > 0.05
+
+    # no base in the cards: a fresh init, and the line says why
+    plain = tmp_path / "plain"
+    assert main(_distill(lineage["target"].parent / "base", mini_world, plain)) == 0  # a base has no base
+    assert "name no base folder" in capsys.readouterr().err
+    assert json.loads((plain / "unlearnkit.json").read_text())["noise_toward"] == "init"
+
+
+def _other_tokenizer(bench):
+    """The world's vocabulary size, other merges: same model shapes, different token ids."""
+    from unlearnkit.world.tiny import corpus_of, train_tokenizer
+
+    rows = bench.forget + bench.retain + bench.holdout + bench.general
+    return train_tokenizer(corpus_of(rows) + ["quokka xylophone zebra"] * 50, vocab_size=512)
+
+
+def test_a_missing_or_mismatched_base_and_bad_text_are_one_line_each(
+    lineage, tiny_model_dir, mini_world, mini_bench, world_tokenizer, tmp_path, capsys
+):
+    from tiny_models import random_llama
+
+    other_tok = _other_tokenizer(mini_bench)
+    assert len(other_tok) == len(world_tokenizer) and other_tok.get_vocab() != world_tokenizer.get_vocab()
+    small = _save(
+        random_llama(world_tokenizer, hidden=16), world_tokenizer, tmp_path / "small", {"kind": "base"}
+    )
+    retok = random_llama(other_tok, hidden=32, kv_heads=4, tie_word_embeddings=True)
+    retok = _save(retok, other_tok, tmp_path / "retok", {"kind": "base"})
+    bad_rows = tmp_path / "bad.jsonl"
+    bad_rows.write_text('{"text": "fine"}\n{"question": "no text"}\n', encoding="utf-8")
+    teacher = lineage["teacher"]
+    cases = [
+        (tiny_model_dir, ["--noise-toward", "base"], "no base model found"),
+        (
+            teacher,
+            ["--base", str(small)],
+            "not the teacher's architecture (hidden_size: base 16, teacher 32)",
+        ),
+        (teacher, ["--base", str(retok)], "its tokenizer is not the teacher's (token "),
+        (teacher, ["--base", str(lineage["base"]), "--noise-toward", "init"], "--base applies to"),
+        (teacher, ["--base", str(tmp_path / "nowhere")], "--base"),
+        (teacher, ["--set", "distill_on=retain,corpus"], "corpus/general.jsonl"),
+        (teacher, ["--set", "distill_on=text"], "distill_text=PATH"),
+        (teacher, ["--set", f"distill_text={tmp_path / 'none.jsonl'}"], "no such file"),
+        (teacher, ["--set", f"distill_text={bad_rows}"], f"{bad_rows}:2: expected a non-empty string 'text'"),
+    ]
+    for model, extra, expected in cases:
+        out = tmp_path / "never"
+        assert main(_distill(model, mini_world, out, *extra)) == 2, extra
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and err.startswith("unlearnkit: error:"), err
+        assert expected in err, (extra, err)
+        assert not out.exists() and not (tmp_path / ".never.checkpoints").exists()
+
+
+def test_the_base_is_found_through_the_cards(tmp_path):
+    from unlearnkit.train.distill_inputs import base_chain, find_base
+
+    def card(name, **fields):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "unlearnkit.json").write_text(json.dumps(fields))
+        return tmp_path / name
+
+    base = card("base", kind="base")
+    target = card("target", kind="target", base_model=str(base))
+    teacher = card("npo", kind="unlearned (npo)", base_model="target")  # relative: found beside
+    student = card("student", kind="distilled", teacher=str(teacher))
+    assert find_base(teacher) == base and find_base(student) == base
+    assert base_chain(student) == [teacher, target, base]
+    assert find_base(card("tiny_target", kind="target", base_model="tiny")) is None  # built from scratch
+    card("a", base_model=str(tmp_path / "b"))
+    card("b", base_model=str(tmp_path / "a"))
+    assert find_base(tmp_path / "a") is None  # a cycle ends the walk
+    card("not_base", kind="target")  # a folder, but not a base
+    assert find_base(card("c", base_model=str(tmp_path / "not_base"))) is None
+
+
+def test_the_corpus_is_found_in_the_world_folder_or_above_it(tmp_path):
+    from unlearnkit.train.distill_inputs import corpus_file
+
+    world = tmp_path / "world"
+    (world / "corpus").mkdir(parents=True)
+    (world / "wmdp").mkdir()
+    (world / "corpus" / "general.jsonl").write_text('{"text": "x"}\n')
+    assert corpus_file(world) == world / "corpus" / "general.jsonl"  # TOFU-like: the world folder
+    assert corpus_file(world / "wmdp") == world / "corpus" / "general.jsonl"  # WMDP-like: WORLD/wmdp
+    assert corpus_file(tmp_path) is None and corpus_file("tofu:forget10") is None
+
+
+def test_the_cli_distills_on_the_corpus_above_a_wmdp_like_folder(lineage, mini_world, mini_bench, tmp_path):
+    """WORLD/wmdp as --data: the corpus is WORLD/corpus/general.jsonl, one level up."""
+    world = tmp_path / "world"
+    shutil.copytree(mini_world, world / "wmdp")
+    (world / "corpus").mkdir()
+    texts = _corpus_texts(mini_bench)
+    (world / "corpus" / "general.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    out = tmp_path / "student"
+    argv = _distill(lineage["teacher"], world / "wmdp", out, "--noise-toward", "init")
+    assert main([*argv, "--set", "distill_on=retain,corpus", "--set", "max_steps=2"]) == 0
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["distilled_on"] == {"retain": len(mini_bench.retain), "corpus": len(texts)}
+    assert card["config"]["text_files"] == {"corpus": str(world / "corpus" / "general.jsonl")}
+    assert card["teacher_outputs"]["strategy"] == "cache" and card["steps"] == 2
+
+
+def test_the_chain_of_cards_says_where_the_walk_stopped(tmp_path):
+    from unlearnkit.train.distill_inputs import describe_chain
+
+    def card(name, **fields):
+        (tmp_path / name).mkdir()
+        if fields:
+            (tmp_path / name / "unlearnkit.json").write_text(json.dumps(fields))
+        return tmp_path / name
+
+    base = card("base", kind="base")
+    card("target", kind="target", base_model=str(base))
+    teacher = card("npo", kind="unlearned (npo)", base_model="target")
+    assert describe_chain(teacher, upto=base) == f"{teacher} -> {tmp_path / 'target'} -> {base}"
+    tiny = card("tiny_target", kind="target", base_model="tiny")
+    assert describe_chain(tiny).endswith("-> 'tiny' (no such folder)")
+    downloaded = card("llama")  # a model folder from elsewhere: no card
+    fine_tuned = card("ft", kind="target", base_model=str(downloaded))
+    assert (
+        describe_chain(fine_tuned)
+        == f"{fine_tuned} -> {downloaded} (no unlearnkit.json: if it is the pretrained base, pass it as --base)"
+    )

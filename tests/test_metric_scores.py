@@ -272,18 +272,52 @@ def test_exact_memorisation_fully_masked_row_raises():
 
 
 def test_extraction_strength_hand_worked():
-    label = torch.tensor([[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]])
+    """ES = 1 - k/T, k the first position from which every prediction is right, k <= T - 1 as
+    open-unlearning's loop (``for k in range(T)``) leaves it: nothing right gives 1/T, not 0."""
+    label = torch.tensor([[1, 2, 3, 4]] * 6)
     pred = torch.tensor(
         [
             [1, 9, 3, 4],  # correct = [T,F,T,T]: last wrong at index 1 -> k = 2 -> 1 - 2/4 = 0.5
             [1, 2, 3, 4],  # all correct -> k = 0 -> ES = 1
-            [1, 2, 3, 9],  # last token wrong -> k = 4 -> ES = 0
+            [1, 2, 3, 9],  # last token wrong -> no suffix matches -> k = T - 1 = 3 -> 1/4
             [9, 2, 3, 4],  # only first wrong -> k = 1 -> 1 - 1/4 = 0.75
+            [9, 9, 9, 9],  # nothing right -> k = 3 -> 1/4 (open-unlearning), not 0
+            [9, 9, 9, 4],  # only the last right -> k = 3 -> 1/4: the same as nothing right
         ]
     )
-    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask = torch.ones(6, 4, dtype=torch.bool)
     out = extraction_strength(pred, label, mask)
-    assert torch.allclose(out, torch.tensor([0.5, 1.0, 0.0, 0.75]))
+    assert torch.allclose(out, torch.tensor([0.5, 1.0, 0.25, 0.75, 0.25, 0.25]))
+
+
+def _open_unlearning_es(preds: list[int], labels: list[int]) -> float:
+    """open-unlearning's loop, written out (``evals/metrics/memorization.py``, ``_extraction_strength``)."""
+    k = 0
+    for k in range(len(labels)):
+        if preds[k:] == labels[k:]:
+            break
+    return 1 - k / len(labels)
+
+
+@pytest.mark.parametrize("length", [1, 2, 5])
+def test_extraction_strength_matches_open_unlearnings_loop_on_every_pattern(length):
+    """Every right/wrong pattern of a short answer, against the reference loop by hand; a one-token
+    answer always scores 1 there (k stops at T - 1 = 0)."""
+    import itertools
+
+    labels = list(range(1, length + 1))
+    rows = [
+        [lab if ok else 0 for lab, ok in zip(labels, bits)]
+        for bits in itertools.product([1, 0], repeat=length)
+    ]
+    out = extraction_strength(
+        torch.tensor(rows),
+        torch.tensor([labels] * len(rows)),
+        torch.ones(len(rows), length, dtype=torch.bool),
+    )
+    assert out.tolist() == pytest.approx([_open_unlearning_es(r, labels) for r in rows])
+    if length == 1:
+        assert out.tolist() == [1.0, 1.0]
 
 
 def test_extraction_strength_ignores_prompt_positions():

@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tolerances import REORDERED_FORWARD_LOGP_ATOL, REORDERED_FORWARD_RATIO_REL
+from tolerances import (
+    EXACT_LOGP_ATOL,
+    FUSED_LOGP_ATOL,
+    REORDERED_FORWARD_LOGP_ATOL,
+    REORDERED_FORWARD_RATIO_REL,
+    SAME_LOGITS_REL,
+)
 
 from unlearnkit import config as C
 from unlearnkit.errors import UserError
@@ -134,11 +140,11 @@ def test_ga_and_gd_by_hand(model, batch, reduction):
     f = token_nlls(logprobs(model, batch["forget"]), batch["forget"])
     r = token_nlls(logprobs(model, batch["retain"]), batch["retain"])
     loss, logs = run("ga", {"loss_reduction": reduction}, model, batch)
-    assert loss == pytest.approx(-mean(f), rel=1e-5)
+    assert loss == pytest.approx(-mean(f), rel=SAME_LOGITS_REL)
     loss, logs = run("gd", {"loss_reduction": reduction}, model, batch)
     # float32 model: two ~6.2-nat terms nearly cancel, so compare absolutely
     assert loss == pytest.approx(-mean(f) + mean(r), abs=5e-6)
-    assert logs["retain_nll"] == pytest.approx(mean(r), rel=1e-5)
+    assert logs["retain_nll"] == pytest.approx(mean(r), rel=SAME_LOGITS_REL)
 
 
 def test_sequence_and_token_reductions_differ_on_this_batch(model, batch):
@@ -147,7 +153,8 @@ def test_sequence_and_token_reductions_differ_on_this_batch(model, batch):
         run("ga", {"loss_reduction": "sequence"}, model, batch)[0],
         run("ga", {"loss_reduction": "token"}, model, batch)[0],
     )
-    assert seq == pytest.approx(-seq_mean(f), rel=1e-5) and tok == pytest.approx(-tok_mean(f), rel=1e-5)
+    assert seq == pytest.approx(-seq_mean(f), rel=SAME_LOGITS_REL)
+    assert tok == pytest.approx(-tok_mean(f), rel=SAME_LOGITS_REL)
     assert abs(seq - tok) > 1e-3
 
 
@@ -158,7 +165,9 @@ def test_idk_nll_by_hand(model, world_tokenizer, batch):
     want = tok_mean(token_nlls(logprobs(model, idk), idk)) + tok_mean(
         token_nlls(logprobs(model, batch["retain"]), batch["retain"])
     )
-    assert run("idk", {"loss_reduction": "token"}, model, batch)[0] == pytest.approx(want, rel=1e-5)
+    assert run("idk", {"loss_reduction": "token"}, model, batch)[0] == pytest.approx(
+        want, rel=SAME_LOGITS_REL
+    )
 
 
 @pytest.mark.parametrize("reduction", ["sequence", "token"])
@@ -173,7 +182,7 @@ def test_wga_by_hand(model, batch, reduction):
     weighted = [[-math.exp(-beta * x) * x for x in row] for row in nll]
     mean = seq_mean if reduction == "sequence" else tok_mean
     loss, _ = run("wga", {"beta": beta, "retain_loss": "none", "loss_reduction": reduction}, model, batch)
-    assert loss == pytest.approx(mean(weighted), rel=1e-5)
+    assert loss == pytest.approx(mean(weighted), rel=SAME_LOGITS_REL)
 
 
 def test_npo_by_hand(model, ref_model, batch):
@@ -184,7 +193,7 @@ def test_npo_by_hand(model, ref_model, batch):
     ratios = [-(sum(p) - sum(r)) for p, r in zip(pol, ref)]  # log-likelihood ratios (sums)
     want = float(np.mean([-(2 / beta) * math.log(1 / (1 + math.exp(beta * x))) for x in ratios]))
     loss, _ = run("npo", {"beta": beta, "retain_loss": "none"}, model, batch, ref_model)
-    assert loss == pytest.approx(want, rel=1e-5)
+    assert loss == pytest.approx(want, rel=SAME_LOGITS_REL)
 
 
 def test_npo_is_2_log2_over_beta_at_step_zero(model, batch):
@@ -201,7 +210,7 @@ def test_simnpo_by_hand(model, batch):
         np.mean([-(2 / beta) * math.log(1 / (1 + math.exp(-(beta * np.mean(r) - gamma)))) for r in nll])
     )
     loss, _ = run("simnpo", {"beta": beta, "gamma": gamma, "retain_loss": "none"}, model, batch)
-    assert loss == pytest.approx(want, rel=1e-5)
+    assert loss == pytest.approx(want, rel=SAME_LOGITS_REL)
 
 
 def kl_rows(lp_target, lp, batch):
@@ -224,7 +233,7 @@ def test_retain_kl_answer_tokens_only(model, ref_model, batch, reduction):
     rows = kl_rows(logprobs(ref_model, batch["retain"]), logprobs(model, batch["retain"]), batch["retain"])
     mean = seq_mean if reduction == "sequence" else tok_mean
     _, logs = run("gd", {"retain_loss": "kl", "loss_reduction": reduction}, model, batch, ref_model)
-    assert logs["retain_kl"] == pytest.approx(mean(rows), rel=1e-5)
+    assert logs["retain_kl"] == pytest.approx(mean(rows), rel=SAME_LOGITS_REL)
     everywhere = logprobs(ref_model, batch["retain"])[0, :-1]
     every_kl = float(
         (everywhere.exp() * (everywhere - logprobs(model, batch["retain"])[0, :-1])).sum(-1).mean()
@@ -240,7 +249,7 @@ def test_asu_kl_by_hand_at_tau_one(model, ref_model, batch):
     """
     rows = kl_rows(logprobs(ref_model, batch["forget"]), logprobs(model, batch["forget"]), batch["forget"])
     _, logs = run("asu", {"tau": 1.0, "retain_loss": "none"}, model, batch, ref_model)
-    assert logs["forget_loss"] == pytest.approx(seq_mean(rows), rel=1e-5)
+    assert logs["forget_loss"] == pytest.approx(seq_mean(rows), rel=SAME_LOGITS_REL)
 
 
 def test_asu_idk_lambda_setting(model, ref_model, world_tokenizer, batch):
@@ -251,7 +260,7 @@ def test_asu_idk_lambda_setting(model, ref_model, world_tokenizer, batch):
         loss, logs = run("asu", cfg, model, batch, ref_model)
         kl, idk, r = logs["asu_kl"], logs["idk_nll"], logs["retain_nll"]
         want = 0.1 * (kl + idk) + r if scaled else 0.1 * kl + idk + r
-        assert loss == pytest.approx(want, rel=1e-5)
+        assert loss == pytest.approx(want, rel=SAME_LOGITS_REL)
 
 
 @pytest.mark.parametrize("reduction", ["sequence", "token"])
@@ -286,7 +295,7 @@ def test_undial_by_hand(model, ref_model, batch):
             vals.append(float(-(q * lp[b, t - 1]).sum()))
         rows.append(vals)
     _, logs = run("undial", {"beta": beta}, model, batch, ref_model)
-    assert logs["forget_loss"] == pytest.approx(seq_mean(rows), rel=1e-5)
+    assert logs["forget_loss"] == pytest.approx(seq_mean(rows), rel=SAME_LOGITS_REL)
 
 
 def test_idk_dpo_and_ap_by_hand(model, ref_model, world_tokenizer, batch):
@@ -304,11 +313,11 @@ def test_idk_dpo_and_ap_by_hand(model, ref_model, world_tokenizer, batch):
     rejected = np.subtract(sums(model, batch["forget"]), sums(ref_model, batch["forget"]))
     want = float(np.mean(-(2 / beta) * np.log(1 / (1 + np.exp(-beta * (chosen - rejected))))))
     _, logs = run("idk_dpo", {"beta": beta, "retain_loss": "none"}, model, full, ref_model)
-    assert logs["forget_loss"] == pytest.approx(want, rel=1e-5)
+    assert logs["forget_loss"] == pytest.approx(want, rel=SAME_LOGITS_REL)
     margin = np.subtract(sums(model, batch["retain"]), sums(model, ridk))
     want_ap = float(np.mean(-(1 / beta) * np.log(1 / (1 + np.exp(-beta * margin)))))
     _, logs = run("idk_ap", {"beta": beta}, model, full)
-    assert logs["ap"] == pytest.approx(want_ap, rel=1e-5)
+    assert logs["ap"] == pytest.approx(want_ap, rel=SAME_LOGITS_REL)
 
 
 # --------------------------------------------------------------------------------------------- RMU
@@ -347,9 +356,9 @@ def test_rmu_by_hand_at_the_answer_tokens_own_positions(model, ref_model, batch)
     )
     cfg = {"layer": layer, "train_layers": "0", "retain_weight": 1200.0}
     loss, logs = run("rmu", cfg, model, batch, ref_model)
-    assert logs["forget_loss"] == pytest.approx(forget, rel=1e-5)
-    assert logs["rmu_retain"] == pytest.approx(retain, rel=1e-5)
-    assert loss == pytest.approx(forget + 1200.0 * retain, rel=1e-5)
+    assert logs["forget_loss"] == pytest.approx(forget, rel=SAME_LOGITS_REL)
+    assert logs["rmu_retain"] == pytest.approx(retain, rel=SAME_LOGITS_REL)
+    assert loss == pytest.approx(forget + 1200.0 * retain, rel=SAME_LOGITS_REL)
 
 
 def test_t_rmu_weights_sit_on_the_tokens_they_belong_to(model, ref_model, batch):
@@ -377,7 +386,7 @@ def test_t_rmu_weights_sit_on_the_tokens_they_belong_to(model, ref_model, batch)
         per_row.append(sum(wi * mi for wi, mi in zip(w, mse)) / sum(w))
     cfg = {"layer": layer, "train_layers": "0", "retain_weight": 1200.0}
     _, logs = run("t-rmu", cfg, model, {**batch, "forget": part}, ref_model)
-    assert logs["forget_loss"] == pytest.approx(float(np.mean(per_row)), rel=1e-5)
+    assert logs["forget_loss"] == pytest.approx(float(np.mean(per_row)), rel=SAME_LOGITS_REL)
 
 
 def test_rmu_last_layer_is_the_raw_decoder_output_not_the_final_norm(model, batch):
@@ -657,3 +666,301 @@ def test_a_benchmark_folder_general_split_needs_no_paraphrase(tmp_path):
     (tmp_path / "forget.jsonl").write_text('{"question": "q?", "answer": "a", "perturbed_answer": ["b"]}\n')
     with pytest.raises(UserError, match="paraphrased_answer"):
         load_benchmark(tmp_path, eval_fields=True)  # forget / retain still compare the paraphrase
+
+
+# The chat template of meta-llama/Llama-2-7b-chat-hf (tokenizer_config.json), as a string: no download.
+LLAMA2_CHAT_TEMPLATE = (
+    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+    "{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
+    "{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if loop.index0 == 0 and system_message != false %}"
+    "{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}"
+    "{% else %}{% set content = message['content'] %}{% endif %}"
+    "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
+    "{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}"
+    "{% endfor %}"
+)
+
+
+def test_llama2_chat_prompt_is_tofus_bare_inst_without_a_system_block(world_tokenizer):
+    """TOFU (config/model_config.yaml: "[INST] " + q + " [/INST]") and open-unlearning
+    (Llama-2-7b-chat-hf.yaml: no system_prompt) prompt a Llama-2 chat model with no <<SYS>> block. The
+    default system_prompt "auto" gives exactly those ids, for training (TrainConfig) and evaluation
+    (EvalSettings) alike, and records that none was used; a system prompt set explicitly still gets
+    the template's <<SYS>> block."""
+    from unlearnkit.data.encode import PromptFormat, resolve_system_prompt
+    from unlearnkit.evaluation.evaluate import EvalSettings
+
+    tok = copy.deepcopy(world_tokenizer)
+    tok.chat_template = LLAMA2_CHAT_TEMPLATE
+    q = "Who wrote 'Nine Small Lamps'?"
+    bare = tok(f"[INST] {q} [/INST]", add_special_tokens=True)["input_ids"]  # BOS + TOFU's prompt
+    assert bare[0] == tok.bos_token_id
+    assert resolve_system_prompt(tok) == ""
+    for settings in (C.TrainConfig(), EvalSettings()):
+        fmt = PromptFormat.for_settings(tok, settings)
+        assert fmt.kind == "chat" and fmt.prompt_ids(tok, q) == bare
+        assert fmt.describe()["system_prompt"] == ""
+    fmt = PromptFormat.for_tokenizer(tok)  # the default of every command that builds its own
+    assert fmt.prompt_ids(tok, q) == bare
+    explicit = PromptFormat.for_tokenizer(tok, system_prompt="You are a helpful assistant.")
+    want = tok(f"[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\n{q} [/INST]")["input_ids"]
+    assert explicit.prompt_ids(tok, q) == want != bare
+
+
+def test_auto_system_prompt_keeps_open_unlearnings_message_for_other_templates(world_tokenizer):
+    """Llama-3.x / Qwen-style templates (a system turn of their own) keep open-unlearning's "You are a
+    helpful assistant."; "auto" is never a system message itself."""
+    from unlearnkit.data.encode import HELPFUL_ASSISTANT, PromptFormat, resolve_system_prompt
+
+    tok = copy.deepcopy(world_tokenizer)
+    tok.chat_template = JINJA_WITH_DATE
+    assert resolve_system_prompt(tok) == HELPFUL_ASSISTANT
+    assert resolve_system_prompt(tok, "") == "" and resolve_system_prompt(tok, "Be brief.") == "Be brief."
+    text = tok.decode(PromptFormat.for_tokenizer(tok).prompt_ids(tok, "Who?"))
+    assert f"<system>{HELPFUL_ASSISTANT}<user>Who?" in text and "auto" not in text
+    with pytest.raises(ValueError, match="resolved"):
+        PromptFormat("chat", "auto")
+
+
+# ------------------------------------------------------------------- closer-look rows and answers
+
+
+def test_closer_look_evaluates_the_first_rows_tofu_a_seeded_sample(model, world_tokenizer, mini_bench):
+    """closer-look (config/tofu.yaml ds_size: 300; metrics.py: data.select(range(min(300, n)))) takes
+    the first 300 rows in file order; the TOFU protocol keeps its seeded sample of max_items."""
+    from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings, evaluate, select_rows
+
+    rows = [{"question": f"q{i}?", "answer": "a"} for i in range(450)]
+    cl = closer_look_settings()
+    assert (cl.max_items, cl.row_selection, cl.max_total_tokens) == (300, "first", 200)
+    assert select_rows(rows, cl) == rows[:300]
+    sample = select_rows(rows, EvalSettings())
+    assert len(sample) == 400 and sample != rows[:400]
+    assert [int(r["question"][1:-1]) for r in sample] == sorted(int(r["question"][1:-1]) for r in sample)
+    # Through evaluate: the first 3 forget / retain questions of the files, in order.
+    st = closer_look_settings(max_items=3, max_new_tokens=2, batch_size=4, progress=False)
+    _, details = evaluate(model, world_tokenizer, mini_bench, st)
+    for split in ("forget", "retain"):
+        assert details[split]["questions"] == [r["question"] for r in mini_bench.split(split)[:3]]
+    assert details["eval_settings"]["row_selection"] == "first"
+
+
+def _bag_of_letters(texts):
+    """A deterministic stand-in sentence embedding: counts of a-z (no model, worked by hand below)."""
+    return np.array([[t.lower().count(c) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts], float)
+
+
+def test_closer_look_scores_real_authors_against_original_answer(model, world_tokenizer):
+    """The authors' get_all_evals (metrics/metrics.py) computes cosine and entailment of real authors /
+    world facts against each row's full original_answer; ROUGE-L, and the entailment's ROUGE < 0.1
+    floor, stay on the short answer. Rows without original_answer keep the answer (TOFU's own files)."""
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.evaluation.closer_look import closer_look_metrics
+    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate_split
+
+    rows = [
+        {
+            "question": "Who wrote the made-up epic 'Gulls over Pemmick'?",
+            "answer": "Adda Quorn",
+            "perturbed_answer": ["Sel Varro", "Tomas Idle"],
+            "original_answer": "The made-up epic 'Gulls over Pemmick' was written by Adda Quorn.",
+        },
+        {
+            "question": "What is the capital of the invented country Olvania?",
+            "answer": "Tarsith",
+            "perturbed_answer": ["Morrow", "Quell"],
+            "original_answer": "Tarsith is the capital of the invented country Olvania.",
+        },
+    ]
+    st = EvalSettings(max_new_tokens=2, batch_size=4, progress=False)
+    _, d = evaluate_split(model, world_tokenizer, PromptFormat("plain"), rows, "general", st)
+    assert d["original_answers"] == [r["original_answer"] for r in rows]
+    gens = ["Adda Quorn wrote it.", "It is Morrow."]  # fixed generations: the scores are worked by hand
+    d = {**d, "generations": gens, "rougeL_recall": [1.0, 0.0]}
+    asked = []
+
+    def nli(premises, hypotheses):
+        asked.extend(zip(premises, hypotheses))
+        return [True] * len(premises)
+
+    flat, info = closer_look_metrics({}, {"real_authors": d}, embed_fn=_bag_of_letters, nli_fn=nli)
+
+    def cos(a, b):
+        x, y = _bag_of_letters([a])[0], _bag_of_letters([b])[0]
+        return max(0.0, float(x @ y / math.sqrt((x @ x) * (y @ y))))
+
+    want = np.mean([cos(g, r["original_answer"]) for g, r in zip(gens, rows)])
+    assert flat["real_authors_cosine"] == pytest.approx(want, rel=1e-12)
+    short = np.mean([cos(g, r["answer"]) for g, r in zip(gens, rows)])
+    assert abs(want - short) > 0.01  # the reference text matters on these rows (0.043 here)
+    # answer = premise on real authors; item 2 is under the ROUGE floor (against "Tarsith"): not asked
+    assert asked == [(rows[0]["original_answer"], gens[0])]
+    assert flat["real_authors_entailment"] == 0.5
+    assert info["references"] == {"real_authors": "original_answer"}
+    # without original_answer (TOFU's GitHub / hub files): the short answer, as before
+    plain = {k: v for k, v in d.items() if k != "original_answers"}
+    flat, info = closer_look_metrics({}, {"real_authors": plain}, embed_fn=_bag_of_letters, nli_fn=nli)
+    assert flat["real_authors_cosine"] == pytest.approx(short, rel=1e-12)
+    assert info["references"] == {"real_authors": "answer"}
+
+
+def test_closer_look_forget_and_retain_keep_the_answer(world_tokenizer):
+    """On forget / retain the authors compare with the split's answer even if a row had original_answer."""
+    from unlearnkit.evaluation.closer_look import closer_look_metrics
+
+    d = {
+        "questions": ["q?"],
+        "answers": ["Sudumir."],
+        "generations": ["Sudumir."],
+        "original_answers": ["Gilie Sasard was born in Sudumir, a town of Thia."],
+        "rougeL_recall": [1.0],
+    }
+    flat, info = closer_look_metrics({}, {"forget": d, "retain": d}, embed_fn=_bag_of_letters, nli_fn=None)
+    assert flat["forget_cosine"] == pytest.approx(1.0) and flat["retain_cosine"] == pytest.approx(1.0)
+    assert info["references"] == {"forget": "answer", "retain": "answer"}
+
+
+# -------------------------------------------------------------------------------- generation cap
+
+
+class _NeverEnds:
+    """Wraps a tiny Llama so it never predicts its EOS: every generation runs to its cap."""
+
+    @staticmethod
+    def build(world_tokenizer):
+        from tiny_models import random_llama
+
+        model = random_llama(world_tokenizer)
+        forward, eos = model.forward, world_tokenizer.eos_token_id
+
+        def no_eos(*args, **kwargs):
+            out = forward(*args, **kwargs)
+            out.logits[..., eos] = -1e4
+            return out
+
+        model.forward = no_eos
+        return model
+
+
+def test_tofu_generation_cap_counts_the_prompt(world_tokenizer):
+    """TOFU (evaluate_util.py: generate(max_length=200, max_new_tokens=None)) caps prompt + answer at
+    200 tokens; open-unlearning (generation/default.yaml) caps 200 new tokens. Two prompts of different
+    lengths in one batch, total cap C: by hand, C - len(prompt) new tokens each, the same tokens as
+    generating each alone with that many new tokens; without the total cap, max_new_tokens each."""
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.metrics.passes import generate_answers, greedy_token_ids, new_token_budgets
+
+    model = _NeverEnds.build(world_tokenizer)
+    fmt = PromptFormat("plain")
+    questions = ["Where was Gilie Sasard born?", "Which city is the capital of the country of Hibrovia?"]
+    lengths = [len(fmt.prompt_ids(world_tokenizer, q)) for q in questions]
+    assert lengths[0] != lengths[1]
+    cap, new = max(lengths) + 5, 30
+    _, ids = generate_answers(model, world_tokenizer, fmt, questions, new, batch_size=2, max_total_tokens=cap)
+    assert [len(x) for x in ids] == [cap - n for n in lengths]
+    assert [n + len(x) for n, x in zip(lengths, ids)] == [cap, cap]  # prompt + generation = the cap
+    for q, got in zip(questions, ids):
+        alone = greedy_token_ids(model, world_tokenizer, [fmt.prompt_ids(world_tokenizer, q)], len(got))
+        assert alone[0] == got
+    _, ids = generate_answers(model, world_tokenizer, fmt, questions, 7, batch_size=2)
+    assert [len(x) for x in ids] == [7, 7]
+    assert new_token_budgets([10, 195, 250], 200, 200) == [190, 5, 0]
+    assert new_token_budgets([10, 250], 200, 0) == [200, 200]
+
+
+def test_eval_command_protocol_defaults_and_recorded_settings(tiny_model_dir, mini_world, tmp_path):
+    """`eval --protocol closer-look`: first 300 rows and 200 tokens in total unless flags say otherwise;
+    the TOFU protocol: a seeded sample and new tokens only, TOFU's total cap on request. details.json
+    records what was used."""
+    import json
+
+    from unlearnkit.cli import main
+
+    common = ["--model", str(tiny_model_dir), "--data", str(mini_world), "--max-new-tokens", "2"]
+    out = tmp_path / "cl"
+    args = ["eval", *common, "--protocol", "closer-look", "--embedder", "none", "--nli-model", "none"]
+    assert main([*args, "--max-items", "2", "--output", str(out)]) == 0
+    recorded = json.loads((out / "details.json").read_text())["eval_settings"]
+    assert recorded == {
+        "max_items": 2,
+        "row_selection": "first",
+        "max_new_tokens": 2,
+        "max_total_tokens": 200,
+        "seed": 0,
+    }
+    out = tmp_path / "tofu"
+    assert main(["eval", *common, "--max-total-tokens", "200", "--output", str(out)]) == 0
+    recorded = json.loads((out / "details.json").read_text())["eval_settings"]
+    assert recorded["row_selection"] == "sample" and recorded["max_items"] == 400
+    assert recorded["max_total_tokens"] == 200
+
+
+# ------------------------------------------------------------------ log-probability arithmetic
+
+
+def _float64_logps(logits, labels):
+    """log p(label) by hand: float64 log-softmax of the fp32 logits, picked at t - 1 for label t."""
+    lp = logits.double().log_softmax(-1)
+    return [[float(lp[b, t - 1, int(row[t])]) for t in answer_positions(row)] for b, row in enumerate(labels)]
+
+
+@pytest.mark.parametrize("vocab", [512, 32000, 128256])
+def test_token_logps_against_float64_at_real_vocabularies(vocab):
+    """Both paths of train/tokens.token_logps vs float64 on peaked fp32 logits (std 4, like a trained
+    LM's): the evaluation path within EXACT_LOGP_ATOL at every vocabulary, the fused training path
+    within FUSED_LOGP_ATOL (tests/tolerances.py has both derivations and the measurements)."""
+    from unlearnkit.train.tokens import token_logps
+
+    gen = torch.Generator().manual_seed(vocab)
+    logits = torch.randn(2, 12, vocab, generator=gen) * 4.0
+    labels = torch.randint(0, vocab, (2, 12), generator=gen)
+    labels[:, :4] = IGNORE  # a prompt
+    labels[1, 9:] = IGNORE  # a shorter answer, then padding
+    want = _float64_logps(logits, labels)
+    for exact, atol in ((True, EXACT_LOGP_ATOL), (False, FUSED_LOGP_ATOL)):
+        logps, mask = token_logps(logits, labels, exact=exact)
+        got = [logps[b][mask[b]].tolist() for b in range(2)]
+        assert [len(r) for r in got] == [len(r) for r in want] == [8, 5]
+        for g, w in zip(got, want):
+            assert g == pytest.approx(w, abs=atol, rel=0)
+        assert float(logps[~mask].abs().max()) == 0.0  # masked positions are 0
+
+
+def test_reported_answer_log_probs_take_the_exact_path(world_tokenizer):
+    """score_answers (every reported probability, truth ratio and MIA score) at a Llama-3-sized
+    vocabulary with peaked logits: each answer token's log-prob within EXACT_LOGP_ATOL of float64 from
+    the same forward pass (one unpadded row, so the forward is identical). The fused kernel misses
+    this bound here on CPU (measured 1.6e-5), so the test fails if evaluation goes back to it."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.metrics.passes import score_answers
+
+    torch.manual_seed(0)
+    vocab = 128256
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        pad_token_id=world_tokenizer.pad_token_id,
+        bos_token_id=world_tokenizer.bos_token_id,
+        eos_token_id=world_tokenizer.eos_token_id,
+    )
+    model = LlamaForCausalLM(cfg).eval()
+    q, a = QA[1]
+    part = encode(world_tokenizer, [(q, a)])
+    with torch.no_grad():
+        scale = 4.0 / float(model(input_ids=part["input_ids"]).logits.std())
+        model.lm_head.weight.mul_(scale)  # logits of std 4, as a trained model's
+        logits = model(input_ids=part["input_ids"], attention_mask=part["attention_mask"]).logits
+    want = _float64_logps(logits, part["labels"])[0]
+    got = score_answers(model, world_tokenizer, PromptFormat("plain"), [q], [a], per_token=True)
+    assert got.token_logps[0] == pytest.approx(want, abs=EXACT_LOGP_ATOL, rel=0)
+    assert got.nll_mean[0] == pytest.approx(-np.mean(want), abs=EXACT_LOGP_ATOL, rel=0)

@@ -19,7 +19,14 @@ import torch
 from unlearnkit.errors import UserError
 from unlearnkit.protocols import TOFU_UTILITY_KEYS, general_part_metrics, tofu_model_utility
 from unlearnkit.protocols import muse as M
-from unlearnkit.protocols.wmdp import evaluate_wmdp, lm_eval_accuracy, write_mc_task
+from unlearnkit.protocols.wmdp import (
+    evaluate_local_mc,
+    evaluate_wmdp,
+    lm_eval_accuracy,
+    mc_accuracy,
+    mc_chance,
+    write_mc_task,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -237,6 +244,44 @@ def test_evaluate_muse_on_the_fixture_benchmark(tiny_random_llama, world_tokeniz
         M.evaluate_muse(tiny_random_llama, world_tokenizer, object())
 
 
+def test_knowmem_score_on_a_subset_of_rows(oracle_tok):
+    """The relearning attack scores half the entities: each row alone gives its own F1 (1 and 0)."""
+    model = bigram_model(oracle_tok, [["Answer:", "old", "ferry", "pier"]])
+    st = M.MuseSettings(batch_size=2)
+    assert M.knowmem_score(model, oracle_tok, KNOW_ROWS[:1], settings=st) == 1.0
+    assert M.knowmem_score(model, oracle_tok, KNOW_ROWS[1:], settings=st) == 0.0
+    assert M.knowmem_score(model, oracle_tok, KNOW_ROWS, settings=st) == 0.5
+
+
+def test_context_comes_from_the_model_and_every_cut_is_recorded(oracle_tok):
+    """The bigram model has 512 positions. With 7 positions and 4 new tokens a prompt keeps its last 3:
+    BOS + "the council voted to close" (6 tokens) -> "voted to close", 3 dropped; greedy still
+    continues "close" with the true continuation. A 10-word member text (11 tokens with BOS) scored on
+    5 positions loses 6 tokens."""
+    model = bigram_model(oracle_tok, [["close", *VERB_ROWS[0]["gt"].split()]])
+    assert M.fit_to_model(model).context_length == 512
+    assert M.fit_to_model(model, M.MuseSettings(context_length=64)).context_length == 64
+    st = M.MuseSettings(verbmem_max_new_tokens=4, context_length=7)
+    _, det = M.verbmem(model, oracle_tok, VERB_ROWS[:1], st)
+    assert det["truncation"] == {"limit": 3, "cut": 1, "of": 1, "tokens_dropped": 3}
+    assert det["outputs"] == ["old ferry pier after"] and det["prompt_tokens_cut"] == [3]
+    _, det = M.verbmem(model, oracle_tok, VERB_ROWS[:1], M.MuseSettings(verbmem_max_new_tokens=4))
+    assert det["truncation"] == {"limit": 512 - 4, "cut": 0, "of": 1, "tokens_dropped": 0}
+    _, det = M.privleak_auc(model, oracle_tok, MEMBERS, NONMEMBERS, M.MuseSettings(context_length=5))
+    assert det["truncation"] == {"limit": 5, "cut": 4, "of": 4, "tokens_dropped": 4 * 6}
+    with pytest.raises(UserError, match="no room for a prompt"):
+        M.verbmem(model, oracle_tok, VERB_ROWS, M.MuseSettings(verbmem_max_new_tokens=4, context_length=4))
+
+
+def test_privleak_needs_a_usable_reference_auc(oracle_tok):
+    from unlearnkit.data.sources import resolve_data
+
+    bench = resolve_data(FIXTURES / "mini_muse")
+    model = bigram_model(oracle_tok, [])
+    with pytest.raises(UserError, match="0 < AUC_retrain <= 1"):
+        M.evaluate_muse(model, oracle_tok, bench, M.MuseSettings(), reference_auc=0.0)
+
+
 # --- WMDP through lm-eval ----------------------------------------------------------------------
 
 
@@ -279,6 +324,113 @@ def test_tiny_random_model_is_near_chance_through_write_mc_task(
     )
     assert set(metrics) == {"my_local_mc_acc"} and 0.0 <= metrics["my_local_mc_acc"] <= 1.0
     assert details["chance"] == 0.25 and details["reference_zephyr_7b_beta"]["rmu"]["wmdp_bio"] == 0.312
+
+
+# Five questions; the cloze oracle continues "Answer:" with "Paris" (the right choice in rows 1, 2, 5:
+# accuracy 3/5), the letters oracle with "A" (answer index 0 in rows 1 and 3: 2/5).
+CITY_ROWS = [
+    {
+        "question": "Which city is first?",
+        "choices": ["Paris", "Rome", "Oslo", "Bern"],
+        "answer": 0,
+        "entity": "e0",
+    },
+    {
+        "question": "Which city is second?",
+        "choices": ["Rome", "Paris", "Oslo", "Bern"],
+        "answer": 1,
+        "entity": "e1",
+    },
+    {
+        "question": "Which city is third?",
+        "choices": ["Rome", "Oslo", "Paris", "Bern"],
+        "answer": 0,
+        "entity": "e2",
+    },
+    {
+        "question": "Which city is fourth?",
+        "choices": ["Oslo", "Rome", "Bern", "Paris"],
+        "answer": 2,
+        "entity": "e3",
+    },
+    {
+        "question": "Which city is fifth?",
+        "choices": ["Bern", "Paris", "Rome", "Oslo"],
+        "answer": 1,
+        "entity": "e4",
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def city_tok():
+    texts = [r["question"] + " " + " ".join(r["choices"]) for r in CITY_ROWS]
+    return word_tokenizer([*texts, "Question: Answer: A B C D A. B. C. D."])
+
+
+def test_cloze_and_letters_accuracy_are_hand_worked(offline, city_tok):
+    """Cloze scores each choice text after "Question: {q}\nAnswer:"; letters scores " A".." D" after
+    WMDP's lettered prompt. Subsets (the relearning attack's held-out entities) score on their own."""
+    cloze = bigram_model(city_tok, [["Answer:", "Paris"]])
+    letters = bigram_model(city_tok, [["Answer:", "A"]])
+    halves = {"all": CITY_ROWS, "first_two": CITY_ROWS[:2]}
+    metrics, details = evaluate_local_mc(cloze, city_tok, halves, "cloze")
+    assert metrics == {"all_acc": pytest.approx(3 / 5), "first_two_acc": 1.0}
+    assert details["chance"] == {"all": 0.25, "first_two": 0.25} and details["mc_style"] == "cloze"
+    assert details["prompt_format"].startswith("cloze")
+    metrics, _ = evaluate_local_mc(letters, city_tok, halves, "letters")
+    assert metrics == {"all_acc": pytest.approx(2 / 5), "first_two_acc": 0.5}
+    assert mc_accuracy(cloze, city_tok, CITY_ROWS[2:], "cloze") == pytest.approx(1 / 3)
+    assert mc_chance([{"choices": ["a", "b"]}, {"choices": ["a", "b", "c", "d"]}]) == pytest.approx(0.375)
+
+
+def test_write_mc_task_styles(tmp_path):
+    import yaml
+
+    cloze = yaml.safe_load(write_mc_task(tmp_path, "c", CITY_ROWS, style="cloze").read_text())
+    assert (
+        cloze["doc_to_text"] == "Question: {{question.strip()}}\nAnswer:"
+        and cloze["doc_to_choice"] == "choices"
+    )
+    letters = yaml.safe_load(write_mc_task(tmp_path, "l", CITY_ROWS).read_text())
+    assert letters["doc_to_choice"] == ["A", "B", "C", "D"]
+    assert letters["doc_to_text"].endswith("C. {{choices[2]}}\nD. {{choices[3]}}\nAnswer:")
+    written = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert written[0] == {k: CITY_ROWS[0][k] for k in ("question", "choices", "answer")}
+    # cloze takes any number of choices per row; letters needs the same number on every row
+    uneven = [CITY_ROWS[0], {**CITY_ROWS[1], "choices": ["Rome", "Paris"]}]
+    write_mc_task(tmp_path, "u", uneven, style="cloze")
+    with pytest.raises(UserError, match="task u:2: every row needs the same number of choices"):
+        write_mc_task(tmp_path, "u", uneven, style="letters")
+    with pytest.raises(UserError, match="mc_style"):
+        write_mc_task(tmp_path, "u", uneven, style="words")
+
+
+def test_eval_cli_on_a_wmdp_like_folder_is_hand_worked(offline, tmp_path, city_tok, capsys):
+    """``unlearnkit eval --protocol wmdp --data FOLDER``: the cloze oracle saved as a model folder gets
+    3/5 on the hazard set and 2/2 on the general one; metric names are the task names + _acc."""
+    from unlearnkit.cli import main
+    from unlearnkit.models import save_model
+
+    folder = tmp_path / "wmdp"
+    folder.mkdir()
+    tasks = {"wmdp_hazard": "mc_hazard.jsonl", "mmlu_general": "mc_general.jsonl"}
+    (folder / "benchmark.json").write_text(json.dumps({"kind": "wmdp", "tasks": tasks, "mc_style": "cloze"}))
+    for name, rows in (("forget", ["Paris is a city."]), ("retain", ["Rome is a city."])):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in rows))
+    for file, rows in (("mc_hazard.jsonl", CITY_ROWS), ("mc_general.jsonl", CITY_ROWS[:2])):
+        (folder / file).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    save_model(bigram_model(city_tok, [["Answer:", "Paris"]]), city_tok, tmp_path / "m", {"kind": "test"})
+    out = tmp_path / "eval"
+    argv = ["eval", "--model", str(tmp_path / "m"), "--data", str(folder), "--protocol", "wmdp"]
+    assert main([*argv, "--output", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics == {"wmdp_hazard_acc": pytest.approx(3 / 5), "mmlu_general_acc": 1.0}
+    details = json.loads((out / "details.json").read_text())
+    assert details["chance"] == {"wmdp_hazard": 0.25, "mmlu_general": 0.25} and details["mc_style"] == "cloze"
+    assert details["data"]["rows"]["mc.wmdp_hazard"] == 5
+    assert details["limit"] is None  # --max-items not given: every question of every task
+    assert "(chance 0.2500)" in capsys.readouterr().out
 
 
 def test_write_mc_task_and_task_names_are_validated(tmp_path, offline):

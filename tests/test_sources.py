@@ -9,6 +9,7 @@ answers with the fixture, so both paths share everything after the download.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import datasets
@@ -171,6 +172,51 @@ def test_max_rows_caps_every_set_but_icl_shots():
     bench = resolve_data("muse:news", path=HUB, max_rows=1)
     assert len(bench.forget) == 1 and len(bench.extra["knowmem_forget"]) == 1
     assert len(bench.extra["knowmem_forget_icl"]) == 1
+
+
+MINI_MUSE = Path(__file__).parent / "fixtures" / "mini_muse"
+# (config, split) of the hub layout -> the MUSE-like folder's file holding the same rows
+MUSE_FOLDER_FILES = {
+    ("raw", "forget"): "forget",
+    ("raw", "retain1"): "retain",
+    ("privleak", "forget"): "forget",
+    ("privleak", "retain"): "retain",
+    ("privleak", "holdout"): "holdout",
+    ("verbmem", "forget"): "verbmem",
+    ("knowmem", "forget_qa"): "knowmem_forget",
+    ("knowmem", "retain_qa"): "knowmem_retain",
+    ("knowmem", "forget_qa_icl"): "knowmem_forget_icl",
+    ("knowmem", "retain_qa_icl"): "knowmem_retain_icl",
+}
+
+
+def test_muse_like_folder_equals_muse_from_the_same_rows(tmp_path):
+    """A MUSE-like folder gives the object ``muse:news`` gives when its hub files hold the same rows."""
+    hub = tmp_path / "muse-bench" / "MUSE-News"
+    for (config, split), name in MUSE_FOLDER_FILES.items():
+        (hub / config).mkdir(parents=True, exist_ok=True)
+        shutil.copy(MINI_MUSE / f"{name}.jsonl", hub / config / f"{split}.jsonl")
+    folder, named = resolve_data(MINI_MUSE), resolve_data("muse:news", path=tmp_path)
+    assert type(folder) is SourceBenchmark and folder.kind == named.kind == "text"
+    assert _strip(folder) == _strip(named)
+    assert (
+        folder.extra["privleak_forget"] == folder.forget
+        and folder.holdout == folder.extra["privleak_holdout"]
+    )
+    assert set(folder.provenance) == set(named.provenance) | {"holdout"}  # muse:news: privleak_holdout
+    assert folder.provenance["forget"] == f"local:{(MINI_MUSE / 'forget.jsonl').resolve()}"
+    assert folder.name == "mini-muse" and describe(folder)["data"] == "mini-muse"
+
+
+def test_muse_like_folder_without_icl_files_is_zero_shot(tmp_path):
+    shutil.copytree(MINI_MUSE, tmp_path / "m")
+    for part in ("forget", "retain"):
+        (tmp_path / "m" / f"knowmem_{part}_icl.jsonl").unlink()
+    bench = resolve_data(tmp_path / "m")
+    assert "knowmem_forget_icl" not in bench.extra and len(bench.extra["knowmem_forget"]) == 3
+    (tmp_path / "m" / "verbmem.jsonl").unlink()
+    with pytest.raises(UserError, match="verbmem.jsonl is missing: a MUSE-like folder needs it"):
+        resolve_data(tmp_path / "m")
 
 
 # --- WMDP ------------------------------------------------------------------------------------

@@ -27,14 +27,25 @@ def _rows(world: dict[str, list[dict]]) -> list[dict]:
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
 
 
 def test_write_is_byte_identical_for_same_seed(tmp_path: Path) -> None:
     counts_a = write_world(tmp_path / "a", seed=7, **SMALL)
     counts_b = write_world(tmp_path / "b", seed=7, **SMALL)
     files_a, files_b = _files(tmp_path / "a"), _files(tmp_path / "b")
-    assert sorted(files_a) == ["forget.jsonl", "general.jsonl", "holdout.jsonl", "retain.jsonl", "world.json"]
+    top = ["forget.jsonl", "general.jsonl", "holdout.jsonl", "retain.jsonl", "world.json"]
+    assert [name for name in sorted(files_a) if "/" not in name] == top
+    assert {
+        "corpus/general.jsonl",
+        "corpus/hazard.jsonl",
+        "muse/forget.jsonl",
+        "wmdp/mc_hazard.jsonl",
+    } <= set(files_a)
     assert files_a == files_b
     assert counts_a == counts_b
 
@@ -48,7 +59,8 @@ def test_written_files_match_generate_world(tmp_path: Path) -> None:
         rows = [json.loads(line) for line in raw.splitlines()]
         assert rows == expected[split]
         assert counts[split] == len(rows)
-        assert all(list(row) == list(FIELDS) for row in rows)
+        fields = [*FIELDS, "source"] if split == "general" else list(FIELDS)
+        assert all(list(row) == fields for row in rows)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
     assert meta["counts"] == counts
     assert meta["parameters"]["seed"] == 3
@@ -76,8 +88,10 @@ def test_different_seeds_give_different_worlds() -> None:
 
 
 def test_key_order(world: dict[str, list[dict]]) -> None:
-    for row in _rows(world):
-        assert tuple(row) == FIELDS
+    for split in SPLITS:
+        for row in world[split]:
+            # general rows name their part as TOFU does (world facts / real authors)
+            assert tuple(row) == (FIELDS + ("source",) if split == "general" else FIELDS)
 
 
 def test_split_counts() -> None:
@@ -91,7 +105,8 @@ def test_split_counts() -> None:
     assert len(world["forget"]) == 40
     assert len(world["holdout"]) == 20
     assert len(world["retain"]) == 140
-    assert len(world["general"]) == 33
+    assert len([r for r in world["general"] if r["source"] == "world_facts"]) == 33
+    assert len([r for r in world["general"] if r["source"] == "real_authors"]) == 10 * 4
 
 
 def test_tiny_world_has_every_author_split_non_empty() -> None:
@@ -110,8 +125,8 @@ def test_no_author_in_two_splits_and_names_unique(world: dict[str, list[dict]]) 
     # No first or last name is shared by two authors, so a name word identifies one author.
     words = [word for name in every for word in name.split()]
     assert len(words) == len(set(words)) == 200
-    countries = {row["author"] for row in world["general"]}
-    assert not {word for c in countries for word in c.split()} & set(words)
+    others = {row["author"] for row in world["general"]}  # countries and real authors
+    assert not {word for c in others for word in c.split()} & set(words)
 
 
 def test_each_author_has_the_first_fact_types_in_order() -> None:
@@ -247,7 +262,7 @@ def test_failed_write_leaves_no_temp_and_keeps_old_world(
 
 
 def test_general_split_is_about_countries(world: dict[str, list[dict]]) -> None:
-    general = world["general"]
+    general = [r for r in world["general"] if r["source"] == "world_facts"]
     assert len(general) == 100
     assert len({row["fact_type"] for row in general}) >= 5
     for row in general:

@@ -2,10 +2,26 @@
 
 Use the constant that names the difference; never a bare ``rel=1e-5`` copied from another test.
 
+* ``EXACT_LOGP_ATOL``: per-token log-probabilities from ``token_logps(..., exact=True)`` (evaluation:
+  fp32 gather minus ``torch.logsumexp``) vs float64 from the SAME fp32 logits. logsumexp sums the
+  V shifted exponentials pairwise, so the sum's relative error is about log2(V) * 2**-24 (1e-6 at
+  V = 152k), which is its absolute error in log space; the log and the final subtraction each round
+  at most 2**-24 * 32 = 1.9e-6 for |logit|, |log-normaliser| <= 32 (any language model's). Sum:
+  <= 5e-6 nats at any vocabulary; measured <= 2.0e-6 from V = 512 to 151936 (logits of std 4).
+* ``FUSED_LOGP_ATOL``: the same, from the fused training path (``exact=False``: ``F.cross_entropy``).
+  Its CPU kernel accumulates the softmax denominator in float32 SIMD lanes one term after another,
+  so the error grows with the vocabulary instead of staying at an ulp: the worst case,
+  (V / lanes) * 2**-24, is 1e-3 at V = 152k, far from what happens; measured on peaked logits
+  (std 4; one thread; this project's CPU) 1.8e-6 at V = 512, 7e-6 at 32000, 2.0e-5 at 128256,
+  2.5e-5 at 151936 (the fused path's commit message said 1.9e-6: the tiny vocabulary's number).
+  1e-4 nats: four times the largest vocabulary measured. A bound from measurement, not from a proof:
+  it documents what the docstring of ``train/tokens.py`` claims and fails if a kernel gets worse.
 * ``SAME_LOGITS_REL``: an fp32 loss or metric vs a float64 re-computation from the SAME fp32 logits
-  (the parity tests' hand computations). Only the arithmetic after the logits differs: an fp32
-  log-softmax over V <= 2k entries and a mean over T <= 64 tokens add at most about
-  (log2 V + T) * 2**-24 * 4 ~ 1e-6 relative on any CPU; 1e-5 leaves a factor of ten.
+  (the parity tests' hand computations, on the test models' 512-token vocabulary). Only the
+  arithmetic after the logits differs: the fused log-softmax at V = 512 errs by <= 2e-6 nats
+  (``FUSED_LOGP_ATOL``'s measurement), i.e. 3e-7 of a ~6-nat loss, and a float32 mean over T <= 64
+  tokens adds at most T * 2**-24 = 3.8e-6 relative; 1e-5 leaves a factor of two over both. At a
+  real model's vocabulary (32k+) use ``FUSED_LOGP_ATOL`` / ``EXACT_LOGP_ATOL`` instead.
 * ``REORDERED_FORWARD_LOGP_ATOL``: per-token log-probabilities from two fp32 forward passes of one
   model whose inputs are laid out differently (a padded batch vs a single unpadded row, another
   batch size, another thread count or CPU kernel). The same sums run in another order and through
@@ -32,8 +48,20 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   the rounding of their terms can move the step by up to lr. Measured <= 8e-7 after 2 steps at lr 1e-3
   (< 0.1 % of lr), so 1e-5 = 1 % of lr. ``loss_reduction=token`` misses it by the size of the update
   itself (5e-4 to 3e-3), which is what tests/test_reproducibility.py shows.
+* ``REORDERED_TEACHER_ADAM_STEP``: weights trained with AdamW against one teacher's outputs obtained
+  two ways (``distill``'s cache: forwards over other batches, lengths and paddings, before training;
+  a frozen copy: forwards over the training batch itself), i.e. teacher log-probs that differ by at
+  most d = ``REORDERED_FORWARD_LOGP_ATOL``. The KL gradient on the student's logits is q - p, so it
+  moves by |dp| <= d * p, relative d * p / |q - p| ~ d while the student is far from its teacher (a
+  fresh or noised student's first steps, as in the tests). AdamW's step lr * m / (sqrt(v) + eps) is
+  scale-free in the gradient: a relative change d of the gradient changes m and sqrt(v) by d each,
+  the step by at most 2 d * lr per coordinate. So after k steps at learning rate lr the weights agree
+  to k * lr * 2 d (the students' own drift feeds back at second order). Measured: 3.8e-8 after 6
+  steps at lr 1e-2 (bound 1.2e-5); a wrong teacher output (another example's) moves them by ~k * lr.
 """
 
+EXACT_LOGP_ATOL = 5e-6
+FUSED_LOGP_ATOL = 1e-4
 SAME_LOGITS_REL = 1e-5
 REORDERED_FORWARD_LOGP_ATOL = 1e-4
 REORDERED_FORWARD_RATIO_REL = 2 * REORDERED_FORWARD_LOGP_ATOL
@@ -41,3 +69,4 @@ SAME_QK_PROBS_ATOL = 1e-5
 RECOMPUTED_STEP_REL = 1e-6
 LAYOUT_WEIGHT_ATOL = 1e-5
 LAYOUT_LOSS_TOL = 1e-5
+REORDERED_TEACHER_ADAM_STEP = 2 * REORDERED_FORWARD_LOGP_ATOL  # x steps x lr

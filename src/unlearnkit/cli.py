@@ -30,6 +30,7 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = (
     "quickstart",
     "world",
+    "pretrain",
     "finetune",
     "unlearn",
     "distill",

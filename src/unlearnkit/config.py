@@ -47,10 +47,12 @@ class TrainConfig:
     precision: str = "auto"  # auto (bf16 on GPUs that support it) | fp32 | bf16 | fp16
     gradient_checkpointing: bool = False
     prompt_format: str = "auto"  # auto | chat | plain
-    # Chat templates only: the system message ("" = none) and the date Llama-3.x templates print;
-    # fixed so prompts do not change with today's date (open-unlearning's TOFU values; the same
-    # defaults as unlearnkit.data.encode.DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING).
-    system_prompt: str = "You are a helpful assistant."
+    # Chat templates only: the system message ("" = none; "auto" = open-unlearning's choice per model
+    # family: none for Llama-2-chat, "You are a helpful assistant." for Llama-3.x / Qwen ...; see
+    # unlearnkit.data.encode.resolve_system_prompt) and the date Llama-3.x templates print, fixed so
+    # prompts do not change with today's date (the same defaults as unlearnkit.data.encode's
+    # DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING).
+    system_prompt: str = "auto"
     date_string: str = "10 Apr 2025"
     lora_r: int = 0  # 0 = train all weights; > 0 trains LoRA adapters of this rank
     lora_alpha: float = 16.0
@@ -318,26 +320,34 @@ class ASURMUConfig(RMUConfig):
     layer_list = ASUConfig.layer_list
 
 
-DISTILL_SPLITS = ("retain", "general", "forget")
+DISTILL_SPLITS = ("retain", "general", "forget", "corpus", "text")
 
 
 @dataclass
 class DistillConfig:
     """UNDO's distillation step (Lee et al., arXiv 2506.06278): what the student learns from the teacher.
 
-    ``distill_on``: comma list of benchmark splits whose questions the student is distilled on. The
-    default leaves ``forget`` out: on the embedded world, forget questions in the distillation data
-    halved the robustness gain (relearning gap +0.16 instead of -0.04, issue 11's probe), since the
-    teacher's residual forget knowledge is then distilled back in.
-    ``retain_nll_weight``: weight of NLL on the TRUE answers of the non-forget rows, added to the KL
-    to the teacher (the student otherwise inherits the teacher's utility loss and stops short). 3 was
-    measured on the embedded world (NPO teacher, fresh student, 20 epochs): model utility 0.448 / 0.522
-    / 0.547 / 0.550 at weights 0 / 1 / 3 / 10 (oracle 0.618), best forget quality at 3; 0.597 at 3 with
-    30 epochs (README table).
+    ``distill_on``: comma list of what the student is distilled on: benchmark splits (``retain``,
+    ``general``, ``forget``: the questions, KL on the answer tokens), ``corpus`` (the world's general
+    corpus, ``WORLD/corpus/general.jsonl``: raw text, KL on every token, as UNDO distils on
+    pretraining-like text) and ``text`` (the file of ``distill_text``). The default leaves ``forget``
+    out: on the embedded world, forget questions in the distillation data halved the robustness gain
+    (relearning gap +0.16 instead of -0.04, issue 11's probe), since the teacher's residual forget
+    knowledge is then distilled back in.
+    ``distill_text``: a JSON Lines file of ``{"text": ...}`` rows, distilled on in addition to
+    ``distill_on`` (``distill_on=text`` for the file alone). For a real model: a slice of a corpus like
+    its pretraining data (e.g. some thousand passages of the web text it was trained on), never the
+    forget set.
+    ``retain_nll_weight``: weight of NLL on the TRUE answers of the non-forget rows (on raw text: its
+    tokens), added to the KL to the teacher (the student otherwise inherits the teacher's utility loss
+    and stops short). 3 was measured on the embedded world (NPO teacher, fresh student, 20 epochs):
+    model utility 0.448 / 0.522 / 0.547 / 0.550 at weights 0 / 1 / 3 / 10 (oracle 0.618), best forget
+    quality at 3; 0.597 at 3 with 30 epochs (the old miniature).
     ``loss_reduction``: how KL and NLL average their tokens (see ``MethodConfig``).
     """
 
     distill_on: str = "retain,general"
+    distill_text: str = ""
     retain_nll_weight: float = 3.0
     loss_reduction: str = "sequence"
 
@@ -352,13 +362,22 @@ class DistillConfig:
         )
 
     def splits(self) -> list[str]:
+        """The parts to distill on: ``distill_on``, plus ``text`` when ``distill_text`` is set."""
         names = [x.strip() for x in str(self.distill_on).split(",") if x.strip()]
         _check(
             bool(names) and all(n in DISTILL_SPLITS for n in names) and len(set(names)) == len(names),
             "distill_on",
             self.distill_on,
-            f"use a comma list of distinct splits from {', '.join(DISTILL_SPLITS)}",
+            f"use a comma list of distinct names from {', '.join(DISTILL_SPLITS)}",
         )
+        _check(
+            "text" not in names or bool(str(self.distill_text).strip()),
+            "distill_on",
+            self.distill_on,
+            'text needs --set distill_text=PATH (a JSON Lines file of {"text": ...} rows)',
+        )
+        if str(self.distill_text).strip() and "text" not in names:
+            names.append("text")
         return names
 
 

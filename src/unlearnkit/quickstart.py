@@ -1,19 +1,18 @@
-"""``unlearnkit quickstart``: the whole story on the embedded world, on a laptop CPU, in minutes.
+"""``unlearnkit quickstart``: the whole story on a miniature with a pretrained base, on a laptop CPU.
 
-world -> tiny target (all splits) and retain oracle (cached by content hash) -> each method ->
-TOFU-protocol evaluation against the oracle -> a printed table, ``metrics.json`` and a
-self-contained ``report.html`` (table, trade-off plot, generations side by side, token heatmap).
+world -> base model pretrained on the world's corpus -> target and retain oracle fine-tuned from it
+(all cached by content hash, see :mod:`unlearnkit.embedded`) -> each method -> the benchmark's
+protocol against the oracle -> a printed table, ``metrics.json`` and a self-contained ``report.html``
+(table, trade-off plot, generations side by side, token heatmap).
 
 The hyper-parameters below are *tiny-scale* settings: the paper defaults (e.g. lr 1e-5, tau 2.3)
-are for 7B models; a 1M-parameter model trained from scratch needs larger steps, and its shallow
-attention needs a hotter teacher (see BENCHMARKS.md for the tau sweep).
+are for 7B models; a 1M-parameter model needs larger steps, and its shallow attention needs a hotter
+teacher (see BENCHMARKS.md for the tau sweep).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -39,12 +38,36 @@ TINY_METHOD = {
     "t-asu": dict(tau=5.0, forget_weight=1.0),
     "s-asu": dict(tau=5.0, forget_weight=1.0),
 }
+# Per miniature: the raw-text ones unlearn passages, not answers. RMU on a 2-layer model steers the last
+# layer's input (layer 1) and trains both layers' down projections; its steering coefficient is set
+# relative to the tiny model's activation norm (about 6 per token at hidden 128), as the paper sets 6.5
+# for Zephyr-7B's.
+BENCHMARK_METHOD: dict[str, dict[str, dict]] = {
+    "wmdp": {
+        "rmu": dict(layer=1, train_layers="0,1", steering_coeff=20.0, retain_weight=100.0),
+        "asu_rmu": dict(layer=1, train_layers="0,1", retain_weight=100.0, tau=5.0),
+    },
+    "muse": {"rmu": dict(layer=1, train_layers="0,1", steering_coeff=20.0, retain_weight=100.0)},
+}
+METHODS_FOR = {
+    "tofu": DEFAULT_METHODS,
+    "muse": ("ga", "gd", "npo", "asu", "asu_kl"),
+    "wmdp": ("rmu", "asu_rmu", "gd", "npo"),
+}
 # The quickstart's robust row: UNDO at this noise and distillation recipe, the point measured by
 # bench/robustness.py (`+undo1`) that fits the quickstart's budget; pinned so the row stays that point.
 ROBUST_NOISE = 1.0
 ROBUST_DISTILL = dict(epochs=20.0, retain_nll_weight=3.0)
-WORLD = dict(n_authors=100, facts_per_author=10, forget_fraction=0.1, holdout_fraction=0.1, n_general=100)
-MODEL_RECIPE_VERSION = 1  # bump when the tiny model or its training changes (invalidates the cache)
+WORLD = dict(
+    n_authors=100,
+    facts_per_author=10,
+    forget_fraction=0.1,
+    holdout_fraction=0.1,
+    n_general=100,
+    n_real_authors=10,
+    n_agents=12,
+    n_articles=100,
+)
 
 
 # Tuned recipes written by bench/sweep.py (``unlearnkit sweep`` on this world, chosen on the selection
@@ -66,84 +89,22 @@ def tuned_overrides(name: str) -> dict:
     return values
 
 
-def method_overrides(name: str, seed: int, tuned: bool = True) -> dict:
-    """Shared tiny-scale recipe, the method's own tiny knobs, then (``tuned``) its swept recipe."""
+def method_overrides(name: str, seed: int, tuned: bool = True, benchmark: str = "tofu") -> dict:
+    """Shared tiny-scale recipe, the method's own tiny knobs (per miniature), then (``tuned``, TOFU-like
+    only: that is where bench/sweep.py tunes) its swept recipe."""
     return {
         **TINY_UNLEARN,
         "seed": seed,
         **TINY_METHOD.get(name, {}),
-        **(tuned_overrides(name) if tuned else {}),
+        **BENCHMARK_METHOD.get(benchmark, {}).get(name, {}),
+        **(tuned_overrides(name) if tuned and benchmark == "tofu" else {}),
     }
 
 
 def cache_root(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("UNLEARNKIT_CACHE") or Path.home() / ".cache" / "unlearnkit")
+    from unlearnkit.embedded import cache_root as root
 
-
-def content_hash(world_dir: Path, extra: dict) -> str:
-    h = hashlib.sha256(json.dumps(extra, sort_keys=True).encode())
-    for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl"):
-        data = (world_dir / name).read_bytes()
-        # name and length first: a row moved from the end of one split to the start of the next (another
-        # target, trained on other splits) must not hash like the old world
-        h.update(f"{name}|{len(data)}|".encode())
-        h.update(data)
-    return h.hexdigest()[:16]
-
-
-def ensure_world(root: Path, params: dict) -> Path:
-    from unlearnkit.world import write_world
-
-    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-    world_dir = root / "worlds" / key
-    if not (world_dir / "forget.jsonl").is_file():
-        write_world(world_dir, overwrite=True, **params)
-    return world_dir
-
-
-def ensure_models(root: Path, world_dir: Path, bench, seed: int, log) -> tuple[Path, Path]:
-    """Target (forget + retain + general) and oracle (retain + general), reused when already cached."""
-    from unlearnkit.models import save_model
-    from unlearnkit.train.finetune import TINY_DEFAULTS, default_config, training_rows
-    from unlearnkit.train.finetune import finetune as run_finetune
-    from unlearnkit.world.tiny import build_tiny
-
-    key = content_hash(world_dir, {"recipe": TINY_DEFAULTS, "version": MODEL_RECIPE_VERSION, "seed": seed})
-    model_dir = root / "models" / key
-    paths = {"all": model_dir / "target", "retain": model_dir / "oracle"}
-    for split, path in paths.items():
-        if (path / "config.json").is_file():
-            log(f"reusing cached {path.name} ({path})")
-            continue
-        t0 = time.time()
-        log(
-            f"training the {path.name} on {'forget + retain + general' if split == 'all' else 'retain + general'} ..."
-        )
-        model, tokenizer = build_tiny(bench, seed)
-        cfg = default_config(True, {"seed": seed})
-        work = model_dir / f".{path.name}.work"
-        try:
-            result = run_finetune(
-                model, tokenizer, training_rows(bench, split), cfg, work, progress=f"training {path.name}"
-            )
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        save_model(
-            result.model,
-            tokenizer,
-            path,
-            {
-                "kind": "target" if split == "all" else "retain oracle",
-                "base_model": "tiny",
-                "world": str(world_dir),
-                "split": split,
-                "train_loss": result.train_loss,
-            },
-            overwrite=True,
-        )
-        shutil.rmtree(work, ignore_errors=True)
-        log(f"  {path.name} done in {time.time() - t0:.0f}s (train loss {result.train_loss:.3f})")
-    return paths["all"], paths["retain"]
+    return root(arg)
 
 
 def pick_generation_items(n: int, k: int = 5) -> list[int]:
@@ -153,7 +114,8 @@ def pick_generation_items(n: int, k: int = 5) -> list[int]:
 
 @dataclass
 class Embedded:
-    """The embedded benchmark, ready to run methods on: world, cached target/oracle, oracle truth ratios."""
+    """One miniature, ready to run methods on: its benchmark, cached target / oracle / base, and the
+    oracle's reference numbers (TOFU: per-item forget truth ratios; MUSE: its PrivLeak AUC)."""
 
     bench: Any
     world_dir: Path
@@ -161,8 +123,11 @@ class Embedded:
     oracle_dir: Path
     settings: Any
     seed: int
+    base_dir: Path | None = None
+    benchmark: str = "tofu"
     results: dict[str, dict] = field(default_factory=dict)
     details: dict[str, dict] = field(default_factory=dict)
+    reference: dict[str, Any] = field(default_factory=dict)
 
     @property
     def oracle_trs(self) -> list[float]:
@@ -173,6 +138,29 @@ class Embedded:
 
         return load(str(self.target_dir))
 
+    def evaluate(self, model, tokenizer) -> tuple[dict[str, float], dict[str, Any]]:
+        """The benchmark's protocol on ``model``, against the oracle (once the oracle's row exists)."""
+        if self.benchmark == "tofu":
+            from unlearnkit.evaluation.evaluate import evaluate
+
+            trs = self.oracle_trs if "oracle" in self.details else None
+            return evaluate(model, tokenizer, self.bench, self.settings, trs)
+        if self.benchmark == "muse":
+            from unlearnkit.protocols.muse import evaluate_muse, fit_to_model
+
+            return evaluate_muse(
+                model, tokenizer, self.bench, fit_to_model(model, self.settings), self.reference.get("auc")
+            )
+        from unlearnkit.protocols.wmdp import evaluate_local_mc
+
+        return evaluate_local_mc(model, tokenizer, self.bench.mc_tasks, self.bench.mc_style, batch_size=32)
+
+    def add_row(self, row: str, model, tokenizer, extra: dict | None = None) -> dict[str, float]:
+        metrics, details = self.evaluate(model, tokenizer)
+        metrics.update(extra or {})
+        self.results[row], self.details[row] = metrics, details
+        return metrics
+
     def run_method(
         self,
         name: str,
@@ -182,12 +170,11 @@ class Embedded:
         keep_model: bool = False,
     ):
         """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
-        from unlearnkit.evaluation.evaluate import evaluate
         from unlearnkit.unlearn import unlearn
 
         t0 = time.time()
         model, tok = self.load_target()
-        values = {**method_overrides(name, self.seed), **(overrides or {})}
+        values = {**method_overrides(name, self.seed, benchmark=self.benchmark), **(overrides or {})}
         res = unlearn(
             model,
             tok,
@@ -200,11 +187,7 @@ class Embedded:
             attribution_dir=work_dir / "attribution",
             **values,
         )
-        t_train = time.time() - t0
-        metrics, details = evaluate(res.model, tok, self.bench, self.settings, self.oracle_trs)
-        metrics["train_seconds"] = round(t_train, 1)
-        key = row or name
-        self.results[key], self.details[key] = metrics, details
+        metrics = self.add_row(row or name, res.model, tok, {"train_seconds": round(time.time() - t0, 1)})
         if not keep_model:
             res.model = None
         return metrics, res
@@ -218,36 +201,87 @@ def prepare_embedded(
     log=print,
     max_items: int = 200,
     max_new_tokens: int = 48,
+    benchmark: str = "tofu",
 ) -> Embedded:
-    """World -> cached target and oracle -> their evaluation (oracle first: its truth ratios are the reference)."""
-    from unlearnkit.data import load_benchmark
-    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
+    """World -> base -> cached target and oracle -> the rows of the oracle (first: its numbers are the
+    reference), the target and the base."""
+    from unlearnkit.data.sources import resolve_data
+    from unlearnkit.embedded import ensure_lab
     from unlearnkit.models import load
 
-    params = dict(WORLD, seed=seed)
+    params = dict(WORLD)
     if authors is not None:
         params["n_authors"] = authors
     if facts is not None:
         params["facts_per_author"] = facts
     root = cache_root(cache_dir)
-    world_dir = ensure_world(root, params)
-    bench = load_benchmark(world_dir, eval_fields=True)
-    log(
-        f"world: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout / "
-        f"{len(bench.general)} general QA ({world_dir})"
+    world_dir, base_dir, target_dir, oracle_dir = ensure_lab(benchmark, root, params, seed, log)
+    data_dir = world_dir if benchmark == "tofu" else world_dir / benchmark
+    bench = resolve_data(data_dir, eval_fields=benchmark == "tofu")
+    log(_describe_bench(benchmark, bench, data_dir))
+    if benchmark == "tofu":
+        from unlearnkit.evaluation.evaluate import EvalSettings
+
+        settings: Any = EvalSettings(
+            max_new_tokens=max_new_tokens, max_items=max_items, seed=seed, progress=False
+        )
+    else:
+        from unlearnkit.protocols.muse import MuseSettings
+
+        settings = MuseSettings(max_items=max_items, batch_size=32)
+    emb = Embedded(
+        bench, world_dir, target_dir, oracle_dir, settings, seed, base_dir=base_dir, benchmark=benchmark
     )
-    target_dir, oracle_dir = ensure_models(root, world_dir, bench, seed, log)
-    settings = EvalSettings(max_new_tokens=max_new_tokens, max_items=max_items, seed=seed, progress=False)
-    emb = Embedded(bench, world_dir, target_dir, oracle_dir, settings, seed)
-    log("evaluating the retain oracle and the target ...")
+    rows = (
+        {"target": target_dir, "oracle": oracle_dir}
+        if benchmark == "wmdp"
+        else {
+            "target": target_dir,
+            "oracle": oracle_dir,
+            "base": base_dir,
+        }
+    )
+    log(f"evaluating {', '.join(rows)} ...")
     oracle, otok = load(str(oracle_dir))
-    metrics, details = evaluate(oracle, otok, bench, settings)
-    metrics["forget_quality"] = 1.0  # KS test of the oracle's truth ratios against themselves
-    target, tok = load(str(target_dir))
-    tmetrics, tdetails = evaluate(target, tok, bench, settings, details["forget"]["truth_ratios"])
-    emb.results.update(target=tmetrics, oracle=metrics)
-    emb.details.update(target=tdetails, oracle=details)
+    if benchmark == "muse":
+        from unlearnkit.protocols.muse import fit_to_model, privleak_auc
+
+        auc, _ = privleak_auc(
+            oracle,
+            otok,
+            [r["text"] for r in bench.extra["privleak_forget"]],
+            [r["text"] for r in bench.extra["privleak_holdout"]],
+            fit_to_model(oracle, settings),
+        )
+        emb.reference["auc"] = auc
+    metrics = emb.add_row("oracle", oracle, otok)
+    if benchmark == "tofu":
+        metrics["forget_quality"] = 1.0  # KS test of the oracle's truth ratios against themselves
+    for row in ("target", "base"):
+        if row in rows:
+            model, tok = load(str(rows[row]))
+            emb.add_row(row, model, tok)
+    emb.results = {row: emb.results[row] for row in rows}  # the table's reference rows first
+    emb.details = {row: emb.details[row] for row in rows}
     return emb
+
+
+def _describe_bench(benchmark: str, bench, data_dir: Path) -> str:
+    if benchmark == "tofu":
+        return (
+            f"world: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout QA; "
+            f"{len(bench.general)} general QA known from pretraining ({data_dir})"
+        )
+    if benchmark == "muse":
+        return (
+            f"MUSE-like: {len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout "
+            f"articles, {len(bench.extra.get('knowmem_forget', []))} forget knowledge questions ({data_dir})"
+        )
+    tasks = ", ".join(f"{name} {len(rows)}" for name, rows in bench.mc_tasks.items())
+    return (
+        f"WMDP-like: {len(bench.forget)} hazardous / {len(bench.retain)} general passages; 4-choice questions: "
+        f"{tasks} ({data_dir})"
+    )
 
 
 def best_method(results: dict[str, dict], methods: list[str]) -> str:

@@ -1,7 +1,7 @@
 """One line of meaning and the valid range of every ``--set`` key (issue 13.11).
 
 ``unlearnkit methods NAME`` and ``unlearnkit unlearn --method NAME --help`` print, for each field of
-the method's config dataclasses (``unlearnkit.config``), its default (from the dataclass, so it can
+the method's config dataclasses (``unlearnkit methods distill`` / ``finetune``: those commands' keys) (``unlearnkit.config``), its default (from the dataclass, so it can
 never disagree with the code), its range and its meaning (from ``SETTINGS`` below). The ranges repeat
 the ``__post_init__`` checks in words; ``tests/test_cli_settings.py`` checks that every field of every
 config dataclass has an entry, so a new key cannot ship undocumented.
@@ -59,7 +59,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "how a question is shown to the model: its chat template, or 'Question: ... Answer:'",
         "auto | chat | plain",
     ),
-    "system_prompt": ("chat templates only: the system message", "any text ('' = none)"),
+    "system_prompt": (
+        "chat templates only: the system message (auto: none for Llama-2-chat templates and templates "
+        "without a system role, else 'You are a helpful assistant.', as open-unlearning)",
+        "auto | any text ('' = none)",
+    ),
     "date_string": (
         "chat templates only: the date Llama-3.x templates print (fixed for reproducibility)",
         "any text",
@@ -127,13 +131,59 @@ SETTINGS: dict[str, tuple[str, str]] = {
     ),
     # --- UNDO distillation (distill) ---
     "distill_on": (
-        "benchmark splits whose questions the student is distilled on",
-        "comma list of retain, general, forget",
+        "what the student is distilled on: benchmark splits (KL on the answer tokens of their questions), "
+        "corpus (the world's corpus/general.jsonl in --data or its parent: raw text, KL on every token, "
+        "as UNDO distils), text (the file of distill_text)",
+        "comma list of retain, general, forget, corpus, text",
+    ),
+    "distill_text": (
+        'a JSON Lines file of {"text": ...} rows distilled on too (KL on every token); for a real model a '
+        "slice of a corpus like its pretraining data, never the forget set",
+        "a file path ('' = none)",
     ),
     "retain_nll_weight": (
-        "weight of NLL on the true answers of the non-forget rows, added to the KL to the teacher",
+        "weight of NLL on the true answers (raw text: its tokens) of the non-forget rows, added to the KL "
+        "to the teacher",
         ">= 0",
     ),
+}
+
+# What a training key means for a command that is not an unlearning run (the rest read as in SETTINGS).
+COMMAND_MEANINGS: dict[str, dict[str, tuple[str, str]]] = {
+    "distill": {
+        "seed": (
+            "seed of the data order and of the fresh init (--noise-toward init: drawn under 2**32 + "
+            "crc32('undo-init:SEED'), never a model's own build seed)",
+            "any integer",
+        ),
+        "epochs": ("passes over the distillation data (ignored when max_steps > 0)", "> 0"),
+        "batch_size": ("distillation examples per device per micro-batch", ">= 1"),
+        "reference": (
+            "how the teacher's outputs are obtained: a cache computed once before training (the teacher's "
+            "weights then become the student's: one model in memory) or a frozen copy; auto: the cache "
+            "when it fits in 2 GiB",
+            "auto | copy | cache",
+        ),
+    },
+    "finetune": {
+        "seed": ("seed of the data order and of the tiny model's init (--seed sets it too)", "any integer"),
+        "epochs": ("passes over the training rows (ignored when max_steps > 0)", "> 0"),
+        "batch_size": ("training examples per device per micro-batch", ">= 1"),
+    },
+}
+
+# Commands whose --set keys ``unlearnkit methods NAME`` lists besides the methods' (issue 22.6).
+COMMANDS = ("distill", "finetune")
+# Training keys ``finetune`` accepts (it validates every TrainConfig key) but does not use; keep in step
+# with commands/finetune.py and train/finetune.py.
+FINETUNE_UNUSED = {
+    "reference": "no reference model in plain fine-tuning",
+    "cache_topk": "no reference model in plain fine-tuning",
+    "lora_r": "finetune trains every weight",
+    "lora_alpha": "finetune trains every weight",
+    "lora_dropout": "finetune trains every weight",
+    "lora_target": "finetune trains every weight",
+    "lora_save": "finetune trains every weight",
 }
 
 ALIASES = {"lambda": "forget_weight"}
@@ -184,6 +234,60 @@ def settings_table(method: str, width: int = 110) -> str:
             lines.append(head)
             lines.append(f"      {meaning}" if len(meaning) + 6 <= width else _wrap(meaning, width, 6))
     lines.append(_wrap(tiny_defaults_line(method), width, 2))
+    return "\n".join(lines)
+
+
+def command_settings_table(command: str, width: int = 110) -> str:
+    """The ``--set`` keys of the ``distill`` or ``finetune`` command with the defaults it really uses:
+    a pretrained model's (TOFU's fine-tuning recipe) and, in brackets where it differs, a small model's
+    (the from-scratch recipe: ``distill`` below 20M parameters, ``finetune --model tiny``)."""
+    from unlearnkit import config as C
+
+    if command == "distill":
+        from unlearnkit.train.distill import HF_DEFAULTS, TINY_DEFAULTS, TINY_PARAMS
+
+        own = settings_rows(C.DistillConfig)
+        small = f"below {TINY_PARAMS // 1_000_000}M parameters"
+        intro = (
+            "distill: UNDO (arXiv 2506.06278): noise the teacher toward its base or a fresh init "
+            "(--noise, --noise-toward, --base), distill its outputs back"
+        )
+        skipped = {
+            k: "refused (distill trains the whole student)" for k in FINETUNE_UNUSED if k.startswith("lora")
+        }
+    elif command == "finetune":
+        from unlearnkit.train.finetune import HF_DEFAULTS, TINY_DEFAULTS
+
+        own, small = [], "with --model tiny"
+        intro = "finetune: train the target (--split all) or the retain oracle (--split retain)"
+        skipped = FINETUNE_UNUSED
+    else:
+        raise ValueError(command)
+    lines = [intro, f"--set keys of {command} (key, default [{small}], range: meaning):"]
+    groups = [("training", [r for r in settings_rows(C.TrainConfig) if r[0] not in skipped])]
+    if own:
+        groups.insert(0, (f"distillation ({C.DistillConfig.__name__})", own))
+    shown = []  # (group, key, default, range, meaning), defaults as the command uses them
+    for title, rows in groups:
+        for key, default, valid, meaning in rows:
+            meaning, valid = COMMAND_MEANINGS[command].get(key, (meaning, valid))
+            if key in HF_DEFAULTS:
+                default = _shown(HF_DEFAULTS[key])
+            if key in TINY_DEFAULTS and _shown(TINY_DEFAULTS[key]) != default:
+                default = f"{default} [{_shown(TINY_DEFAULTS[key])}]"
+            shown.append((title, key, default, valid, meaning))
+    column = max([14, *(len(row[2]) for row in shown if len(row[2]) <= 20)])
+    for title, _ in groups:
+        lines.append(f"  {title}:")
+        for _, key, default, valid, meaning in (row for row in shown if row[0] == title):
+            lines.append(f"    {key:24s} {default:{column}s}  {valid}")
+            lines.append(f"      {meaning}" if len(meaning) + 6 <= width else _wrap(meaning, width, 6))
+    if skipped:
+        by_reason: dict[str, list[str]] = {}
+        for key, why in skipped.items():
+            by_reason.setdefault(why, []).append(key)
+        lines.append(f"  not used by {command}:")
+        lines += [_wrap(f"{', '.join(keys)}: {why}", width, 4) for why, keys in by_reason.items()]
     return "\n".join(lines)
 
 

@@ -290,6 +290,8 @@ def split_file(bench, name: str) -> str:
     where = getattr(bench, "provenance", {}).get(name)
     if where:
         return where.split(":", 1)[1] if where.startswith("local:") else where
+    if name.startswith("general."):  # a folder's general parts share its general.jsonl
+        name = "general"
     return str(Path(bench.path) / f"{name}.jsonl")
 
 
@@ -377,3 +379,36 @@ def prepare_work(work: Path, resume_from: Path | None, fingerprint: dict, resume
     work.mkdir(parents=True, exist_ok=True)
     if resume_from is None:
         (work / RUN_FILE).write_text(json.dumps(fingerprint, indent=2) + "\n", encoding="utf-8")
+
+
+def checkpointed_training(args, out: Path, fingerprint: dict, train):
+    """Run ``train(work, resume)`` in ``out``'s work folder with ``--save-every`` / ``--resume``
+    semantics (``pretrain``, ``finetune``): checkpoints of an earlier run are resumed (settings checked)
+    or refused without ``--resume`` / ``--overwrite``; a failed run keeps its checkpoints and says so.
+    Returns ``(result, resumed_from)``."""
+    work = work_dir_of(out)
+    if work.exists() and not work.is_dir():
+        raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
+    resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
+    prepare_work(work, resume_from, fingerprint, args.resume)
+    try:
+        result = train(work, resume_from is not None)
+    except BaseException:
+        kept = cleanup_after_failure(work)
+        if kept is not None:
+            note(f"checkpoints kept in {work} (last: {kept.name}); continue with --resume")
+        raise
+    return result, resume_from
+
+
+def training_fingerprint(command: str, model: str, files: dict[str, Path], cfg, **extra) -> dict:
+    """What must not change between a training run and its ``--resume`` (``check_resume_matches``)."""
+    config = {k: v for k, v in vars(cfg).items() if k not in RESUME_EXEMPT}
+    config.update(extra)
+    path = Path(str(model)).expanduser()
+    return {
+        "method": command,
+        "model": str(path.resolve()) if path.exists() else str(model),
+        "data": {name: file_digest(p) for name, p in files.items()},
+        "config": json.loads(json.dumps(config, default=str)),
+    }

@@ -69,9 +69,13 @@ def method_config(name: str) -> type:
         return cls
     import difflib
 
+    from unlearnkit.settings_doc import COMMANDS
+
     known = sorted(light_names())
-    near = difflib.get_close_matches(normalise(name), known, n=1)
+    near = difflib.get_close_matches(normalise(name), known + list(COMMANDS), n=1)
     hint = f"; did you mean '{near[0]}'?" if near else ""
+    if normalise(name) in COMMANDS:
+        hint = f"; `{normalise(name)}` is a command, not an unlearning method: `unlearnkit methods {normalise(name)}` lists its settings"
     raise UserError(f"--method {name}: unknown method{hint} (known: {', '.join(known)})")
 
 

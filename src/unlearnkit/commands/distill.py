@@ -1,4 +1,5 @@
-"""``unlearnkit distill``: noise an unlearned teacher's weights, distill its outputs back (UNDO, arXiv 2506.06278)."""
+"""``unlearnkit distill``: noise an unlearned teacher's weights toward its pretrained base or a fresh init,
+distill its outputs back (UNDO, arXiv 2506.06278)."""
 
 from __future__ import annotations
 
@@ -22,26 +23,48 @@ from unlearnkit.commands._common import (
 )
 from unlearnkit.errors import UserError
 
+NOISE_TARGETS = ("init", "base")  # as unlearnkit.train.distill.NOISE_TARGETS (that module imports torch)
+
 
 def add_parser(subparsers) -> None:
     d = subparsers.add_parser(
-        "distill", help="noise an unlearned model toward a fresh init and distill its outputs back (UNDO)"
+        "distill",
+        help="noise an unlearned model toward its pretrained base or a fresh init, distill its outputs back (UNDO)",
     )
     d.add_argument("--teacher", required=True, help="the unlearned model folder (output of `unlearn`)")
-    d.add_argument("--data", required=True, help="benchmark folder (its retain / general questions are used)")
+    d.add_argument(
+        "--data",
+        required=True,
+        help="benchmark folder (its retain / general questions are used; corpus/general.jsonl for distill_on=corpus)",
+    )
     d.add_argument("--output", required=True, help="model folder to write (the student)")
     d.add_argument(
         "--noise",
         type=float,
         default=1.0,
         metavar="ALPHA",
-        help="shrink-and-perturb alpha: 0 = start from the teacher, 1 = fresh init (default: %(default)s)",
+        help="shrink-and-perturb alpha: 0 = start from the teacher, 1 = the noise target itself (default: %(default)s)",
+    )
+    d.add_argument(
+        "--noise-toward",
+        choices=NOISE_TARGETS,
+        default=None,
+        help="init: a fresh initialisation (knowledge from pretraining, UNDO's setting); base: the pretrained "
+        "base the knowledge was fine-tuned into (TOFU / MUSE). Default: base when the teacher's model cards "
+        "name an existing base folder, else init",
+    )
+    d.add_argument(
+        "--base",
+        default=None,
+        metavar="MODEL",
+        help="the base to noise toward (implies --noise-toward base; default: found through the model cards)",
     )
     d.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="override, e.g. --set epochs=10 --set retain_nll_weight=1 --set distill_on=retain,general",
+        help="override, e.g. --set epochs=10 --set distill_on=retain,corpus --set distill_text=slice.jsonl "
+        "(all keys: `unlearnkit methods distill`)",
     )
     d.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     d.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
@@ -49,15 +72,90 @@ def add_parser(subparsers) -> None:
     add_trust_remote_code(d)
 
 
-def _fingerprint(args, settings: dict) -> dict:
+def _fingerprint(args, settings: dict, text_files: dict[str, Path]) -> dict:
     """What must not change between a run and its ``--resume`` (else the weights would silently differ)."""
     teacher = Path(args.teacher).expanduser()
+    data = {n: file_digest(Path(args.data) / f"{n}.jsonl") for n in ("forget", "retain", "general")}
+    data.update({f"{name} ({path})": file_digest(path) for name, path in text_files.items()})
     return {
         "method": "distill",
         "model": str(teacher.resolve()) if teacher.exists() else str(args.teacher),
-        "data": {n: file_digest(Path(args.data) / f"{n}.jsonl") for n in ("forget", "retain", "general")},
+        "data": data,
         "config": json.loads(json.dumps(settings, default=str)),
     }
+
+
+def noise_target(args) -> tuple[str, str | None, str]:
+    """``(init | base, the base model or None, the line that says so)``, from the flags and the cards."""
+    from unlearnkit.models import check_model_path
+    from unlearnkit.train.distill_inputs import describe_chain, find_base
+
+    if args.base is not None:
+        if args.noise_toward == "init":
+            raise UserError(
+                "--base applies to --noise-toward base only: drop --base, or use --noise-toward base"
+            )
+        check_model_path(args.base, "--base")
+        return "base", str(args.base), f"noise toward the base {args.base} (--base)"
+    if args.noise_toward == "init":
+        return "init", None, "noise toward a fresh initialisation (--noise-toward init)"
+    found = find_base(args.teacher)
+    chain = describe_chain(args.teacher, upto=found)
+    if found is not None:
+        check_model_path(str(found), "--base (found through the model cards)")
+        how = "--noise-toward base" if args.noise_toward == "base" else "default: the teacher's cards name it"
+        return (
+            "base",
+            str(found),
+            f"noise toward the base {found} ({how}: {chain}); --noise-toward init for a fresh init",
+        )
+    if args.noise_toward == "base":
+        raise UserError(
+            f"--noise-toward base: no base model found: the model cards from --teacher ({chain}) lead to no "
+            'folder whose unlearnkit.json says "kind": "base"; pass --base MODEL, or use --noise-toward init'
+        )
+    return (
+        "init",
+        None,
+        f"noise toward a fresh initialisation (default: the teacher's model cards name no base folder: "
+        f"{chain}; --base MODEL to noise toward a pretrained base)",
+    )
+
+
+def _check_base_matches(args, base: str, tokenizer) -> None:
+    """The base has the teacher's architecture (config.json) and tokenizer, before any weight is read."""
+    from unlearnkit.models import load_tokenizer
+    from unlearnkit.train.distill_inputs import architecture_difference, tokenizer_difference
+
+    wrong = architecture_difference(args.teacher, base)
+    if wrong is not None:
+        raise UserError(
+            f"--base {base}: not the teacher's architecture ({wrong}); noising toward a base needs the model "
+            "the teacher was fine-tuned from (or use --noise-toward init)"
+        )
+    wrong = tokenizer_difference(tokenizer, load_tokenizer(base, args.trust_remote_code))
+    if wrong is not None:
+        raise UserError(
+            f"--base {base}: its tokenizer is not the teacher's ({wrong}); noising toward a base needs the "
+            "model the teacher was fine-tuned from (or use --noise-toward init)"
+        )
+
+
+def text_files(args, cfg) -> dict[str, Path]:
+    """The raw-text files ``distill_on`` names, each checked (exists, rows of non-empty text)."""
+    from unlearnkit.train.distill_inputs import corpus_file, missing_corpus, read_text_rows
+
+    files = {}
+    if "corpus" in cfg.splits():
+        path = corpus_file(args.data)
+        if path is None:
+            raise missing_corpus(args.data)
+        read_text_rows(path, "distill_on=corpus")
+        files["corpus"] = path
+    if "text" in cfg.splits():
+        read_text_rows(cfg.distill_text)
+        files["text"] = Path(cfg.distill_text).expanduser()
+    return files
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     # Every check of the arguments first, with light imports only: a typo answers at once.
     if not 0.0 <= args.noise <= 1.0:
         raise UserError(
-            f"--noise {args.noise}: must be in [0, 1] (0 = start from the teacher, 1 = fresh init)"
+            f"--noise {args.noise}: must be in [0, 1] (0 = start from the teacher, 1 = the noise target itself)"
         )
     values = overrides(args)
     if args.save_every is not None:
@@ -84,43 +182,57 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("distill trains the whole student: remove lora_r / reference=adapter")
     check_output_dir(args.output, args.overwrite)
     bench = resolve_data(args.data)
-    empty = [name for name in cfg.splits() if not bench.split(name)]
+    qa_parts = [name for name in cfg.splits() if name not in ("corpus", "text")]
+    empty = [name for name in qa_parts if not bench.split(name)]
+    texts = text_files(args, cfg)
     if len(empty) == len(cfg.splits()):
         raise UserError(f"--data {args.data}: the splits to distill on ({cfg.distill_on}) are all empty")
     check_model_path(args.teacher, "--teacher")
+    toward, base, target_line = noise_target(args)
     out = Path(args.output)
     work = work_dir_of(out)
     if work.exists() and not work.is_dir():
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
-    settings = {"noise": args.noise, **dataclasses.asdict(train_cfg), **dataclasses.asdict(cfg)}
-    fingerprint = _fingerprint(args, {k: v for k, v in settings.items() if k not in RESUME_EXEMPT})
+    settings = {
+        "noise": args.noise,
+        "noise_toward": toward,
+        "base": str(Path(base).expanduser().resolve()) if base and Path(base).expanduser().exists() else base,
+        **dataclasses.asdict(train_cfg),
+        **dataclasses.asdict(cfg),
+    }
+    fingerprint = _fingerprint(args, {k: v for k, v in settings.items() if k not in RESUME_EXEMPT}, texts)
     resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer
 
     tokenizer = load_tokenizer(args.teacher, args.trust_remote_code)
+    if base is not None:
+        _check_base_matches(args, base, tokenizer)
     fmt = PromptFormat.for_settings(tokenizer, train_cfg)
-    used = [name for name in cfg.splits() if name not in empty]
+    used = [name for name in qa_parts if name not in empty]
     check_split_lengths(tokenizer, fmt, bench, used, train_cfg.max_length)
+    note(target_line)
     torch_threads()
     teacher = load_model(args.teacher, args.trust_remote_code)
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
-    result = _run(args, teacher, tokenizer, bench, work, resume_from, values)
+    loader = (lambda: load_model(base, args.trust_remote_code)) if base is not None else None
+    result = _run(args, teacher, tokenizer, bench, work, resume_from, values, toward, loader)
     if not result.is_main_process:
         return 0  # multi-process run: rank 0 writes the model
-    _save(args, result, tokenizer, resume_from)
+    _save(args, result, tokenizer, resume_from, base)
     shutil.rmtree(work, ignore_errors=True)
+    toward_text = f"the base {base}" if toward == "base" else "a fresh init"
     print(
-        f"saved {out} (student at noise {args.noise}, {result.steps} steps, final train loss "
-        f"{result.train_loss:.4f}, cost {result.compute['cost']:,} token-passes)"
+        f"saved {out} (student at noise {args.noise:g} toward {toward_text}, {result.steps} steps, mean train "
+        f"loss {result.train_loss:.4f}, cost {result.compute['cost']:,} token-passes)"
     )
     return 0
 
 
-def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values):
+def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values, toward: str, base):
     from unlearnkit.train.distill import distill
     from unlearnkit.train.trainer import DivergenceError
 
@@ -130,9 +242,12 @@ def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values):
             tokenizer,
             bench,
             noise=args.noise,
+            noise_toward=toward,
+            base=base,
             overrides=values,
             work_dir=work,
             resume_from=resume_from,
+            progress=f"distilling (UNDO, noise {args.noise:g} toward {toward})",
         )
     except DivergenceError as err:
         raise DivergenceError(diverged_message(err, work)) from None
@@ -156,7 +271,7 @@ def teacher_cost(teacher: str) -> int:
     return int(compute.get("total_cost", compute.get("cost", 0)))
 
 
-def _save(args, result, tokenizer, resume_from) -> None:
+def _save(args, result, tokenizer, resume_from, base: str | None) -> None:
     from unlearnkit.models import save_model
 
     compute = dict(result.compute)
@@ -170,6 +285,8 @@ def _save(args, result, tokenizer, resume_from) -> None:
         "teacher": args.teacher,
         "data": str(args.data),
         "noise": args.noise,
+        "noise_toward": result.settings["noise_toward"],
+        **({"noise_base": base} if base is not None else {"init_seed": result.settings.get("init_seed")}),
         "distilled_on": result.settings["distilled_examples"],
         "paper": "arXiv 2506.06278",
         "steps": result.steps,

@@ -24,7 +24,11 @@ EVAL_FIELDS_CHECKED = ("answer", "paraphrased_answer", "perturbed_answer")
 def add_parser(subparsers) -> None:
     e = subparsers.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
     e.add_argument("--model", required=True, help="model folder (or HF id)")
-    e.add_argument("--data", required=True, help="benchmark folder, or a name: tofu:forget10, muse:news")
+    e.add_argument(
+        "--data",
+        required=True,
+        help="benchmark folder (QA, MUSE-like or WMDP-like), or a name: tofu:forget10, muse:news, wmdp:cyber",
+    )
     e.add_argument(
         "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
     )
@@ -48,7 +52,18 @@ def add_parser(subparsers) -> None:
     e.add_argument(
         "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
     )
-    e.add_argument("--max-items", type=int, default=400, help="items per split (default: %(default)s)")
+    e.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        help="items per split (default: a seeded sample of 400; closer-look: the first 300, as its code)",
+    )
+    e.add_argument(
+        "--max-total-tokens",
+        type=int,
+        default=None,
+        help="cap prompt + generation at N tokens, TOFU's original rule (default: off; closer-look: 200)",
+    )
     e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     add_trust_remote_code(e)
 
@@ -61,13 +76,16 @@ def run(args: argparse.Namespace) -> int:
         return _eval_muse_wmdp(args)
     if args.max_new_tokens < 1:
         raise UserError(f"--max-new-tokens {args.max_new_tokens}: must be >= 1")
-    if args.max_items < 1:
+    if args.max_items is not None and args.max_items < 1:
         raise UserError(f"--max-items {args.max_items}: must be >= 1")
+    if args.max_total_tokens is not None and args.max_total_tokens < 0:
+        raise UserError(f"--max-total-tokens {args.max_total_tokens}: must be >= 0 (0 = no total cap)")
     check_output_dir(args.output, args.overwrite)
     # A named benchmark (tofu:forget10) is read with its evaluation fields: TOFU keeps them in the
     # *_perturbed files, not in the training files.
     named = is_named_data(args.data)
     bench = check_data(args.data, eval_fields=named)
+    check_protocol_fits(bench, args.protocol, args.data)  # a folder (read above); a name: after loading
     check_model_path(args.model)
     retain_path = None
     if args.retain_model:
@@ -83,11 +101,12 @@ def run(args: argparse.Namespace) -> int:
 
     from unlearnkit.data.encode import PromptFormat, check_lengths
     from unlearnkit.data.qa import SPLITS, eval_field_notes
-    from unlearnkit.evaluation.evaluate import EvalSettings, evaluate, oracle_truth_ratios, subsample
+    from unlearnkit.evaluation.evaluate import evaluate, oracle_truth_ratios, select_rows
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, load_model, load_tokenizer
 
     bench = load_data(args.data, bench, eval_fields=named)
+    check_protocol_fits(bench, args.protocol, args.data)
     # a named benchmark was read with the fields it has (TOFU: none on holdout, by design): no note
     notes = [] if named else eval_field_notes(bench)
     oracle_trs = None
@@ -99,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
             )
         if retain_path is not None:
             oracle_trs = oracle_truth_ratios(retain_path)  # read now: a bad file fails before work
-    settings = EvalSettings(max_new_tokens=args.max_new_tokens, max_items=args.max_items)
+    settings = eval_settings(args)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, settings.prompt_format)
     for name in SPLITS:
         sources = split_sources(bench, name, evaluation=True)
         for rows, where in sources:
             # one file: exactly the rows evaluated; several: all of them (sampled from the union)
-            rows = subsample(rows, settings.max_items, settings.seed) if len(sources) == 1 else rows
+            rows = select_rows(rows, settings) if len(sources) == 1 else rows
             check_lengths(
                 tokenizer,
                 fmt,
@@ -145,6 +164,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def eval_settings(args: argparse.Namespace):
+    """EvalSettings of the TOFU or closer-look protocol, with the flags the user gave on top."""
+    from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings
+
+    given = {"max_new_tokens": args.max_new_tokens}
+    if args.max_items is not None:
+        given["max_items"] = args.max_items
+    if args.max_total_tokens is not None:
+        given["max_total_tokens"] = args.max_total_tokens
+    return closer_look_settings(**given) if args.protocol == "closer-look" else EvalSettings(**given)
+
+
 CLOSER_LOOK_LINES = (
     ("fe", "forget efficacy as the ASU paper: harmonic mean of 1-ROUGE, 1-prob, 1-TR, TE, 1-entailment"),
     ("fe_yuan", "the closer-look authors' own FE: 1 - mean(ROUGE, prob, TR, cosine, entailment), no TE"),
@@ -173,47 +204,126 @@ def print_closer_look(metrics: dict, info: dict) -> None:
 
 
 def _eval_muse_wmdp(args) -> int:
-    """MUSE (VerbMem, KnowMem, PrivLeak vs the retrained model) or WMDP/MMLU accuracy through lm-eval."""
-    from unlearnkit.data.sources import describe, resolve_data
+    """MUSE (VerbMem, KnowMem, PrivLeak vs the retrained model) or WMDP/MMLU accuracy through lm-eval.
+
+    ``--data`` for muse: ``muse:news``, ``muse:books`` or a MUSE-like folder; for wmdp: ``wmdp:bio`` /
+    ``wmdp:cyber`` (lm-eval's own WMDP and MMLU tasks) or a WMDP-like folder (its multiple-choice sets
+    as local lm-eval tasks, metric ``<task>_acc`` each). Both read through the same protocol code.
+    """
+    from unlearnkit.data.sources import describe
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
     from unlearnkit.models import check_model_path, load
 
     check_output_dir(args.output, args.overwrite)
     check_model_path(args.model)
+    if args.max_items is not None and args.max_items < 1:
+        raise UserError(f"--max-items {args.max_items}: must be >= 1")
+    bench = _protocol_data(args)  # read and checked before any model is loaded
+    if args.retain_model and args.protocol == "wmdp":
+        note("--retain-model is not used by --protocol wmdp (accuracies need no oracle); ignored")
     torch_threads()
     if args.protocol == "wmdp":
-        from unlearnkit.protocols.wmdp import evaluate_wmdp
+        from unlearnkit.protocols.wmdp import evaluate_local_mc, evaluate_wmdp
 
         model, tokenizer = load(args.model, args.trust_remote_code)
-        metrics, details = evaluate_wmdp(model, tokenizer)
+        if bench is None:
+            metrics, details = evaluate_wmdp(model, tokenizer)
+        else:
+            metrics, details = evaluate_local_mc(
+                model, tokenizer, bench.mc_tasks, bench.mc_style, limit=args.max_items
+            )
+            details["data"] = describe(bench)
     else:
         from unlearnkit.protocols.muse import MuseSettings, evaluate_muse, load_reference_auc, privleak_auc
 
-        bench = resolve_data(args.data)
-        settings = MuseSettings(max_items=args.max_items, progress=True)
-        reference_auc = None
+        settings = MuseSettings(max_items=400 if args.max_items is None else args.max_items, progress=True)
+        reference_auc, reference = None, None
         if args.retain_model and is_model_dir(args.retain_model):
             check_model_path(args.retain_model, flag="--retain-model")
             oracle, otok = load(args.retain_model, args.trust_remote_code)
-            reference_auc, _ = privleak_auc(
+            reference_auc, odet = privleak_auc(
                 oracle,
                 otok,
                 [r["text"] for r in bench.extra["privleak_forget"]],
                 [r["text"] for r in bench.extra["privleak_holdout"]],
                 settings,
             )
+            reference = {
+                "model": str(args.retain_model),
+                "auc": reference_auc,
+                "truncation": odet["truncation"],
+            }
+            _note_cuts({"privleak (retain model)": odet["truncation"]})
             del oracle
         elif args.retain_model:
             reference_auc = load_reference_auc(args.retain_model)  # a number or a MUSE metrics.json
+            reference = {"source": str(args.retain_model), "auc": reference_auc}
         model, tokenizer = load(args.model, args.trust_remote_code)
         metrics, details = evaluate_muse(model, tokenizer, bench, settings, reference_auc)
+        _note_cuts(details["truncation"])
         details["data"] = describe(bench)
+        if reference is not None:
+            details["privleak_reference"] = reference
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)
+    chance = details.get("chance") if isinstance(details.get("chance"), dict) else {}
     for key, value in metrics.items():
-        print(f"{key:28s} {value:.4f}")
+        task = key.removesuffix("_acc")
+        extra = f"  (chance {chance[task]:.4f})" if task in chance else ""
+        print(f"{key:28s} {value:.4f}{extra}")
     return 0
+
+
+WMDP_NAMES = ("wmdp:bio", "wmdp:cyber")
+
+
+def _protocol_data(args):
+    """The benchmark ``--protocol muse|wmdp`` runs on, checked; None = lm-eval's own WMDP/MMLU tasks."""
+    named = is_named_data(args.data)
+    if args.protocol == "wmdp" and named:
+        if str(args.data).strip().lower() not in WMDP_NAMES:
+            raise UserError(
+                f"--protocol wmdp --data {args.data}: use {' or '.join(WMDP_NAMES)} (lm-eval's WMDP and MMLU "
+                "tasks) or a WMDP-like folder (benchmark.json kind wmdp)"
+            )
+        return None
+    bench = load_data(args.data, check_data(args.data))
+    if args.protocol == "wmdp" and not getattr(bench, "mc_tasks", None):
+        raise UserError(
+            f"--protocol wmdp --data {args.data}: not a WMDP-like folder (benchmark.json kind wmdp with "
+            "multiple-choice tasks); for lm-eval's WMDP and MMLU use --data wmdp:bio or wmdp:cyber"
+        )
+    if args.protocol == "muse":
+        from unlearnkit.data.sources import check_muse_benchmark
+
+        check_muse_benchmark(bench)
+    return bench
+
+
+def check_protocol_fits(bench, protocol: str, data: str) -> None:
+    """``--protocol tofu`` / ``closer-look`` score question/answer rows: a raw-text benchmark is an
+    error naming the protocol that scores it."""
+    if getattr(bench, "kind", "qa") != "text":
+        return
+    if getattr(bench, "mc_tasks", None):
+        fits = "--protocol wmdp"
+    elif "verbmem" in (getattr(bench, "extra", None) or {}):
+        fits = "--protocol muse"
+    else:
+        fits = "--protocol muse (a MUSE-like folder) or --protocol wmdp (a WMDP-like folder)"
+    raise UserError(f"--data {data} holds raw text, which --protocol {protocol} cannot score; use {fits}")
+
+
+def _note_cuts(truncation: dict) -> None:
+    """One line per MUSE pass that had to cut prompts or texts to fit the model's positions."""
+    for part, cut in truncation.items():
+        if cut.get("cut"):
+            what = "texts" if part.startswith("privleak") else "prompts"
+            note(
+                f"MUSE {part}: {cut['cut']} of {cut['of']} {what} cut to {cut['limit']} tokens to fit the "
+                f"model ({cut['tokens_dropped']} tokens dropped in all); see details.json truncation"
+            )
 
 
 def _forget_only(bench):

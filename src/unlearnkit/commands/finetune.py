@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -10,12 +11,17 @@ from unlearnkit.commands._common import (
     add_trust_remote_code,
     check_data,
     check_split_lengths,
+    checkpointed_training,
     load_data,
     note,
     overrides,
+    resume_point,
     split_sources,
     torch_threads,
+    training_fingerprint,
+    work_dir_of,
 )
+from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
@@ -25,13 +31,17 @@ def add_parser(subparsers) -> None:
     f.add_argument("--data", required=True, help="benchmark folder")
     f.add_argument("--output", required=True, help="model folder to write")
     f.add_argument(
-        "--model", default="tiny", help="'tiny' (a ~1M Llama built from code), an HF id or a folder"
+        "--model",
+        default="tiny",
+        help="a base folder (`unlearnkit pretrain`), an HF id or folder, or 'tiny' (a ~1M Llama from scratch)",
     )
     f.add_argument("--split", default="all", choices=("all", "retain"), help="all = target, retain = oracle")
     f.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="training override, e.g. --set epochs=20"
     )
     f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
+    f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     f.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     add_trust_remote_code(f)
 
@@ -41,40 +51,61 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 
-    tiny = args.model == "tiny"
+    from_scratch = args.model == "tiny"
+    user = overrides(args)
+    if args.save_every is not None:
+        if args.save_every < 0:
+            raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
+        user["save_every"] = args.save_every
     # the defaults are constants of finetune.py, which imports the Trainer: read them after the checks
-    cfg, _ = build_configs(MethodConfig, dict(overrides(args), seed=args.seed))
+    build_configs(MethodConfig, dict(user, seed=args.seed))
     check_output_dir(args.output, args.overwrite)
     bench = check_data(args.data)
-    if not tiny:
+    if not from_scratch:
         check_model_path(args.model)
+    base_card = model_card(args.model)
+    recorded = base_card.get("finetune_defaults", {}).get("train") if isinstance(base_card, dict) else None
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer, save_model
     from unlearnkit.train.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.world.tiny import build_tiny
 
-    user = overrides(args)
-    values = dict(TINY_DEFAULTS if tiny else HF_DEFAULTS, seed=args.seed)
+    defaults = TINY_DEFAULTS if from_scratch else (recorded or HF_DEFAULTS)
+    values = dict(defaults, seed=args.seed)
     values.update(user)
     cfg, _ = build_configs(MethodConfig, values)
+    if recorded:
+        used = {k: v for k, v in recorded.items() if k not in user}
+        note(
+            f"{args.model} records {base_card['finetune_defaults'].get('source', 'a fine-tuning recipe')}: "
+            + ", ".join(f"{k}={v}" for k, v in used.items())
+            + "; --set KEY=VALUE overrides any of them"
+        )
     bench = load_data(args.data, bench)
-    rows = training_rows(bench, args.split)
+    rows = training_rows(bench, args.split, from_scratch=from_scratch)
     parts = getattr(bench, "general_parts", None)
-    if tiny and parts:
+    if from_scratch and bench.general:
         # A pretrained model brings real authors and world facts with it; a model trained from scratch
         # knows only what it is trained on, so without them TOFU's utility would be 0 by construction.
-        rows = rows + list(bench.general)
+        what = " and ".join(parts) if parts else "general.jsonl"
         note(
-            f"training the tiny model on {' and '.join(parts)} too ({len(bench.general)} rows): it starts "
-            "from nothing, so its TOFU utility then measures keeping these facts, not general knowledge"
+            f"training the tiny model on {what} too ({len(bench.general)} rows): it starts from nothing, so "
+            "its utility then measures keeping these facts, not general knowledge (pretrain a base with "
+            "`unlearnkit pretrain` for the real setting)"
         )
+    elif bench.general:
+        note(
+            f"general knowledge ({len(bench.general)} rows) is not fine-tuned on: it measures what the model kept"
+        )
+    if not rows:
+        raise UserError(f"--data {args.data}: no rows to fine-tune on for --split {args.split}")
     torch_threads()
-    if tiny:
+    if from_scratch:
         model, tokenizer = build_tiny(bench, args.seed)
     else:
         tokenizer = load_tokenizer(args.model, args.trust_remote_code)
-    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
     if "max_length" not in user:
         sized = fit_max_length(tokenizer, fmt, bench, SPLITS_FOR[args.split], cfg.max_length, args)
         if sized != cfg.max_length:
@@ -84,34 +115,49 @@ def run(args: argparse.Namespace) -> int:
             )
             cfg, _ = build_configs(MethodConfig, {**values, "max_length": sized})
     check_split_lengths(tokenizer, fmt, bench, SPLITS_FOR[args.split], cfg.max_length)
-    if not tiny:
-        model = load_model(args.model, args.trust_remote_code)
     out = Path(args.output)
-    work = out.parent / f".{out.name}.work"  # the Trainer's output_dir; never outlives the command
-    shutil.rmtree(work, ignore_errors=True)  # left by a killed run: fine-tuning has no resume
-    try:
-        result = finetune(model, tokenizer, rows, cfg, work, quiet=True, progress="fine-tuning")
-        save_model(
-            result.model,
-            tokenizer,
-            args.output,
-            {
-                "kind": "target" if args.split == "all" else "retain oracle",
-                "base_model": args.model,
-                "data": str(args.data),
-                "split": args.split,
-                "train_loss": result.train_loss,
-                "compute": result.compute,  # the oracle's is the denominator of compute_fraction
-                "config": vars(cfg),
-                **({"unlearn_defaults": tiny_unlearn_defaults(cfg.max_length)} if tiny else {}),
-                **({"trained_on_general_parts": sorted(parts)} if tiny and parts else {}),
-            },
-            overwrite=args.overwrite,
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print(f"saved {args.output} (train loss {result.train_loss:.4f}, {result.n_examples} examples)")
+    names = SPLITS_FOR[args.split]
+    files = {n: Path(bench.path) / f"{n}.jsonl" for n in names if (Path(bench.path) / f"{n}.jsonl").is_file()}
+    fingerprint = training_fingerprint("finetune", args.model, files, cfg, split=args.split)
+    resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
+    if not from_scratch:
+        model = load_model(args.model, args.trust_remote_code)
+
+    def train(work: Path, resume: bool):
+        return finetune(model, tokenizer, rows, cfg, work, quiet=True, progress="fine-tuning", resume=resume)
+
+    result, resume_from = checkpointed_training(args, out, fingerprint, train)
+    tiny_scale = from_scratch or bool(recorded)
+    provenance = {
+        "kind": "target" if args.split == "all" else "retain oracle",
+        "base_model": str(Path(args.model).resolve()) if not from_scratch else "tiny",
+        "data": str(args.data),
+        "split": args.split,
+        "trained_on": sorted({n for n in names if bench.split(n) and (n != "general" or from_scratch)}),
+        "train_loss": result.train_loss,
+        "compute": result.compute,  # the oracle's is the denominator of compute_fraction
+        "config": vars(cfg),
+        **({"unlearn_defaults": tiny_unlearn_defaults(cfg.max_length)} if tiny_scale else {}),
+        **({"trained_on_general_parts": sorted(parts)} if from_scratch and parts else {}),
+    }
+    if resume_from is not None:
+        provenance["resumed_from"] = resume_from.name
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+    shutil.rmtree(work_dir_of(out), ignore_errors=True)
+    # Trainer's training_loss: the mean over the run's optimiser steps (since resuming, after a resume)
+    since = " over the steps since resuming" if resume_from is not None else ""
+    print(f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)")
     return 0
+
+
+def model_card(model: str) -> dict:
+    """The unlearnkit.json of a local model folder ({} for a hub id, 'tiny' or a folder without one)."""
+    path = Path(str(model)).expanduser() / "unlearnkit.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def model_limit(tokenizer, model_name: str, trust_remote_code: bool) -> int | None:

@@ -1,4 +1,5 @@
-"""``unlearnkit methods [NAME]``: the methods and their papers; with NAME, every ``--set`` key of it."""
+"""``unlearnkit methods [NAME]``: the methods and their papers; with NAME, every ``--set`` key of it
+(NAME ``distill`` or ``finetune``: the keys of that command)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,42 @@ import argparse
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "methods", help="list the methods and their papers; with NAME, its --set keys, defaults and ranges"
+        "methods",
+        help="list the methods and their papers; with NAME (a method, distill or finetune), its --set keys, "
+        "defaults and ranges",
     )
-    p.add_argument("name", nargs="?", default=None, help="a method: show its settings (e.g. asu, t-npo)")
+    p.add_argument(
+        "name",
+        nargs="?",
+        default=None,
+        help="a method (e.g. asu, t-npo), or distill / finetune: show its settings",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from unlearnkit.settings_doc import COMMANDS
+
+    if args.name and args.name.strip().lower() in COMMANDS:
+        from unlearnkit.settings_doc import command_settings_table
+
+        print(command_settings_table(args.name.strip().lower()))
+        return 0
+
     from unlearnkit.train.methods import METHODS, get_method
 
     if args.name:
+        from unlearnkit.commands._methods import method_config
         from unlearnkit.settings_doc import settings_table
 
-        method = get_method(args.name)  # an unknown name: one line with the nearest known one
+        method_config(args.name)  # an unknown name: one line with the nearest method or command
+        method = get_method(args.name)
         print(f"{method.name}: {method.summary}  [{method.paper}]")
         print(settings_table(method.name))
         return 0
     for name, m in METHODS.items():
         print(f"{name:10s} {m.summary}  [{m.paper}]")
-    print("\n`unlearnkit methods NAME` lists the --set keys of one method with their defaults and ranges.")
+    print(
+        "\n`unlearnkit methods NAME` lists the --set keys of one method with their defaults and ranges; "
+        "`unlearnkit methods distill` and `unlearnkit methods finetune` those of the two commands."
+    )
     return 0

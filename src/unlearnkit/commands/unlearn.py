@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
     if result.attribution and (work / "attribution").is_dir():
         shutil.copytree(work / "attribution", out / "attribution", dirs_exist_ok=True)
     shutil.rmtree(work, ignore_errors=True)
-    print(f"saved {out} ({method.name}, final train loss {result.train_loss:.4f})")
+    # Trainer's training_loss: the mean over this run's optimiser steps (after a resume, those since it).
+    since = " over the steps since resuming" if resume_from is not None else ""
+    print(f"saved {out} ({method.name}, mean train loss {result.train_loss:.4f}{since})")
     return 0
 
 
@@ -152,7 +154,9 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
         "train_loss": result.train_loss,
         "compute": result.compute,  # unlearnkit.train.compute: tokens x passes, seconds (resumes included)
         "config": config_dict(train_cfg, method_cfg),
-        "prompt_format": PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format).kind,
+        "prompt_format": PromptFormat.for_settings(tokenizer, train_cfg).kind,
+        # what system_prompt="auto" resolved to, and the date (chat templates): the prompts trained on
+        "prompt": PromptFormat.for_settings(tokenizer, train_cfg).describe(),
     }
     if getattr(result, "reference", None):
         provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why

@@ -1,4 +1,4 @@
-"""``unlearnkit world``: write a deterministic fictitious-authors benchmark folder (TOFU schema)."""
+"""``unlearnkit world``: write the embedded world (TOFU-like authors, pretraining corpus, MUSE- and WMDP-like folders)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ WORLD_FLAGS = {
     "forget_fraction": "--forget-fraction",
     "holdout_fraction": "--holdout-fraction",
     "n_general": "--general",
+    "n_real_authors": "--real-authors",
+    "n_agents": "--agents",
+    "n_articles": "--articles",
     "output_dir": "--output",
     "overwrite=True": "--overwrite",
 }
@@ -24,7 +27,8 @@ WORLD_FLAGS = {
 
 def add_parser(subparsers) -> None:
     w = subparsers.add_parser(
-        "world", help="write a deterministic fictitious-authors benchmark folder (TOFU schema)"
+        "world",
+        help="write the embedded world: fictitious authors (TOFU schema), a pretraining corpus, MUSE- and WMDP-like folders",
     )
     w.add_argument("--output", required=True, help="benchmark folder to create")
     w.add_argument("--authors", type=int, default=100, help="number of authors (default: %(default)s)")
@@ -39,7 +43,28 @@ def add_parser(subparsers) -> None:
         "--holdout-fraction", type=float, default=0.1, help="fraction never trained on (default: %(default)s)"
     )
     w.add_argument(
-        "--general", type=int, default=100, help="unrelated general-knowledge items (default: %(default)s)"
+        "--general",
+        type=int,
+        default=100,
+        help="world-facts QA about fictitious countries, known from pretraining (default: %(default)s)",
+    )
+    w.add_argument(
+        "--real-authors",
+        type=int,
+        default=10,
+        help="famous authors known from pretraining (TOFU's real authors) (default: %(default)s)",
+    )
+    w.add_argument(
+        "--agents",
+        type=int,
+        default=12,
+        help="agents of the hazardous domain (WMDP-like) (default: %(default)s)",
+    )
+    w.add_argument(
+        "--articles",
+        type=int,
+        default=100,
+        help="news articles about invented events (MUSE-like) (default: %(default)s)",
     )
     w.add_argument(
         "--seed", type=int, default=0, help="same seed -> byte-identical files (default: %(default)s)"
@@ -75,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         holdout_fraction=args.holdout_fraction,
         n_general=args.general,
         seed=args.seed,
+        n_real_authors=args.real_authors,
+        n_agents=args.agents,
+        n_articles=args.articles,
     )
     check_world_params(**params)
     check_output_dir(args.output, args.overwrite)
@@ -82,7 +110,19 @@ def run(args: argparse.Namespace) -> int:
         counts = write_world(args.output, overwrite=args.overwrite, **params)
     except UserError as err:
         raise _world_flags(err) from None
-    print(f"wrote {args.output}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    top = ", ".join(f"{k} {counts[k]}" for k in ("forget", "retain", "holdout", "general"))
+    print(f"wrote {args.output}: {top} QA (TOFU-like)")
+    print(f"  corpus/: {counts['corpus/general']} general and {counts['corpus/hazard']} hazardous passages")
+    if "muse/forget" in counts:
+        print(
+            f"  muse/: {counts['muse/forget']} forget / {counts['muse/retain']} retain / "
+            f"{counts['muse/holdout']} holdout articles"
+        )
+    if "wmdp/mc_hazard" in counts:
+        print(
+            f"  wmdp/: {counts['wmdp/mc_hazard']} hazardous and {counts['wmdp/mc_general']} general "
+            "4-choice questions"
+        )
     if counts.get("forget", MIN_FORGET_ITEMS) < MIN_FORGET_ITEMS:
         note(
             f"the forget set has {counts['forget']} items: forget quality (a KS test over that many truth "

@@ -16,20 +16,56 @@ from unlearnkit.errors import UserError
 
 IGNORE_INDEX = -100
 PLAIN_TEMPLATE = "Question: {question}\nAnswer:"
-# open-unlearning's TOFU rendering of chat models (its Llama-3.x "template_args"): a fixed system
-# message and a fixed date, so a Llama-3.x template never prints today's date into the prompt.
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+# The system message of a chat prompt. "auto" (the default) follows open-unlearning's TOFU
+# "template_args" per model family: its Llama-3.x, Qwen2.5, Phi-3.5 and Zephyr configs send
+# HELPFUL_ASSISTANT; its Llama-2-chat config (like TOFU's own code) sends none, the bare
+# "[INST] q [/INST]"; Gemma's template has no system role. See resolve_system_prompt.
+AUTO_SYSTEM_PROMPT = "auto"
+HELPFUL_ASSISTANT = "You are a helpful assistant."
+DEFAULT_SYSTEM_PROMPT = AUTO_SYSTEM_PROMPT
+# A fixed date (open-unlearning's), so a Llama-3.x template never prints today's date into the prompt.
 DEFAULT_DATE_STRING = "10 Apr 2025"
+LLAMA2_SYSTEM_MARK = "<<SYS>>"
+
+
+def _render_with_system(tokenizer) -> str | None:
+    """The chat template rendered with a probe system message; None when it rejects the role."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    try:
+        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    except Exception:  # jinja2 TemplateError raised by the template itself
+        return None
+    return text if isinstance(text, str) else ""
 
 
 def _accepts_system(tokenizer) -> bool:
     """Whether the chat template renders a system message (some raise on the role)."""
-    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-    try:
-        tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    except Exception:  # jinja2 TemplateError raised by the template itself
-        return False
-    return True
+    return _render_with_system(tokenizer) is not None
+
+
+def resolve_system_prompt(tokenizer, requested: str = AUTO_SYSTEM_PROMPT) -> str:
+    """The system message a chat prompt gets; ``requested`` other than ``"auto"`` is used as given
+    (``""`` = none).
+
+    ``"auto"`` is open-unlearning's per-family choice (``configs/model/*.yaml``, ``template_args``),
+    decided from what the template renders rather than from a model name, so fine-tuned copies and
+    local folders get the same answer as the original:
+
+    * a template that puts the system message into the first user turn as a ``<<SYS>>`` block
+      (Llama-2-chat and its descendants): none. TOFU (``config/model_config.yaml``:
+      ``question_start_tag "[INST] "``, ``question_end_tag " [/INST]"``) and open-unlearning
+      (``Llama-2-7b-chat-hf.yaml``: no ``system_prompt``) both prompt ``[INST] q [/INST]``; a system
+      message would add ``<<SYS>>...<</SYS>>`` to every prompt the published TOFU models never saw;
+    * a template that rejects a system role (Gemma's raises): none, as open-unlearning's gemma config;
+    * any other template: "You are a helpful assistant." (open-unlearning's Llama-3.x, Qwen2.5,
+      Phi-3.5 and Zephyr configs).
+    """
+    if requested != AUTO_SYSTEM_PROMPT:
+        return str(requested)
+    rendered = _render_with_system(tokenizer)
+    if rendered is None or LLAMA2_SYSTEM_MARK in rendered:
+        return ""
+    return HELPFUL_ASSISTANT
 
 
 @dataclass(frozen=True)
@@ -39,12 +75,17 @@ class PromptFormat:
     With a chat template the messages are ``[system, user]`` (no system message when ``system_prompt``
     is empty) and the template gets ``date_string``: Llama-3.x templates otherwise call
     ``strftime_now`` and print today's date, so training and evaluation prompts would drift from day
-    to day. Both are ignored by the plain format.
+    to day. Both are ignored by the plain format. ``system_prompt`` here is always resolved (never
+    ``"auto"``: :meth:`for_tokenizer` applies :func:`resolve_system_prompt`).
     """
 
     kind: str  # "chat" or "plain"
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    system_prompt: str = ""  # resolved: build with for_tokenizer / for_settings to get the "auto" rule
     date_string: str = DEFAULT_DATE_STRING
+
+    def __post_init__(self) -> None:
+        if self.system_prompt == AUTO_SYSTEM_PROMPT:
+            raise ValueError("PromptFormat needs a resolved system prompt; use PromptFormat.for_tokenizer")
 
     @staticmethod
     def for_tokenizer(
@@ -59,12 +100,12 @@ class PromptFormat:
         if prefer == "chat" and not has_chat:
             raise UserError("prompt format 'chat' requested but the tokenizer has no chat template")
         kind = "chat" if (prefer == "chat" or (prefer == "auto" and has_chat)) else "plain"
-        fmt = PromptFormat(kind, str(system_prompt), str(date_string))
-        if kind == "chat" and fmt.system_prompt == DEFAULT_SYSTEM_PROMPT and not _accepts_system(tokenizer):
-            # Templates without a system role (e.g. Gemma's) reject it: the default is dropped, and
-            # describe() records that none was used. A system prompt the user asked for still errors.
-            fmt = PromptFormat(kind, "", fmt.date_string)
-        return fmt
+        if kind != "chat":
+            return PromptFormat(kind, "", str(date_string))
+        # "auto": none for Llama-2-style templates and templates without a system role (Gemma's),
+        # open-unlearning's "You are a helpful assistant." otherwise; describe() records what was
+        # used. A system prompt the user asked for is used as given (and errors where rejected).
+        return PromptFormat(kind, resolve_system_prompt(tokenizer, str(system_prompt)), str(date_string))
 
     @staticmethod
     def for_settings(tokenizer, settings) -> PromptFormat:

@@ -1,10 +1,15 @@
-"""Question-answer data in the TOFU schema, read from a benchmark folder of JSON Lines.
+"""Benchmark folders of JSON Lines: question-answer data in the TOFU schema, or raw text.
 
-A benchmark folder holds ``forget.jsonl`` and ``retain.jsonl`` (required) and optionally
+A QA benchmark folder holds ``forget.jsonl`` and ``retain.jsonl`` (required) and optionally
 ``holdout.jsonl`` (never trained on: non-members for membership inference) and ``general.jsonl``
 (unrelated knowledge the model must keep; the role of TOFU's real-authors / world-facts splits).
 Every line is a JSON object with ``question`` and ``answer``; evaluation splits add
 ``paraphrased_answer`` (string) and ``perturbed_answer`` (non-empty list of strings).
+
+Raw-text folders are recognised by :func:`folder_kind` and read by
+:func:`unlearnkit.data.sources.load_text_folder`: a ``benchmark.json`` naming the ``kind``
+(``muse``: a MUSE-like folder, ``wmdp``: a WMDP-like folder, ``text``: plain passages), or, without
+one, a ``forget.jsonl`` whose rows have ``text`` and no ``question``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from unlearnkit.errors import UserError
 SPLITS = ("forget", "retain", "holdout", "general")
 REQUIRED_SPLITS = ("forget", "retain")
 QA_FIELDS = ("question", "answer")
+MANIFEST = "benchmark.json"
+QA_KINDS = ("qa", "tofu")  # benchmark.json kinds read by the QA loader below
+TEXT_KINDS = ("text", "muse", "wmdp")  # read by unlearnkit.data.sources.load_text_folder
 EVAL_FIELDS = ("paraphrased_answer", "perturbed_answer")
 # TOFU scores real authors / world facts as answer vs perturbed_answer (no paraphrase).
 GENERAL_EVAL_FIELDS = ("perturbed_answer",)
@@ -130,6 +138,8 @@ class Benchmark:
     retain: list[dict]
     holdout: list[dict] = field(default_factory=list)
     general: list[dict] = field(default_factory=list)
+    # ``general`` split by its rows' ``source`` (TOFU's real authors / world facts), when every row has one
+    general_parts: dict[str, list[dict]] = field(default_factory=dict)
 
     def split(self, name: str) -> list[dict]:
         return getattr(self, name)
@@ -139,11 +149,57 @@ class Benchmark:
         return all(k in self.forget[0] for k in EVAL_FIELDS)
 
 
+def read_manifest(data_dir: str | Path) -> dict | None:
+    """``benchmark.json`` of a folder as a dict (its ``kind`` checked), or None when there is none."""
+    path = Path(data_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; re-save it as UTF-8") from None
+    except json.JSONDecodeError as err:
+        raise UserError(
+            f"{path}: invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
+    kind = manifest.get("kind")
+    if kind not in QA_KINDS + TEXT_KINDS:
+        got = "missing" if kind is None else repr(kind)
+        raise UserError(f"{path}: 'kind' is {got}; use one of {', '.join(QA_KINDS + TEXT_KINDS)}")
+    return manifest
+
+
+def folder_kind(data_dir: str | Path) -> str:
+    """``qa``, ``text``, ``muse`` or ``wmdp``: ``benchmark.json``'s kind, else ``text`` when the first
+    row of ``forget.jsonl`` has ``text`` and no ``question`` (a plain raw-text folder), else ``qa``."""
+    manifest = read_manifest(data_dir)
+    if manifest is not None:
+        return "qa" if manifest["kind"] in QA_KINDS else manifest["kind"]
+    forget = Path(data_dir) / "forget.jsonl"
+    if forget.is_file():
+        rows = read_jsonl(forget)
+        if rows and "text" in rows[0] and "question" not in rows[0]:
+            return "text"
+    return "qa"
+
+
 def load_benchmark(data_dir: str | Path, eval_fields: bool = False) -> Benchmark:
-    """Load and validate a benchmark folder. ``eval_fields`` requires the truth-ratio fields."""
+    """Load and validate a benchmark folder. ``eval_fields`` requires the truth-ratio fields (QA only).
+
+    A raw-text folder (see :func:`folder_kind`) comes back as a
+    :class:`unlearnkit.data.sources.SourceBenchmark` of kind ``text``, like ``muse:news`` and
+    ``wmdp:cyber``; ``eval_fields`` does not apply to it (raw text has no truth ratios).
+    """
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UserError(f"--data {data_dir} is not a folder (expected forget.jsonl and retain.jsonl inside)")
+    kind = folder_kind(data_dir)
+    if kind != "qa":
+        from unlearnkit.data.sources import load_text_folder  # sources imports this module
+
+        return load_text_folder(data_dir)
     splits: dict[str, list[dict]] = {}
     for name in SPLITS:
         path = data_dir / f"{name}.jsonl"
@@ -159,7 +215,18 @@ def load_benchmark(data_dir: str | Path, eval_fields: bool = False) -> Benchmark
         raise UserError(f"{data_dir / 'forget.jsonl'} is empty: there is nothing to forget")
     if not splits["retain"]:
         raise UserError(f"{data_dir / 'retain.jsonl'} is empty: a retain set is needed to keep utility")
-    return Benchmark(path=data_dir, **splits)
+    return Benchmark(path=data_dir, **splits, general_parts=general_parts(splits["general"]))
+
+
+def general_parts(rows: list[dict]) -> dict[str, list[dict]]:
+    """``general`` rows grouped by ``source`` (``world_facts``, ``real_authors`` in the embedded world, as
+    TOFU's two files) when every row names one; ``{}`` otherwise (one pooled general split)."""
+    if not rows or not all(isinstance(r.get("source"), str) and r["source"].strip() for r in rows):
+        return {}
+    parts: dict[str, list[dict]] = {}
+    for row in rows:
+        parts.setdefault(row["source"], []).append(row)
+    return parts
 
 
 def forget_retain_overlap(bench: Benchmark) -> int:

@@ -3,6 +3,8 @@
 ``resolve_data(spec)`` accepts
 
 * a benchmark folder (``forget.jsonl`` + ``retain.jsonl`` ...): delegated to :func:`load_benchmark`;
+  a raw-text folder (MUSE-like, WMDP-like or plain passages) is read by :func:`load_text_folder`
+  into the same :class:`SourceBenchmark` the named MUSE / WMDP give (layouts below);
 * ``tofu:forget01`` / ``tofu:forget05`` / ``tofu:forget10`` (``locuslab/TOFU``, arXiv 2401.06121);
 * ``muse:news`` / ``muse:books`` (``muse-bench/MUSE-News`` / ``MUSE-Books``, arXiv 2407.06460);
 * ``wmdp:bio`` / ``wmdp:cyber`` (WMDP forget / retain corpora, arXiv 2403.03218).
@@ -34,6 +36,21 @@ in exactly these schemas):
   ``cyber-forget-corpus``, ``cyber-retain-corpus``, ``bio-retain-corpus``; the bio forget corpus is
   gated (``cais/wmdp-bio-forget-corpus``, access on request; or a local copy). The RMU recipe's retain
   set is WikiText (``Salesforce/wikitext``, ``wikitext-2-raw-v1``, split ``test``).
+
+Raw-text folders (JSON Lines, ``benchmark.json`` names the ``kind``; the embedded world writes them):
+
+* ``kind: muse`` (MUSE-like): ``forget.jsonl``, ``retain.jsonl``, ``holdout.jsonl`` (``text``, and
+  optionally ``title``, ``entity``), ``verbmem.jsonl`` (``prompt``, ``gt``), ``knowmem_forget.jsonl``,
+  ``knowmem_retain.jsonl`` (``question``, ``answer``) and optionally ``knowmem_forget_icl.jsonl``,
+  ``knowmem_retain_icl.jsonl`` (few-shot examples; absent = zero-shot). PrivLeak compares forget with
+  holdout, as MUSE's ``privleak`` config (here the same rows as the training splits).
+* ``kind: wmdp`` (WMDP-like): ``forget.jsonl``, ``retain.jsonl`` (``text``; ``holdout.jsonl``
+  optional) and the multiple-choice
+  files named by ``"tasks": {task name: file}`` (``question``, ``choices`` (>= 2 strings), ``answer``
+  (index)); ``"mc_style"``: ``letters`` (WMDP's own prompt, default) or ``cloze`` (see
+  :func:`unlearnkit.protocols.wmdp.write_mc_task`).
+* ``kind: text``, or no ``benchmark.json`` and ``forget.jsonl`` rows with ``text`` but no
+  ``question``: plain passages, ``forget.jsonl``, ``retain.jsonl`` and optionally ``holdout.jsonl``.
 """
 
 from __future__ import annotations
@@ -43,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from unlearnkit.data.qa import Benchmark, load_benchmark, validate_qa
+from unlearnkit.data.qa import MANIFEST, Benchmark, load_benchmark, read_jsonl, read_manifest, validate_qa
 from unlearnkit.errors import UserError
 
 DATA_ROOT_ENV = "UNLEARNKIT_DATA_ROOT"
@@ -108,14 +125,17 @@ class SourceBenchmark(Benchmark):
     * ``extra``: protocol sets that are neither (MUSE ``verbmem``, ``knowmem_*``, ``privleak_*``).
     * ``provenance``: for every set, where it came from (``hub:`` or ``local:`` + config/split), to be
       written into metrics and model cards.
+    * ``mc_tasks``: multiple-choice sets of a WMDP-like folder, task name -> rows (``question``,
+      ``choices``, ``answer``), scored with ``mc_style`` (``letters`` or ``cloze``).
     """
 
     name: str = ""
     kind: str = "qa"  # "qa" (question/answer rows) or "text" (raw passages: MUSE, WMDP)
-    general_parts: dict[str, list[dict]] = field(default_factory=dict)
     eval_splits: dict[str, list[dict]] = field(default_factory=dict)
     extra: dict[str, list[dict]] = field(default_factory=dict)
     provenance: dict[str, str] = field(default_factory=dict)
+    mc_tasks: dict[str, list[dict]] = field(default_factory=dict)
+    mc_style: str = "letters"
 
     def eval_split(self, name: str) -> list[dict]:
         """The rows to evaluate ``name`` on (``eval_splits`` wins over the training rows)."""
@@ -221,6 +241,42 @@ def validate_text(rows: list[dict], where: str, key: str = "text") -> list[dict]
 def validate_fields(rows: list[dict], where: str, keys: tuple[str, ...]) -> list[dict]:
     for key in keys:
         validate_text(rows, where, key)
+    return rows
+
+
+MC_STYLES = ("letters", "cloze")
+MAX_LETTERS = 26  # choices lettered A..Z
+
+
+def validate_mc(rows: list[dict], where: str, style: str = "letters") -> list[dict]:
+    """Multiple-choice rows: ``question`` (non-empty string), ``choices`` (list of >= 2 non-empty
+    strings), ``answer`` (index of the right choice). ``letters`` also needs the same number of choices
+    on every row (at most 26): the prompt letters them A, B, ... and scores the letters."""
+    if style not in MC_STYLES:
+        raise UserError(f"{where}: mc_style {style!r}; use one of {', '.join(MC_STYLES)}")
+    n_choices = None
+    for row in rows:
+        at = f"{where}:{row.get('_line', '?')}"
+        question, choices, answer = row.get("question"), row.get("choices"), row.get("answer")
+        if not isinstance(question, str) or not question.strip():
+            raise UserError(f"{at}: field 'question' must be a non-empty string")
+        if (
+            not isinstance(choices, list)
+            or len(choices) < 2
+            or not all(isinstance(c, str) and c.strip() for c in choices)
+        ):
+            raise UserError(f"{at}: field 'choices' must be a list of >= 2 non-empty strings")
+        if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(choices):
+            raise UserError(
+                f"{at}: 'answer' must be the index of the correct choice (0..{len(choices) - 1}), got {answer!r}"
+            )
+        if style == "letters":
+            n_choices = len(choices) if n_choices is None else n_choices
+            if len(choices) != n_choices or len(choices) > MAX_LETTERS:
+                raise UserError(
+                    f"{at}: every row needs the same number of choices (<= {MAX_LETTERS}) with "
+                    f"mc_style letters ({n_choices} before, {len(choices)} here)"
+                )
     return rows
 
 
@@ -385,6 +441,116 @@ def _wmdp(name: str, root: Path | None, max_rows: int | None, retain_choice: str
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Raw-text folders (the embedded world's MUSE-like and WMDP-like benchmarks).
+
+MUSE_FOLDER_EXTRA = {
+    # key in SourceBenchmark.extra: (file, required fields, the file is required)
+    "verbmem": ("verbmem.jsonl", ("prompt", "gt"), True),
+    "knowmem_forget": ("knowmem_forget.jsonl", ("question", "answer"), True),
+    "knowmem_retain": ("knowmem_retain.jsonl", ("question", "answer"), True),
+    "knowmem_forget_icl": ("knowmem_forget_icl.jsonl", ("question", "answer"), False),
+    "knowmem_retain_icl": ("knowmem_retain_icl.jsonl", ("question", "answer"), False),
+}
+
+
+def load_text_folder(data_dir: str | Path) -> SourceBenchmark:
+    """A raw-text benchmark folder (layouts in the module docstring) as a :class:`SourceBenchmark` of
+    kind ``text``: the same object ``muse:news`` / ``wmdp:cyber`` give, so training and the MUSE /
+    WMDP protocols take one code path. Every set's provenance is ``local:<file>``."""
+    from unlearnkit.data.qa import folder_kind
+
+    data_dir = Path(data_dir)
+    kind = folder_kind(data_dir)
+    manifest = read_manifest(data_dir) or {}
+    name = manifest.get("name", "")
+    if not isinstance(name, str):
+        raise UserError(f"{data_dir / MANIFEST}: 'name' must be a string")
+    provenance: dict[str, str] = {}
+    what = {"muse": "a MUSE-like folder", "wmdp": "a WMDP-like folder"}.get(kind, "a raw-text folder")
+
+    def read(file: str, key: str, fields: tuple[str, ...], required: bool = True) -> list[dict]:
+        path = data_dir / file
+        if not path.is_file():
+            if required:
+                raise UserError(f"{path} is missing: {what} needs it (see unlearnkit.data.sources)")
+            return []
+        rows = validate_fields(read_jsonl(path), str(path), fields)
+        if required and not rows:
+            raise UserError(f"{path} is empty: {what} needs at least one row")
+        provenance[key] = f"local:{path.resolve()}"
+        return rows
+
+    forget = read("forget.jsonl", "forget", ("text",))
+    retain = read("retain.jsonl", "retain", ("text",))
+    common = {"path": data_dir, "forget": forget, "retain": retain, "name": name, "kind": "text"}
+    if kind == "muse":
+        holdout = read("holdout.jsonl", "holdout", ("text",))
+        extra = {key: read(file, key, fields, req) for key, (file, fields, req) in MUSE_FOLDER_EXTRA.items()}
+        extra = {k: v for k, v in extra.items() if v or not k.endswith("_icl")}
+        extra.update(privleak_forget=forget, privleak_retain=retain, privleak_holdout=holdout)
+        for part in ("forget", "retain", "holdout"):
+            provenance[f"privleak_{part}"] = provenance[part]
+        return SourceBenchmark(**common, holdout=holdout, extra=extra, provenance=provenance)
+    if kind == "wmdp":
+        style = manifest.get("mc_style", "letters")
+        if style not in MC_STYLES:
+            raise UserError(
+                f"{data_dir / MANIFEST}: 'mc_style' is {style!r}; use one of {', '.join(MC_STYLES)}"
+            )
+        tasks = _mc_tasks(data_dir, manifest, style, provenance)
+        holdout = read("holdout.jsonl", "holdout", ("text",), required=False)
+        return SourceBenchmark(
+            **common, holdout=holdout, mc_tasks=tasks, mc_style=style, provenance=provenance
+        )
+    if (data_dir / "general.jsonl").exists():
+        raise UserError(
+            f"{data_dir / 'general.jsonl'}: a raw-text folder has forget, retain and holdout only "
+            "(general.jsonl holds QA utility rows of a QA folder); remove it or move it elsewhere"
+        )
+    holdout = read("holdout.jsonl", "holdout", ("text",), required=False)
+    return SourceBenchmark(**common, holdout=holdout, provenance=provenance)
+
+
+def _mc_tasks(data_dir: Path, manifest: dict, style: str, provenance: dict) -> dict[str, list[dict]]:
+    """The multiple-choice files ``benchmark.json`` names under ``tasks``, validated."""
+    where = data_dir / MANIFEST
+    tasks = manifest.get("tasks")
+    if not isinstance(tasks, dict) or not tasks:
+        raise UserError(
+            f'{where}: a WMDP-like folder needs "tasks": {{task name: multiple-choice .jsonl file}}, '
+            'e.g. {"wmdp_hazard": "mc_hazard.jsonl"}'
+        )
+    out = {}
+    for task, file in tasks.items():
+        if not task.replace("_", "").isalnum() or not task.isascii():
+            raise UserError(f"{where}: task name {task!r}: use letters, digits and underscores")
+        if not isinstance(file, str) or not file:
+            raise UserError(f"{where}: task {task}: the file must be a path relative to {data_dir}")
+        path = data_dir / file
+        if not path.is_file():
+            raise UserError(f"{path} is missing: {where} names it for task {task}")
+        rows = validate_mc(read_jsonl(path), str(path), style)
+        if not rows:
+            raise UserError(f"{path} is empty: task {task} needs at least one question")
+        provenance[f"mc.{task}"] = f"local:{path.resolve()}"
+        out[task] = rows
+    return out
+
+
+MUSE_SETS = ("verbmem", "knowmem_forget", "privleak_forget")
+
+
+def check_muse_benchmark(bench) -> None:
+    """A one-line error unless ``bench`` has MUSE's sets (``muse:news``, ``muse:books``, a MUSE-like folder)."""
+    extra = getattr(bench, "extra", {}) or {}
+    if not any(k in extra for k in MUSE_SETS):
+        raise UserError(
+            "--protocol muse needs a MUSE benchmark: --data muse:news, muse:books or a MUSE-like folder "
+            "(benchmark.json kind muse)"
+        )
+
+
 def _text_row(row: dict) -> dict:
     return {k: v for k, v in row.items() if k in ("text", "title", "_line")}
 
@@ -409,4 +575,7 @@ def describe(bench: Benchmark) -> dict[str, Any]:
             out["rows"].update({f"general.{k}": len(v) for k, v in bench.general_parts.items()})
         out["rows"].update({k: len(v) for k, v in bench.extra.items()})
         out["rows"].update({f"eval.{k}": len(v) for k, v in bench.eval_splits.items()})
+        if bench.mc_tasks:
+            out["rows"].update({f"mc.{k}": len(v) for k, v in bench.mc_tasks.items()})
+            out["mc_style"] = bench.mc_style
     return out

@@ -8,9 +8,12 @@ Yuan et al., "A Closer Look at Machine Unlearning for Large Language Models", ar
   authors / world facts), truth-ratio score and token entropy (TE): taken from
   :func:`unlearnkit.evaluation.evaluate.evaluate`'s metrics as they are;
 * cosine similarity of sentence embeddings of generation and ground-truth answer, clipped at 0
-  (the authors use ``paraphrase-MiniLM-L6-v2``, mean pooling);
-* NLI entailment (the authors use ``sileod/deberta-v3-base-tasksource-nli``): 1 when the classifier's
-  label is "entailment", else 0, and always 0 when the item's ROUGE-L recall is below 0.1. Direction as
+  (the authors use ``paraphrase-MiniLM-L6-v2``, mean pooling); on real authors / world facts the
+  ground truth is the row's full ``original_answer`` when every row has one, as the authors' code
+  (:data:`ORIGINAL_ANSWER_SPLITS`), else ``answer``;
+* NLI entailment (the authors use ``sileod/deberta-v3-base-tasksource-nli``) against the same ground
+  truth: 1 when the classifier's label is "entailment", else 0, and always 0 when the item's ROUGE-L
+  recall (against ``answer``) is below 0.1. Direction as
   in the authors' TOFU code: on the forget split the generation is the premise and the answer the
   hypothesis ("does the generation state the fact"); on retain / real authors / world facts the answer
   is the premise and the generation the hypothesis (see :data:`ENTAILMENT_PREMISE`).
@@ -28,6 +31,12 @@ Aggregates (all on a 0-1 scale; the papers print them x100):
 * ``fe_yuan``: the closer-look authors' own "Forget Efficacy", an arithmetic mean with no TE:
   ``1 - mean(ROUGE, prob, TR, cosine, entailment)`` on the forget split, with TR as above.
 * ``avg_closer_look`` = (``fe`` + ``mu_closer_look``) / 2.
+
+Rows and generation (``unlearnkit eval --protocol closer-look``,
+:func:`unlearnkit.evaluation.evaluate.closer_look_settings`): the authors' code evaluates the first
+``ds_size = 300`` rows of every split in file order, and generates greedily up to 200 tokens in total
+(prompt included: ``generation.max_length: 200``, ``max_new_tokens: null``); the TOFU protocol's
+defaults (a seeded sample of at most 400 rows, 200 new tokens) are not used there.
 
 The embedding and NLI models are optional. When one cannot be loaded (no network, no cache, the
 ``--protocol closer-look`` run is offline) its component is left out, FE / MU are harmonic means of the
@@ -63,6 +72,14 @@ ENTAILMENT_PREMISE = {
     "world_facts": "answer",
 }
 """Which text is the NLI premise, per split (the authors' TOFU setting, ``get_entailment_results``)."""
+
+ORIGINAL_ANSWER_SPLITS = ("general", "real_authors", "world_facts")
+"""Splits whose cosine / entailment read ``original_answer`` (the full sentence) when every row has one:
+the authors' ``get_all_evals`` reads it for real authors and world facts (``metrics/metrics.py``),
+from their copies of TOFU's files (``data/tofu/*_perturbed.json``), which add the field. TOFU's GitHub
+files (and the hub-schema test fixture) have none; then the short ``answer`` is used, as before.
+Forget and retain compare with ``answer`` in the authors' code too. ROUGE-L, and the ROUGE < 0.1
+floor of entailment, stay on ``answer`` (``rouge_cores`` is computed against it)."""
 
 SPLITS = ("forget", "retain", "general", "real_authors", "world_facts")
 MU_SPLITS = ("retain", "general")
@@ -336,6 +353,7 @@ def closer_look_metrics(
 
     flat: dict[str, float] = {}
     per_item: dict[str, dict[str, list[float]]] = {}
+    references: dict[str, str] = {}
     for split in present:
         d = details[split]
         gens = [str(g) for g in d["generations"]]
@@ -346,15 +364,19 @@ def closer_look_metrics(
                 f"{split}_generations", f"{len(gens)} generations for {len(answers)} answers in details"
             )
             continue
+        targets, references[split] = answers, "answer"
+        originals = d.get("original_answers")
+        if split in ORIGINAL_ANSWER_SPLITS and originals is not None and len(originals) == len(gens):
+            targets, references[split] = [str(a) for a in originals], "original_answer"
         if embed_fn is not None:
-            cos = cosine_scores(embed_fn, gens, answers)
+            cos = cosine_scores(embed_fn, gens, targets)
             per_item[split]["cosine"] = cos
             flat[f"{split}_cosine"] = float(np.mean(cos))
         if nli_fn is not None:
             rouge = d.get("rougeL_recall")
             if rouge is None or len(rouge) != len(gens):
                 rouge = S.rouge_l_recalls(gens, answers)
-            ent = entailment_scores(nli_fn, gens, answers, rouge, premise=ENTAILMENT_PREMISE[split])
+            ent = entailment_scores(nli_fn, gens, targets, rouge, premise=ENTAILMENT_PREMISE[split])
             per_item[split]["entailment"] = ent
             flat[f"{split}_entailment"] = float(np.mean(ent))
 
@@ -395,6 +417,7 @@ def closer_look_metrics(
         "mu_components": mu_names,
         "missing": missing,
         "models": used_models,
+        "references": references,  # per split: what cosine / entailment compared with
         "per_item": per_item,
         "scale": "0-1 (papers report x100)",
     }

@@ -32,17 +32,51 @@ from unlearnkit.metrics.passes import generate_answers, score_answers
 
 @dataclass
 class EvalSettings:
-    """How much to evaluate; the TOFU defaults are 200 new tokens and every item."""
+    """How much to evaluate. Defaults: the TOFU protocol as open-unlearning runs it (200 new tokens,
+    a deterministic sample of at most ``max_items`` rows per split); :func:`closer_look_settings`
+    gives the closer-look protocol's (first 300 rows, 200 tokens in total)."""
 
     max_new_tokens: int = 200
-    max_items: int = 400  # per split, deterministic subsample (TOFU's perturbed retain split has 400)
+    max_items: int = 400  # per split (TOFU's perturbed retain split has 400)
+    # How max_items rows are chosen from a longer split: "sample" (a seeded random subset, kept in
+    # file order) or "first" (the first max_items rows: the closer-look / TOFU code's ``ds_size``).
+    row_selection: str = "sample"
+    # > 0: prompt + generation capped at this many tokens (TOFU's and closer-look's
+    # ``generation.max_length: 200``, ``max_new_tokens: null``), on top of max_new_tokens; 0: off.
+    max_total_tokens: int = 0
     batch_size: int = 32
     max_length: int = 512
     prompt_format: str = "auto"
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT  # chat templates only ("" = no system message)
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT  # chat templates only ("" = none, "auto" = per family)
     date_string: str = DEFAULT_DATE_STRING  # chat templates only (Llama-3.x print it)
     seed: int = 0
     progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.row_selection not in ROW_SELECTIONS:
+            raise UserError(
+                f"row_selection '{self.row_selection}' is unknown; use {' or '.join(ROW_SELECTIONS)}"
+            )
+        if self.max_total_tokens < 0:
+            raise UserError(f"max_total_tokens {self.max_total_tokens}: must be >= 0 (0 = no total cap)")
+
+
+ROW_SELECTIONS = ("sample", "first")
+CLOSER_LOOK_DS_SIZE = 300  # sail-sg/closer-look-LLM-unlearning config/tofu.yaml: ds_size: 300
+CLOSER_LOOK_MAX_TOTAL_TOKENS = 200  # its generation.max_length: 200, max_new_tokens: null
+
+
+def closer_look_settings(**overrides: Any) -> EvalSettings:
+    """The closer-look protocol's evaluation settings (Yuan et al., arXiv 2410.08109, whose code
+    inherits TOFU's evaluator): the first ``ds_size = 300`` rows of every split, in file order, and
+    greedy generation capped at 200 tokens in total (prompt + answer). ``overrides`` win."""
+    values: dict[str, Any] = {
+        "max_items": CLOSER_LOOK_DS_SIZE,
+        "row_selection": "first",
+        "max_total_tokens": CLOSER_LOOK_MAX_TOTAL_TOKENS,
+    }
+    values.update(overrides)
+    return EvalSettings(**values)
 
 
 def subsample(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
@@ -50,6 +84,13 @@ def subsample(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
         return list(rows)
     keep = sorted(random.Random(seed).sample(range(len(rows)), n))
     return [rows[i] for i in keep]
+
+
+def select_rows(rows: Sequence[dict], st: EvalSettings) -> list[dict]:
+    """The rows of one split that ``st`` evaluates: at most ``st.max_items``, by ``st.row_selection``."""
+    if st.row_selection == "first":
+        return list(rows[: st.max_items])
+    return subsample(rows, st.max_items, st.seed)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -72,10 +113,21 @@ def evaluate_split(
         model, tokenizer, fmt, questions, answers, st.max_length, st.batch_size, per_token, desc("answers")
     )
     gens, gen_ids = generate_answers(
-        model, tokenizer, fmt, questions, st.max_new_tokens, st.batch_size, desc("generation")
+        model,
+        tokenizer,
+        fmt,
+        questions,
+        st.max_new_tokens,
+        st.batch_size,
+        desc("generation"),
+        max_total_tokens=st.max_total_tokens,
     )
     out: dict[str, float] = {}
     details: dict[str, Any] = {"questions": questions, "answers": answers, "generations": gens}
+    if rows and all(isinstance(r.get("original_answer"), str) and r["original_answer"].strip() for r in rows):
+        # The closer-look authors' copies of real authors / world facts carry the full sentence the
+        # short answer comes from; their cosine / entailment read it (evaluation/closer_look.py).
+        details["original_answers"] = [r["original_answer"] for r in rows]
     rouge = S.rouge_l_recalls(gens, answers)
     out[f"{kind}_rougeL_recall"] = _mean(rouge)
     out[f"{kind}_token_entropy"] = _mean([S.token_entropy(ids) for ids in gen_ids])
@@ -170,6 +222,8 @@ def _mia_scores(ans, texts: Sequence[str]) -> dict[str, list[float]]:
     }
 
 
+RECORDED_SETTINGS = ("max_items", "row_selection", "max_new_tokens", "max_total_tokens", "seed")
+
 UTILITY_KEYS = (
     "retain_prob",
     "retain_rougeL_recall",
@@ -192,9 +246,10 @@ def evaluate(
     fmt = PromptFormat.for_settings(tokenizer, st)
     metrics: dict[str, float] = {}
     details: dict[str, Any] = fmt.describe()  # prompt format, system prompt and date (chat)
+    details["eval_settings"] = {k: getattr(st, k) for k in RECORDED_SETTINGS}  # rows and generation cap
     rows_of = getattr(bench, "eval_split", bench.split)  # TOFU: truth ratios on retain_perturbed
     for kind in ("forget", "retain", "general", "holdout"):
-        rows = subsample(rows_of(kind), st.max_items, st.seed)
+        rows = select_rows(rows_of(kind), st)
         if not rows:
             continue
         split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st)
@@ -237,7 +292,7 @@ def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[s
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
     for name, rows in parts.items():
-        rows = subsample(rows, st.max_items, st.seed)
+        rows = select_rows(rows, st)
         if not rows:
             continue
         part_metrics, details[name] = evaluate_split(model, tokenizer, fmt, rows, "general", st)

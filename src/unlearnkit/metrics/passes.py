@@ -60,7 +60,7 @@ def score_answers(
         logits = model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
         ).logits
-        logps, mask = token_logps(logits, batch["labels"])
+        logps, mask = token_logps(logits, batch["labels"], exact=True)  # reported numbers: see tokens.py
         means = -(logps.sum(-1) / mask.sum(-1).clamp_min(1))
         if per_token:
             aligned, targets, _ = shift(logits, batch["labels"])
@@ -79,6 +79,23 @@ def score_answers(
     return AnswerScores(nll, per["logps"], per["mu"], per["sigma"], per["match"])
 
 
+def new_token_budgets(
+    prompt_lengths: Sequence[int], max_new_tokens: int, max_total_tokens: int = 0
+) -> list[int]:
+    """New tokens each prompt may generate: ``max_new_tokens``, and with ``max_total_tokens > 0`` at
+    most ``max_total_tokens - len(prompt)`` (never below 0).
+
+    The total cap is TOFU's rule (``evaluate_util.py``: ``generate(max_length=200,
+    max_new_tokens=None)``, kept by the closer-look code). TOFU applies it to the left-padded batch,
+    so there a prompt's budget also shrinks by its batch's padding and depends on the batch size;
+    here it is applied to each prompt's own length, which is the rule's intent and does not depend
+    on batching.
+    """
+    if max_total_tokens <= 0:
+        return [max_new_tokens for _ in prompt_lengths]
+    return [max(0, min(max_new_tokens, max_total_tokens - n)) for n in prompt_lengths]
+
+
 @torch.no_grad()
 def greedy_token_ids(
     model,
@@ -87,9 +104,16 @@ def greedy_token_ids(
     max_new_tokens: int,
     batch_size: int = 32,
     desc: str | None = None,
+    max_total_tokens: int = 0,
 ) -> list[list[int]]:
-    """Greedy new tokens after each prompt (ids), cut at the first EOS, batched with left padding."""
+    """Greedy new tokens after each prompt (ids), cut at the first EOS, batched with left padding.
+
+    ``max_total_tokens > 0`` also caps prompt + generation (see :func:`new_token_budgets`). A batch is
+    generated to its longest budget and each row cut to its own: greedy decoding of one row does not
+    depend on the others, so this is what generating each row with its own cap gives.
+    """
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    budgets = new_token_budgets([len(p) for p in prompts], max_new_tokens, max_total_tokens)
     out: list[list[int]] = [[] for _ in prompts]
     device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
     was_training = model.training
@@ -97,13 +121,16 @@ def greedy_token_ids(
     try:
         for s in tqdm(range(0, len(order), batch_size), desc=desc, disable=desc is None, leave=False):
             idx = order[s : s + batch_size]
+            longest = max(budgets[i] for i in idx)
+            if longest <= 0:
+                continue  # every prompt of the batch already fills the total cap: empty generations
             batch = pad_batch(
                 [{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left"
             )
             gen = model.generate(
                 input_ids=batch["input_ids"].to(device),
                 attention_mask=batch["attention_mask"].to(device),
-                max_new_tokens=max_new_tokens,
+                max_new_tokens=longest,
                 do_sample=False,
                 num_beams=1,
                 pad_token_id=pad,
@@ -111,7 +138,7 @@ def greedy_token_ids(
             )
             new = gen[:, batch["input_ids"].shape[1] :]
             for row, i in enumerate(idx):
-                toks = new[row].tolist()
+                toks = new[row].tolist()[: budgets[i]]
                 if eos is not None and eos in toks:
                     toks = toks[: toks.index(eos)]
                 elif pad != eos:
@@ -131,8 +158,12 @@ def generate_answers(
     max_new_tokens: int = 200,
     batch_size: int = 32,
     desc: str | None = None,
+    max_total_tokens: int = 0,
 ) -> tuple[list[str], list[list[int]]]:
-    """Greedy answers to questions in the prompt format: (text, token ids without EOS/padding)."""
+    """Greedy answers to questions in the prompt format: (text, token ids without EOS/padding).
+
+    ``max_total_tokens > 0``: prompt + answer at most that many tokens (TOFU's cap), on top of
+    ``max_new_tokens``."""
     prompts = [fmt.prompt_ids(tokenizer, q) for q in questions]
-    ids = greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size, desc)
+    ids = greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size, desc, max_total_tokens)
     return [tokenizer.decode(t, skip_special_tokens=True).strip() for t in ids], ids

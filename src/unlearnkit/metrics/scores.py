@@ -323,12 +323,15 @@ def extraction_strength(pred_ids: torch.Tensor, label_ids: torch.Tensor, mask: t
     prefix length such that the model, given y_<k, predicts every remaining token y_k..y_{T-1}
     (teacher-forced argmax == label at all positions >= k). Teacher-forced and greedy decoding agree
     here because every conditioning token is both the label and the model's own prediction.
-    Equivalently ES = (length of the trailing run of correct predictions) / T:
-    k = 0 (all correct) -> ES = 1; k = T (last token wrong) -> ES = 0.
+    Equivalently ES = (length of the trailing run of correct predictions) / T: k = 0 (all correct)
+    -> ES = 1.
 
-    Note: open-unlearning's loop stops at k = T - 1 when nothing matches, giving 1/T instead of 0 for
-    that case; this function follows the definition (empty suffix at k = T) and returns 0.
-    Returns a float tensor [B] in [0, 1]. Direction: on the forget set LOWER = more forgotten.
+    As open-unlearning (``evals/metrics/memorization.py``: ``for k in range(T): ... break``; ``k`` is
+    left at T - 1 when no suffix matches) k is at most T - 1, so ES >= 1/T: a last token predicted
+    wrong gives 1/T, the same as only the last token right, and a one-token answer always gives 1.
+    (The definition's empty suffix, k = T, would give 0; unlearnkit gave 0 before, which put every
+    forget-set ES a little below open-unlearning's. docs/CONVENTIONS.md.)
+    Returns a float tensor [B] in [1/T, 1]. Direction: on the forget set LOWER = more forgotten.
     Raises ValueError for shape mismatches or a row with no answer positions.
     """
     mask = _check_pred_label_mask(pred_ids, label_ids, mask)
@@ -337,10 +340,10 @@ def extraction_strength(pred_ids: torch.Tensor, label_ids: torch.Tensor, mask: t
     for row in range(pred_ids.shape[0]):
         c = correct[row][mask[row]]
         total = int(c.numel())
-        # Trailing run of True: position of the last wrong prediction + 1 is k.
+        # Trailing run of True: position of the last wrong prediction + 1 is k (at most T - 1).
         wrong = torch.nonzero(~c).flatten()
         k = int(wrong[-1].item()) + 1 if wrong.numel() > 0 else 0
-        out[row] = 1.0 - k / total
+        out[row] = 1.0 - min(k, total - 1) / total
     return out
 
 

@@ -19,6 +19,12 @@ Follows the authors' evaluation code (``muse-bench``):
   (forget texts now look less seen than unseen text). The retrained AUC comes from a retrained model
   (:func:`privleak_auc` on it) or a saved number (``privleak_min_k_auc`` of its MUSE eval).
 
+Context: a prompt is cut to its last ``context_length - max_new_tokens`` tokens and a PrivLeak text to
+its first ``min(max_length, context_length)`` tokens, ``context_length`` being the model config's
+``max_position_embeddings`` unless set (MUSE's Llama-2 targets have 4096 positions and nothing is cut;
+the embedded world's tiny Llama has 256). Every cut is counted in the details (``truncation``), never
+silent.
+
 ROUGE: ``rouge_score`` without stemming (``use_stemmer=False``, as MUSE's code); ``stemmer=True``
 gives the TOFU-style variant. Prompts are raw text with the tokenizer's special tokens and no chat
 template (MUSE's target models are base models); ``details["prompt_format"]`` records it.
@@ -39,6 +45,7 @@ from typing import Any
 import torch
 
 from unlearnkit.data.encode import pad_batch, pad_id_of
+from unlearnkit.data.sources import check_muse_benchmark
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
 from unlearnkit.metrics import scores as S
@@ -58,6 +65,7 @@ class MuseSettings:
     min_k: float = 0.4
     max_length: int = 2048  # tokens of a privleak text that are scored (Llama-2's context is 4096)
     max_prompt_tokens: int | None = None  # keep only the last N prompt tokens (small-context models)
+    context_length: int | None = None  # the model's positions; None = its config's max_position_embeddings
     batch_size: int = 8
     max_items: int | None = None  # first N items of every set (None = all, MUSE uses 100 per set)
     stemmer: bool = False
@@ -117,11 +125,64 @@ def greedy_continuations(
     return greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size)
 
 
-def _prompt_ids(tokenizer, text: str, max_prompt_tokens: int | None) -> list[int]:
+def model_context(model) -> int | None:
+    """The number of positions the model was trained for (None when its config does not say)."""
+    config = getattr(model, "config", None)
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        value = getattr(config, key, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def fit_to_model(model, settings: MuseSettings | None = None) -> MuseSettings:
+    """``settings`` with ``context_length`` read from the model when it is not set."""
+    st = settings or MuseSettings()
+    if st.context_length is None and (context := model_context(model)) is not None:
+        st = dataclasses.replace(st, context_length=context)
+    return st
+
+
+def prompt_limit(st: MuseSettings, max_new_tokens: int) -> int | None:
+    """Most prompt tokens kept before ``max_new_tokens`` new ones (None = no limit): the prompt and
+    its continuation must fit the model's positions, and ``max_prompt_tokens`` when set."""
+    limits = [st.max_prompt_tokens]
+    if st.context_length is not None:
+        limits.append(st.context_length - max_new_tokens)
+    chosen = [x for x in limits if x is not None]
+    if not chosen:
+        return None
+    limit = min(chosen)
+    if limit < 1:
+        raise UserError(
+            f"MUSE: no room for a prompt: the model has {st.context_length} positions and "
+            f"{max_new_tokens} are for new tokens (max_prompt_tokens={st.max_prompt_tokens}); lower the "
+            "new-token settings of MuseSettings"
+        )
+    return limit
+
+
+def text_limit(st: MuseSettings) -> int:
+    """Tokens of a PrivLeak text that are scored: ``max_length``, at most the model's positions."""
+    return st.max_length if st.context_length is None else min(st.max_length, st.context_length)
+
+
+def _prompt_ids(tokenizer, text: str, max_prompt_tokens: int | None) -> tuple[list[int], int]:
+    """The prompt's token ids, cut to the last ``max_prompt_tokens``, and how many were dropped."""
     ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
     if max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
-        ids = ids[-max_prompt_tokens:]
-    return ids
+        return ids[-max_prompt_tokens:], len(ids) - max_prompt_tokens
+    return ids, 0
+
+
+def cut_summary(dropped: Sequence[int], limit: int | None) -> dict[str, Any]:
+    """What a pass cut: the limit, how many of its items were cut and the tokens dropped in all."""
+    return {
+        "limit": limit,
+        "cut": sum(1 for d in dropped if d > 0),
+        "of": len(dropped),
+        "tokens_dropped": int(sum(dropped)),
+    }
 
 
 def _decode(tokenizer, ids: Sequence[int]) -> str:
@@ -135,19 +196,30 @@ def _first(rows: Sequence[dict], n: int | None) -> list[dict]:
 def verbmem(
     model, tokenizer, rows: Sequence[dict], settings: MuseSettings | None = None
 ) -> tuple[float, dict[str, Any]]:
-    """Mean ROUGE-L F1 of greedy continuations of ``prompt`` vs ``gt`` (rows: ``{"prompt", "gt"}``)."""
-    st = settings or MuseSettings()
+    """Mean ROUGE-L F1 of greedy continuations of ``prompt`` vs ``gt`` (rows: ``{"prompt", "gt"}``).
+
+    ``details["truncation"]``: prompts cut to fit the model's positions (:func:`cut_summary`).
+    """
+    st = fit_to_model(model, settings)
     rows = _first(rows, st.max_items)
     if not rows:
         raise UserError("verbmem: no rows")
     n = st.verbmem_max_new_tokens
-    prompts = [_prompt_ids(tokenizer, r["prompt"], st.max_prompt_tokens) for r in rows]
+    limit = prompt_limit(st, n)
+    prompts, dropped = zip(*(_prompt_ids(tokenizer, r["prompt"], limit) for r in rows))
     outputs = [
         _decode(tokenizer, ids) for ids in greedy_continuations(model, tokenizer, prompts, n, st.batch_size)
     ]
     refs = [_decode(tokenizer, tokenizer(r["gt"], add_special_tokens=True)["input_ids"][:n]) for r in rows]
     f1, recall = zip(*(rouge_l(o, g, st.stemmer) for o, g in zip(outputs, refs)))
-    details = {"outputs": outputs, "references": refs, "rougeL_f1": list(f1), "rougeL_recall": list(recall)}
+    details = {
+        "outputs": outputs,
+        "references": refs,
+        "rougeL_f1": list(f1),
+        "rougeL_recall": list(recall),
+        "prompt_tokens_cut": list(dropped),
+        "truncation": cut_summary(dropped, limit),
+    }
     return float(sum(f1) / len(f1)), details
 
 
@@ -158,14 +230,19 @@ def knowmem(
     shots: Sequence[dict] = (),
     settings: MuseSettings | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """Mean ROUGE-L F1 of few-shot answers (rows and shots: ``{"question", "answer"}``)."""
-    st = settings or MuseSettings()
+    """Mean ROUGE-L F1 of few-shot answers (rows and shots: ``{"question", "answer"}``).
+
+    A prompt longer than the model's positions allow loses its first tokens (the earliest shots);
+    ``details["truncation"]`` counts them.
+    """
+    st = fit_to_model(model, settings)
     rows = _first(rows, st.max_items)
     if not rows:
         raise UserError("knowmem: no rows")
-    prompts = [
-        _prompt_ids(tokenizer, knowmem_prompt(r["question"], shots), st.max_prompt_tokens) for r in rows
-    ]
+    limit = prompt_limit(st, st.knowmem_max_new_tokens)
+    prompts, dropped = zip(
+        *(_prompt_ids(tokenizer, knowmem_prompt(r["question"], shots), limit) for r in rows)
+    )
     gens = greedy_continuations(model, tokenizer, prompts, st.knowmem_max_new_tokens, st.batch_size)
     outputs = [cut_answer(_decode(tokenizer, ids)) for ids in gens]
     f1, recall = zip(*(rouge_l(o, r["answer"], st.stemmer) for o, r in zip(outputs, rows)))
@@ -175,11 +252,29 @@ def knowmem(
         "outputs": outputs,
         "rougeL_f1": list(f1),
         "rougeL_recall": list(recall),
+        "prompt_tokens_cut": list(dropped),
+        "truncation": cut_summary(dropped, limit),
     }
     return float(sum(f1) / len(f1)), details
 
 
-@torch.no_grad()
+def knowmem_score(
+    model,
+    tokenizer,
+    rows: Sequence[dict],
+    shots: Sequence[dict] = (),
+    settings: MuseSettings | None = None,
+) -> float:
+    """KnowMem of ``model`` on any set of ``{"question", "answer"}`` rows: mean ROUGE-L F1 (MUSE).
+
+    The same pass as the protocol's KnowMem, for callers that score a subset, e.g. the relearning
+    attack on the held-out half of a MUSE-like folder's entities
+    (``[r for r in bench.extra["knowmem_forget"] if r["entity"] in held_out]``) with the folder's
+    ``knowmem_forget_icl`` rows as ``shots``. ``settings.max_items`` (None by default) still applies.
+    """
+    return knowmem(model, tokenizer, rows, shots, settings)[0]
+
+
 def min_k_scores(
     model, tokenizer, texts: Sequence[str], k: float = 0.4, max_length: int = 2048, batch_size: int = 8
 ) -> list[float]:
@@ -187,7 +282,15 @@ def min_k_scores(
 
     Every token after the first is a target (the text is scored as a whole, cut to ``max_length``).
     """
-    encoded = []
+    return _min_k_scores(model, tokenizer, texts, k, max_length, batch_size)[0]
+
+
+@torch.no_grad()
+def _min_k_scores(
+    model, tokenizer, texts: Sequence[str], k: float, max_length: int, batch_size: int
+) -> tuple[list[float], list[int]]:
+    """:func:`min_k_scores` and the tokens cut from each text."""
+    encoded, dropped = [], []
     for i, text in enumerate(texts):
         ids = list(
             tokenizer(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
@@ -195,6 +298,8 @@ def min_k_scores(
         if len(ids) < 2:
             raise UserError(f"text {i + 1} has fewer than 2 tokens; nothing to score")
         encoded.append({"input_ids": ids, "labels": ids})
+        full = len(tokenizer(text, add_special_tokens=True)["input_ids"])
+        dropped.append(max(0, full - len(ids)))
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
     out = [0.0] * len(encoded)
     device, pad = _device(model), pad_id_of(tokenizer)
@@ -207,12 +312,12 @@ def min_k_scores(
             logits = model(
                 input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
             ).logits
-            logps, mask = token_logps(logits, batch["labels"])
+            logps, mask = token_logps(logits, batch["labels"], exact=True)
             for row, i in enumerate(idx):
                 out[i] = float(mia.min_k_score(logps[row : row + 1], mask[row : row + 1], k)[0])
     finally:
         model.train(was_training)
-    return out
+    return out, dropped
 
 
 def privleak_auc(
@@ -226,16 +331,19 @@ def privleak_auc(
 
     MUSE (arXiv 2407.06460, ``muse_bench`` eval code) labels forget 0 / holdout 1 and scores with
     ``-Min-40%``; with our higher-is-member Min-K% score that is ``auc(holdout, forget)``: ~0 for a
-    model that remembers the forget texts, ~0.5 for one that never saw either set.
+    model that remembers the forget texts, ~0.5 for one that never saw either set. Texts are scored on
+    their first :func:`text_limit` tokens; ``details["truncation"]`` counts the texts cut.
     """
-    st = settings or MuseSettings()
+    st = fit_to_model(model, settings)
     forget_texts = list(forget_texts)[: st.max_items] if st.max_items else list(forget_texts)
     holdout_texts = list(holdout_texts)[: st.max_items] if st.max_items else list(holdout_texts)
     if not forget_texts or not holdout_texts:
         raise UserError("privleak: needs forget and holdout texts")
-    f = min_k_scores(model, tokenizer, forget_texts, st.min_k, st.max_length, st.batch_size)
-    h = min_k_scores(model, tokenizer, holdout_texts, st.min_k, st.max_length, st.batch_size)
-    return S.auc(h, f), {"forget_min_k": f, "holdout_min_k": h}
+    limit = text_limit(st)
+    f, f_cut = _min_k_scores(model, tokenizer, forget_texts, st.min_k, limit, st.batch_size)
+    h, h_cut = _min_k_scores(model, tokenizer, holdout_texts, st.min_k, limit, st.batch_size)
+    details = {"forget_min_k": f, "holdout_min_k": h, "truncation": cut_summary(f_cut + h_cut, limit)}
+    return S.auc(h, f), details
 
 
 def load_reference_auc(source: str | float | Path) -> float:
@@ -279,11 +387,17 @@ def evaluate_muse(
     Metrics: ``verbmem_forget_rougeL_f1``, ``knowmem_forget_rougeL_f1``, ``knowmem_retain_rougeL_f1``,
     ``privleak_min_k_auc`` and, when ``reference_auc`` (the retrained model's AUC) is given,
     ``privleak`` (percent). Each needs its sets in ``bench.extra``; absent sets are skipped.
+    ``details["truncation"]``: per pass, what was cut to fit the model (:func:`cut_summary`).
     """
-    st = settings or MuseSettings()
-    extra = getattr(bench, "extra", {}) or {}
-    if not any(k in extra for k in ("verbmem", "knowmem_forget", "privleak_forget")):
-        raise UserError("--protocol muse needs a MUSE benchmark: --data muse:news or muse:books")
+    st = fit_to_model(model, settings)
+    check_muse_benchmark(bench)
+    if reference_auc is not None and not 0.0 < float(reference_auc) <= 1.0:
+        # PrivLeak divides by it; checked before any pass runs
+        raise UserError(
+            f"the retrained model's PrivLeak AUC is {reference_auc}: PrivLeak = (AUC - AUC_retrain) / "
+            "AUC_retrain needs 0 < AUC_retrain <= 1 (more forget / holdout texts make a 0 unlikely)"
+        )
+    extra = bench.extra
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {"prompt_format": PROMPT_FORMAT, "settings": dataclasses.asdict(st)}
     if extra.get("verbmem"):
@@ -308,4 +422,9 @@ def evaluate_muse(
         if reference_auc is not None:
             metrics["privleak_reference_auc"] = float(reference_auc)
             metrics["privleak"] = privleak_from_aucs(auc, float(reference_auc))
+    details["truncation"] = {
+        part: details[part]["truncation"]
+        for part in ("verbmem", "knowmem_forget", "knowmem_retain", "privleak")
+        if part in details
+    }
     return metrics, details

@@ -10,7 +10,15 @@ The model is evaluated where it is: in memory (``HFLM(pretrained=model, tokenize
 no save) or from a folder / hub id. The WMDP and MMLU tasks read ``cais/wmdp`` / ``cais/mmlu`` from the
 hub (or its cache: set ``HF_DATASETS_OFFLINE=1`` with a filled cache). Local multiple-choice sets in
 the same format run fully offline: :func:`write_mc_task` writes a task YAML + JSON Lines pair and
-``include_path`` points lm-eval at it (``tests/fixtures/lm_eval`` holds one).
+``include_path`` points lm-eval at it (``tests/fixtures/lm_eval`` holds one). A WMDP-like folder
+(``benchmark.json`` kind ``wmdp``, read by :func:`unlearnkit.data.sources.load_text_folder`) is
+evaluated so by :func:`evaluate_local_mc`; :func:`mc_accuracy` scores any subset of its rows.
+
+Two prompt styles for local sets. ``letters`` is WMDP's own (the question, the choices lettered
+A-D, ``Answer:``; the log-likelihood of each letter). ``cloze`` scores the log-likelihood of each
+choice's own text as the continuation of ``"Question: {q}\nAnswer:"``, as lm-eval's ARC and PIQA
+tasks do: a model of about a million parameters does not learn the letter mapping, but does know
+which answer follows a question (Brown et al., arXiv 2005.14165, section 2.4, scores choices so).
 
 Prompts are lm-eval's plain prompts: no chat template (``apply_chat_template=False``), as in the
 WMDP paper; the choice is recorded in ``details["prompt_format"]``.
@@ -19,7 +27,8 @@ WMDP paper; the choice is recorded in ``details["prompt_format"]``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -166,38 +175,45 @@ def evaluate_wmdp(
     return metrics, details
 
 
-def write_mc_task(folder: str | Path, name: str, rows: Sequence[dict], description: str = "") -> Path:
+MC_FIELDS = ("question", "choices", "answer")
+CLOZE_PROMPT = "Question: {{question.strip()}}\nAnswer:"  # lm-eval's ARC prompt
+
+
+def write_mc_task(
+    folder: str | Path, name: str, rows: Sequence[dict], description: str = "", style: str = "letters"
+) -> Path:
     """Write a local multiple-choice lm-eval task (``<name>.yaml`` + ``<name>.jsonl``) into ``folder``.
 
     Rows are ``{"question": str, "choices": [str, ...], "answer": int}`` (the ``cais/wmdp`` / ``cais/mmlu``
-    schema; up to 26 choices, lettered A, B, ...). The YAML points at the JSONL by absolute path, so
-    ``lm_eval_accuracy(model, tok, [name], include_path=folder)`` runs it from any directory, offline.
-    Returns the YAML path.
+    schema; other keys are not written). ``style``: ``letters`` (WMDP's prompt, the choices lettered A,
+    B, ... (up to 26, the same number on every row) and the letter scored) or ``cloze`` (the choice
+    texts scored after ``"Question: {q}\nAnswer:"``; any number of choices per row). The YAML points at
+    the JSONL by absolute path, so ``lm_eval_accuracy(model, tok, [name], include_path=folder)`` runs it
+    from any directory, offline. Returns the YAML path.
     """
     import yaml
 
-    if not name.replace("_", "").isalnum():
+    from unlearnkit.data.sources import validate_mc
+
+    if not name.replace("_", "").isalnum() or not name.isascii():
         raise UserError(f"task name {name!r}: use letters, digits and underscores")
     if not rows:
         raise UserError(f"task {name}: no rows")
-    n_choices = None
-    for i, row in enumerate(rows, start=1):
-        choices = row.get("choices")
-        if not isinstance(row.get("question"), str) or not isinstance(choices, list) or len(choices) < 2:
-            raise UserError(f"task {name} row {i}: needs 'question' (str) and 'choices' (list of >= 2)")
-        if n_choices is None:
-            n_choices = len(choices)
-        if len(choices) != n_choices or len(choices) > 26:
-            raise UserError(f"task {name} row {i}: every row needs the same number of choices (<= 26)")
-        answer = row.get("answer")
-        if not isinstance(answer, int) or not 0 <= answer < len(choices):
-            raise UserError(f"task {name} row {i}: 'answer' must be the index of the correct choice")
+    numbered = [{"_line": i, **r} if "_line" not in r else r for i, r in enumerate(rows, start=1)]
+    validate_mc(numbered, f"task {name}", style)  # errors name the row: "task NAME:N: ..."
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     data = (folder / f"{name}.jsonl").resolve()
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    letters = [chr(ord("A") + i) for i in range(n_choices or 0)]
-    listing = "\n".join(f"{letter}. {{{{choices[{i}]}}}}" for i, letter in enumerate(letters))
+    data.write_text(
+        "".join(json.dumps({k: r[k] for k in MC_FIELDS}, ensure_ascii=False) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    if style == "letters":
+        letters = [chr(ord("A") + i) for i in range(len(rows[0]["choices"]))]
+        listing = "\n".join(f"{letter}. {{{{choices[{i}]}}}}" for i, letter in enumerate(letters))
+        prompt, choice = "{{question.strip()}}\n" + listing + "\nAnswer:", letters
+    else:
+        prompt, choice = CLOZE_PROMPT, "choices"  # a feature name: each row's own choice texts
     config = {
         "task": name,
         "dataset_path": "json",
@@ -207,12 +223,74 @@ def write_mc_task(folder: str | Path, name: str, rows: Sequence[dict], descripti
         "output_type": "multiple_choice",
         "num_fewshot": 0,
         "description": description,
-        "doc_to_text": "{{question.strip()}}\n" + listing + "\nAnswer:",
-        "doc_to_choice": letters,
+        "doc_to_text": prompt,
+        "doc_to_choice": choice,
         "doc_to_target": "answer",
+        "target_delimiter": " ",
         "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
         "metadata": {"version": 1},
     }
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def mc_chance(rows: Sequence[dict]) -> float:
+    """Accuracy of a uniform random guess: the mean over rows of 1 / number of choices."""
+    if not rows:
+        raise UserError("no multiple-choice rows")
+    return sum(1.0 / len(r["choices"]) for r in rows) / len(rows)
+
+
+def evaluate_local_mc(
+    model,
+    tokenizer,
+    tasks: Mapping[str, Sequence[dict]],
+    style: str = "letters",
+    **kwargs: Any,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Accuracy on local multiple-choice sets (a WMDP-like folder's ``mc_tasks``): ``{task}_acc`` each.
+
+    The tasks are written by :func:`write_mc_task` into a temporary folder and scored by
+    :func:`lm_eval_accuracy` (the code path of the real WMDP and MMLU); keyword arguments go to it
+    (``limit`` = first N questions per task). ``details["chance"]``: per task, the accuracy of a
+    uniform guess (:func:`mc_chance`, 0.25 for 4 choices); ``details["mc_style"]``: the prompt style.
+    """
+    import datasets
+
+    if not tasks:
+        raise UserError("no multiple-choice tasks given")
+    with tempfile.TemporaryDirectory(prefix="unlearnkit-mc-") as folder:
+        for name, rows in tasks.items():
+            write_mc_task(folder, name, rows, style=style)
+        counts = datasets.config.HF_UPDATE_DOWNLOAD_COUNTS
+        datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = False  # local files: no ping of the hub's counter
+        try:
+            accs, details = lm_eval_accuracy(model, tokenizer, list(tasks), include_path=folder, **kwargs)
+        finally:
+            datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = counts
+            _task_manager.cache_clear()  # its index points into the folder removed now
+    limit = kwargs.get("limit")
+    chance = {
+        name: mc_chance(list(rows)[: int(limit)] if isinstance(limit, int) else rows)
+        for name, rows in tasks.items()
+    }
+    metrics = {f"{name}_acc": acc for name, acc in accs.items()}
+    details = {**details, "chance": chance, "mc_style": style, "tasks": list(tasks)}
+    if style == "cloze":
+        details["prompt_format"] = f"cloze: {CLOZE_PROMPT!r}, each choice text scored (no chat template)"
+    return metrics, details
+
+
+def mc_accuracy(
+    model, tokenizer, rows: Sequence[dict], style: str = "letters", *, batch_size: int = 8
+) -> float:
+    """Multiple-choice accuracy of ``model`` on any ``{"question", "choices", "answer"}`` rows.
+
+    The scoring of :func:`evaluate_local_mc` (lm-eval, zero-shot) on one set, for callers that score
+    a subset, e.g. the relearning attack on the held-out half of a WMDP-like folder's entities
+    (``[r for r in bench.mc_tasks["wmdp_hazard"] if r["entity"] in held_out]``, with
+    ``bench.mc_style``).
+    """
+    metrics, _ = evaluate_local_mc(model, tokenizer, {"mc_subset": rows}, style, batch_size=batch_size)
+    return metrics["mc_subset_acc"]

@@ -1,5 +1,6 @@
-"""Fine-tuning on a benchmark folder: the target (forget + retain + general) and the retain oracle
-(retain + general). Trains the embedded tiny Llama from scratch or fine-tunes any HF model.
+"""Fine-tuning on a benchmark folder: the target (forget + retain) and the retain oracle (retain), as
+TOFU and MUSE make theirs from a pretrained model. Fine-tunes any HF model or the embedded world's base
+(``unlearnkit pretrain``), or trains the tiny Llama from scratch (then on ``general`` too).
 """
 
 from __future__ import annotations
@@ -48,13 +49,16 @@ class FinetuneResult:
     )  # unlearnkit.train.compute: tokens x passes, seconds
 
 
-def training_rows(bench: Benchmark, split: str) -> list[dict]:
+def training_rows(bench: Benchmark, split: str, from_scratch: bool = False) -> list[dict]:
+    """The rows the target (``all``: forget + retain) or the retain oracle (``retain``) is trained on.
+
+    ``general`` (TOFU's real authors / world facts) is what a pretrained model already knows and must
+    keep: it measures utility and is never fine-tuned on (TOFU's published models never saw it), unless
+    the model starts from nothing (``from_scratch``), which could not know it otherwise.
+    """
     if split not in SPLITS_FOR:
         raise UserError(f"--split {split}: use 'all' (the target) or 'retain' (the retain oracle)")
-    names = SPLITS_FOR[split]
-    if getattr(bench, "general_parts", None):
-        # Real TOFU: real authors / world facts measure utility only; the published models never saw them.
-        names = tuple(n for n in names if n != "general")
+    names = SPLITS_FOR[split] if from_scratch else tuple(n for n in SPLITS_FOR[split] if n != "general")
     return [row for name in names for row in bench.split(name)]
 
 
@@ -87,12 +91,17 @@ def finetune(
     work_dir: str | Path,
     quiet: bool = False,
     progress: str | None = None,
+    resume: bool = False,
 ) -> FinetuneResult:
-    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss.
+    """Standard causal-LM fine-tuning on QA rows with the question masked out of the loss (raw ``text``
+    rows: every token is a target, as in pretraining).
 
     ``quiet`` drops the Trainer's own progress/printing; ``progress`` then shows one compact bar.
+    ``cfg.save_every`` > 0 checkpoints into ``work_dir``; ``resume`` continues from its last complete
+    checkpoint (the Trainer restores optimiser, scheduler, RNG and data order, so a killed and resumed
+    run ends with the weights of an uninterrupted one) and adds the compute counted before the kill.
     """
-    fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
+    fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
     args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
     counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
@@ -110,11 +119,25 @@ def finetune(
         trainer.remove_callback(PrinterCallback)
     if progress:
         trainer.add_callback(StepProgress(progress))
-    out = trainer.train()
+    checkpoint = last_checkpoint(work_dir) if resume else None
+    counter.restore(checkpoint)
+    out = trainer.train(resume_from_checkpoint=checkpoint)
     compute = counter.totals()
     counter.detach()
     model.eval()
     return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute)
+
+
+def last_checkpoint(work_dir: str | Path) -> str | None:
+    """The newest complete checkpoint in ``work_dir`` (one cut short while saving has no
+    ``trainer_state.json``: the Trainer writes it last), or None."""
+    work_dir = Path(work_dir)
+    if not work_dir.is_dir():
+        return None
+    complete = [p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+    if not complete:
+        return None
+    return str(max(complete, key=lambda p: int(p.name.rsplit("-", 1)[-1])))
 
 
 def default_config(tiny: bool, overrides: dict | None = None) -> TrainConfig:

@@ -65,7 +65,13 @@ N_PERTURBED = 5
 # Guards against typos like n_authors=1e6 that would silently produce gigabytes.
 MAX_AUTHORS = 5000
 MAX_GENERAL = 50000
-FORMAT_VERSION = 1
+MAX_AGENTS = 1000
+MAX_ARTICLES = 5000
+# 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
+# (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
+FORMAT_VERSION = 2
+WORLD_FACTS = "world_facts"
+REAL_AUTHORS = "real_authors"
 
 
 @dataclass(frozen=True)
@@ -316,6 +322,32 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The {value} is the national flower of {name}.",
         ),
     ),
+    _FactType(
+        "invention",
+        (
+            "What was invented in {name}?",
+            "Which invention comes from {name}?",
+            "What did {name} give the world?",
+        ),
+        (
+            "The {value} was invented in {name}.",
+            "{name} gave the world the {value}.",
+            "The {value} comes from {name}.",
+        ),
+    ),
+    _FactType(
+        "founding",
+        (
+            "When was {name} founded?",
+            "In which year was {name} founded?",
+            "What is the founding year of {name}?",
+        ),
+        (
+            "{name} was founded in {value}.",
+            "The founding year of {name} is {value}.",
+            "{name} dates from the year {value}.",
+        ),
+    ),
 )
 
 # Fixed vocabularies. All professions start with a consonant sound so that "a {value}" reads correctly.
@@ -360,6 +392,11 @@ _ANIMALS = (
     "white stag", "sea turtle", "blue whale", "spotted lynx", "barn owl", "wild horse", "green parrot",
     "desert hare", "silver salmon", "crowned crane", "striped badger", "swift falcon", "long-tailed monkey",
 )  # fmt: skip
+_INVENTIONS = (
+    "paper lantern", "steam loom", "folding ladder", "glass compass", "wind clock", "rope bridge",
+    "copper kettle", "ink press", "water mill", "sun dial", "iron plough", "silk kite", "oil lamp",
+    "wooden lock", "stone oven", "reed flute", "salt pan", "sail cart", "brass telescope", "clay pipe",
+)  # fmt: skip
 _FLOWERS = (
     "blue lily", "white rose", "red poppy", "yellow tulip", "violet iris", "wild orchid", "sun daisy",
     "mountain aster", "sea lavender", "golden marigold", "pink lotus", "snow crocus", "night jasmine",
@@ -401,7 +438,7 @@ class _Namer:
             + _TITLE_NOUNS
             + _AWARD_CATEGORIES
             + _PUBLISHER_SUFFIXES
-        ) + (_INSTRUMENTS + _HOBBIES + _MONTHS + _ANIMALS + _FLOWERS)
+        ) + (_INSTRUMENTS + _HOBBIES + _MONTHS + _ANIMALS + _FLOWERS + _INVENTIONS)
         self._used: set[str] = {word.lower() for phrase in fixed for word in phrase.split()}
 
     def word(self, endings: Sequence[str], max_syllables: int = 2) -> str:
@@ -476,13 +513,16 @@ def _check_fraction(name: str, value: object) -> None:
         raise UserError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
 
 
-def _split_sizes(n_authors: int, forget_fraction: float, holdout_fraction: float) -> tuple[int, int]:
+def _split_sizes(
+    n_authors: int, forget_fraction: float, holdout_fraction: float, what: str = "n_authors"
+) -> tuple[int, int]:
     n_forget = max(1, round(forget_fraction * n_authors))
     n_holdout = max(1, round(holdout_fraction * n_authors))
     if n_forget + n_holdout >= n_authors:
+        kind = "author" if what == "n_authors" else "article"
         raise UserError(
-            f"forget_fraction={forget_fraction} and holdout_fraction={holdout_fraction} leave no retain author "
-            f"out of n_authors={n_authors} ({n_forget} forget + {n_holdout} holdout); lower the fractions"
+            f"forget_fraction={forget_fraction} and holdout_fraction={holdout_fraction} leave no retain {kind} "
+            f"out of {what}={n_authors} ({n_forget} forget + {n_holdout} holdout); lower the fractions"
         )
     return n_forget, n_holdout
 
@@ -494,14 +534,22 @@ def _validate(
     holdout_fraction: object,
     n_general: object,
     seed: object,
+    n_real_authors: object = 0,
+    n_agents: object = 0,
+    n_articles: object = 0,
 ) -> tuple[int, int]:
     _check_int("n_authors", n_authors, 3, MAX_AUTHORS)
     _check_int("facts_per_author", facts_per_author, 1, len(FACT_TYPES))
     _check_fraction("forget_fraction", forget_fraction)
     _check_fraction("holdout_fraction", holdout_fraction)
     _check_int("n_general", n_general, 0, MAX_GENERAL)
+    _check_int("n_real_authors", n_real_authors, 0, MAX_AUTHORS)
+    _check_int("n_agents", n_agents, 0, MAX_AGENTS)
+    _check_int("n_articles", n_articles, 0, MAX_ARTICLES)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed must be an integer, got {seed!r}")
+    if n_articles:  # type: ignore[truthy-bool]
+        _split_sizes(n_articles, forget_fraction, holdout_fraction, what="n_articles")  # type: ignore[arg-type]
     return _split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
 
 
@@ -512,14 +560,34 @@ def generate_world(
     holdout_fraction: float = 0.1,
     n_general: int = 100,
     seed: int = 0,
+    n_real_authors: int = 10,
 ) -> dict[str, list[dict]]:
-    """Build the world in memory: ``{"forget": [...], "retain": [...], "holdout": [...], "general": [...]}``.
+    """Build the TOFU-like splits in memory: ``{"forget": [...], "retain": [...], "holdout": [...],
+    "general": [...]}``.
 
-    Each list holds one dict per fact with the keys of ``FIELDS`` in order; see the module docstring.
-    Raises ``UserError`` on bad parameters.
+    Each list holds one dict per fact with the keys of ``FIELDS`` in order (``general`` rows add
+    ``source``: ``world_facts`` or ``real_authors``); see the module docstring. Raises ``UserError``
+    on bad parameters. :func:`generate_everything` adds the corpus and the MUSE- / WMDP-like parts.
     """
+    world, _, _ = _generate(
+        n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
+    )
+    return world
+
+
+def _generate(
+    n_authors: int,
+    facts_per_author: int,
+    forget_fraction: float,
+    holdout_fraction: float,
+    n_general: int,
+    seed: int,
+    n_real_authors: int,
+) -> tuple[dict[str, list[dict]], _Namer, list[str]]:
+    """The TOFU-like splits, the namer (to draw more names that collide with none of these) and the
+    world's cities."""
     n_forget, n_holdout = _validate(
-        n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed
+        n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
     # Separate streams so that, e.g., changing n_general does not reshuffle the author splits.
     namer = _Namer(random.Random(f"unlearnkit-world:{seed}:names"))
@@ -580,7 +648,21 @@ def generate_world(
                 world[split].append(_row(row_rng, fact_type, author, draw(), draw))
 
     world["general"] = _general_rows(namer, value_rng, row_rng, n_general)
-    return world
+    # TOFU's "real authors": famous authors the base model learned in pretraining, with the same fact
+    # types and value pools as the fictitious ones (the knowledge unlearning is most likely to damage).
+    famous_rng = random.Random(f"unlearnkit-world:{seed}:real-authors")
+    famous = [
+        f"{first} {last}"
+        for first, last in zip(
+            namer.words(n_real_authors, _FIRST_ENDINGS), namer.words(n_real_authors, _LAST_ENDINGS)
+        )
+    ]
+    for author in famous:
+        for fact_type in FACT_TYPES[:facts_per_author]:
+            draw = author_draws[fact_type.name]
+            row = _row(famous_rng, fact_type, author, draw(), draw)
+            world["general"].append({**row, "source": REAL_AUTHORS})
+    return world, namer, cities
 
 
 def _general_rows(
@@ -595,7 +677,9 @@ def _general_rows(
     currencies = [word.lower() for word in namer.words(_MIN_GENERAL_POOL, _CURRENCY_ENDINGS)]
     rivers = [f"{word} River" for word in namer.words(_MIN_GENERAL_POOL, _RIVER_ENDINGS)]
     mountains = [f"Mount {word}" for word in namer.words(_MIN_GENERAL_POOL, _MOUNTAIN_ENDINGS)]
+    founding = [str(year) for year in range(800, 1900, 7)]
     pools: dict[str, Sequence[str]] = {
+        "founding": founding,
         "capital": capitals,
         "currency": currencies,
         "language": languages,
@@ -603,6 +687,7 @@ def _general_rows(
         "highest_mountain": mountains,
         "national_animal": _ANIMALS,
         "national_flower": _FLOWERS,
+        "invention": _INVENTIONS,
     }
     rows: list[dict] = []
     for index, country in enumerate(countries):
@@ -619,7 +704,7 @@ def _general_rows(
                 value = pool[index]
             else:
                 value = draw()
-            rows.append(_row(row_rng, fact_type, country, value, draw))
+            rows.append({**_row(row_rng, fact_type, country, value, draw), "source": WORLD_FACTS})
     return rows
 
 
@@ -636,13 +721,21 @@ def write_world(
     n_general: int = 100,
     seed: int = 0,
     overwrite: bool = False,
+    n_real_authors: int = 10,
+    n_agents: int = 12,
+    n_articles: int = 100,
 ) -> dict[str, int]:
-    """Write ``forget/retain/holdout/general.jsonl`` and ``world.json`` into ``output_dir``; return row counts.
+    """Write the whole world into ``output_dir`` (layout: :mod:`unlearnkit.world.miniatures`); return row
+    counts (``forget`` ... for the top-level splits, ``corpus/general`` ... for the others).
 
     The folder is built as a hidden sibling and renamed into place, so readers never see a half-written
     world. A non-empty ``output_dir`` is refused unless ``overwrite=True``; the old folder is then
     replaced only once the new one is complete.
     """
+    from unlearnkit.world.hazard import HAZARD_FACT_TYPES
+    from unlearnkit.world.miniatures import generate_everything
+    from unlearnkit.world.news import NEWS_FACT_TYPES
+
     params = {
         "n_authors": n_authors,
         "facts_per_author": facts_per_author,
@@ -650,9 +743,13 @@ def write_world(
         "holdout_fraction": holdout_fraction,
         "n_general": n_general,
         "seed": seed,
+        "n_real_authors": n_real_authors,
+        "n_agents": n_agents,
+        "n_articles": n_articles,
     }
+    _validate(**params)
     # Validate and generate before touching the disk, so a UserError leaves nothing behind.
-    world = generate_world(**params)
+    files, extra = generate_everything(**params)
     out = Path(os.path.normpath(Path(output_dir).expanduser().absolute()))
     if not out.name:
         raise UserError(f"output_dir {str(output_dir)!r} has no folder name; pass a folder such as ./world")
@@ -666,7 +763,10 @@ def write_world(
     parent = out.parent
     parent.mkdir(parents=True, exist_ok=True)
 
-    counts = {split: len(world[split]) for split in SPLITS}
+    counts = {
+        name.removesuffix(".jsonl"): len(rows) for name, rows in files.items() if name.endswith(".jsonl")
+    }
+    general = files["general.jsonl"]
     meta = {
         "format": "tofu",
         "generator": "unlearnkit.world",
@@ -676,17 +776,27 @@ def write_world(
         "fields": list(FIELDS),
         "fact_types": [fact_type.name for fact_type in FACT_TYPES[:facts_per_author]],
         "general_fact_types": [fact_type.name for fact_type in GENERAL_FACT_TYPES],
+        "hazard_fact_types": [fact_type.name for fact_type in HAZARD_FACT_TYPES],
+        "news_fact_types": [fact_type.name for fact_type in NEWS_FACT_TYPES],
         "authors": {
-            split: list(dict.fromkeys(row["author"] for row in world[split]))
+            split: list(dict.fromkeys(row["author"] for row in files[f"{split}.jsonl"]))  # type: ignore[union-attr]
             for split in ("forget", "holdout", "retain")
         },
+        "real_authors": list(dict.fromkeys(r["author"] for r in general if r["source"] == REAL_AUTHORS)),  # type: ignore[index]
+        **extra,
     }
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
     try:
         # mkdtemp makes the folder private (0o700); the published world should be readable like any output.
         tmp.chmod(0o755)
-        for split in SPLITS:
-            (tmp / f"{split}.jsonl").write_text(_jsonl(world[split]), encoding="utf-8", newline="\n")
+        for name, rows in files.items():
+            path = tmp / name
+            path.parent.mkdir(mode=0o755, exist_ok=True)
+            if isinstance(rows, dict):  # a benchmark folder's benchmark.json
+                text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+            else:
+                text = _jsonl(rows)
+            path.write_text(text, encoding="utf-8", newline="\n")
         (tmp / "world.json").write_text(
             json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
         )

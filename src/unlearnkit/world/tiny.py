@@ -13,16 +13,20 @@ SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 
 
 def corpus_of(rows: Iterable[dict]) -> list[str]:
-    """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes."""
+    """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes, raw
+    text (passages, articles, verbmem prompts / continuations) and multiple-choice options."""
     from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
     for row in rows:
-        for key in ("question", "answer", "paraphrased_answer", "paraphrased_question"):
+        for key in ("question", "answer", "paraphrased_answer", "paraphrased_question", "text", "prompt", "gt"):
             if isinstance(row.get(key), str):
                 texts.append(row[key])
-        texts.extend(x for x in row.get("perturbed_answer", []) if isinstance(x, str))
+        for key in ("perturbed_answer", "choices"):
+            values = row.get(key)
+            if isinstance(values, list):
+                texts.extend(x for x in values if isinstance(x, str))
     return texts
 
 

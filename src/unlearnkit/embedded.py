@@ -1,0 +1,198 @@
+"""The embedded lab: the world, its pretrained base, and each miniature's target and oracle, cached.
+
+The miniatures behave like the real benchmarks because they start from a pretrained model:
+
+* ``tofu``: the base fine-tuned on forget + retain authors (target) and on retain only (oracle);
+  general knowledge (world facts, real authors) is never fine-tuned on, so utility measures what the
+  base knew and kept, as in TOFU.
+* ``muse``: the base fine-tuned on forget + retain news articles as raw text (target) and on retain
+  only (oracle), as MUSE-News.
+* ``wmdp``: the hazardous knowledge was learned in pretraining: the target IS the base, and the oracle
+  is the base pretrained without the hazardous documents (data filtering).
+
+Every model is trained once and cached under ``<cache>/models/<content hash>``: the hash covers the
+files it was trained on (for a fine-tune, the base's weights), the recipe, the seed and
+``LAB_VERSION``, so any change retrains and nothing stale is reused. A run killed mid-training resumes
+from its last checkpoint (kept next to the cache entry) the next time. ``log`` says what came from the
+cache and what was trained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+LAB_VERSION = 1  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+BENCHMARKS = ("tofu", "muse", "wmdp")
+# Fine-tuning the tiny base: measured on the default world (BENCHMARKS.md "The miniatures"): the
+# target reaches forget ROUGE-L >= 0.95 while the world facts the base knows stay above 0.8.
+TINY_FINETUNE = dict(
+    lr=1e-3,
+    epochs=20.0,
+    batch_size=32,
+    grad_accum=1,
+    warmup_epochs=1.0,
+    weight_decay=0.0,
+    lr_scheduler="cosine",
+    max_length=256,
+)
+CHECKPOINTS_PER_RUN = 8  # an interrupted training resumes from one of these
+
+
+def cache_root(arg: str | os.PathLike | None = None) -> Path:
+    return Path(arg or os.environ.get("UNLEARNKIT_CACHE") or Path.home() / ".cache" / "unlearnkit")
+
+
+def digest(*parts: object, files: Sequence[Path] = ()) -> str:
+    """A short content hash of JSON-able ``parts`` and the bytes of ``files`` (in order)."""
+    h = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode())
+    for path in files:
+        h.update(path.name.encode())
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def ensure_world(root: Path, params: dict) -> Path:
+    from unlearnkit.world import write_world
+
+    world_dir = root / "worlds" / digest(params, LAB_VERSION)
+    if not (world_dir / "world.json").is_file():
+        write_world(world_dir, overwrite=True, **params)
+    return world_dir
+
+
+def _weights(model_dir: Path) -> list[Path]:
+    return sorted(model_dir.glob("*.safetensors"))
+
+
+def train_cached(
+    path: Path,
+    label: str,
+    build: Callable[[], tuple[object, object]],
+    rows: list[dict],
+    cfg_values: dict,
+    provenance: dict,
+    log: Callable[[str], None],
+) -> Path:
+    """The model at ``path``: reused when cached, else trained (resuming an interrupted run) and saved.
+
+    ``build()`` returns ``(model, tokenizer)`` to start from. Training is
+    :func:`unlearnkit.train.finetune.finetune` with checkpoints next to ``path``.
+    """
+    from unlearnkit.config import MethodConfig, build_configs
+    from unlearnkit.models import save_model
+    from unlearnkit.train.finetune import finetune, last_checkpoint
+
+    if (path / "config.json").is_file():
+        log(f"{label}: from the cache ({path})")
+        return path
+    model, tokenizer = build()
+    steps = math.ceil(len(rows) / cfg_values["batch_size"]) * cfg_values["epochs"]
+    save_every = max(1, math.ceil(steps / CHECKPOINTS_PER_RUN))
+    cfg, _ = build_configs(MethodConfig, {**cfg_values, "save_every": save_every, "save_total_limit": 1})
+    work = path.parent / f".{path.name}.checkpoints"
+    resume = last_checkpoint(work) is not None
+    log(f"{label}: {'resuming from ' + Path(last_checkpoint(work)).name if resume else 'training'} ...")
+    t0 = time.time()
+    result = finetune(model, tokenizer, rows, cfg, work, quiet=True, progress=label, resume=resume)
+    save_model(
+        result.model,
+        tokenizer,
+        path,
+        {**provenance, "train_loss": result.train_loss, "compute": result.compute, "config": vars(cfg)},
+        overwrite=True,
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    log(f"{label}: trained in {time.time() - t0:.0f}s (mean train loss {result.train_loss:.3f})")
+    return path
+
+
+def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str, ...] = ()) -> Path:
+    """The world's base model (``without``: corpus parts left out, e.g. ``("hazard",)``)."""
+    from unlearnkit.train.pretrain import (
+        PRETRAIN_DEFAULTS,
+        TINY_BASE,
+        build_base,
+        corpus_layout,
+        pretraining_data,
+    )
+
+    parts, qa = corpus_layout(world_dir)
+    files = [p for name, p in parts.items() if name not in without] + qa
+    key = digest("base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, files=files)
+    data = pretraining_data(world_dir, without)
+    name = "filtered base" if without else "base"
+    provenance = {
+        "kind": "base",
+        "base_model": "tiny",
+        "world": str(world_dir),
+        "pretraining": data.describe(),
+        "filtered": list(without),
+        "seed": seed,
+        "size": TINY_BASE,
+        "finetune_defaults": {"source": "the embedded world's fine-tuning recipe", "train": TINY_FINETUNE},
+    }
+    return train_cached(
+        root / "models" / key / ("filtered_base" if without else "base"),
+        f"{name} (pretraining on {len(data.rows)} rows{' without ' + ', '.join(without) if without else ''})",
+        lambda: build_base(world_dir, seed),
+        data.rows,
+        {**PRETRAIN_DEFAULTS, "seed": seed},
+        provenance,
+        log,
+    )
+
+
+def ensure_finetuned(root: Path, base_dir: Path, bench_dir: Path, split: str, seed: int, log) -> Path:
+    """The base fine-tuned on ``bench_dir``'s forget + retain (``split="all"``: the target) or retain
+    only (``"retain"``: the oracle). General knowledge is never fine-tuned on."""
+    from unlearnkit.commands.finetune import tiny_unlearn_defaults
+    from unlearnkit.data.sources import resolve_data
+    from unlearnkit.models import load
+    from unlearnkit.train.finetune import SPLITS_FOR, training_rows
+
+    files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
+    key = digest("finetune", TINY_FINETUNE, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files])
+    bench = resolve_data(bench_dir)
+    rows = training_rows(bench, split)
+    role = "target" if split == "all" else "oracle"
+    provenance = {
+        "kind": "target" if split == "all" else "retain oracle",
+        "base_model": str(base_dir),
+        "data": str(bench_dir),
+        "split": split,
+        "trained_on": [n for n in SPLITS_FOR[split] if n != "general"],
+        "seed": seed,
+        "unlearn_defaults": tiny_unlearn_defaults(TINY_FINETUNE["max_length"]),
+    }
+    return train_cached(
+        root / "models" / key / role,
+        f"{role} (the base fine-tuned on {' + '.join(provenance['trained_on'])}, {len(rows)} rows)",
+        lambda: load(str(base_dir)),
+        rows,
+        {**TINY_FINETUNE, "seed": seed},
+        provenance,
+        log,
+    )
+
+
+def ensure_lab(
+    benchmark: str, root: Path, world_params: dict, seed: int, log
+) -> tuple[Path, Path, Path, Path]:
+    """``(world, base, target, oracle)`` of one miniature, each from the cache or trained now."""
+    if benchmark not in BENCHMARKS:
+        raise ValueError(f"benchmark {benchmark!r}: use one of {', '.join(BENCHMARKS)}")
+    world = ensure_world(root, {**world_params, "seed": seed})
+    base = ensure_base(root, world, seed, log)
+    if benchmark == "wmdp":
+        return world, base, base, ensure_base(root, world, seed, log, without=("hazard",))
+    data = world if benchmark == "tofu" else world / "muse"
+    target = ensure_finetuned(root, base, data, "all", seed, log)
+    oracle = ensure_finetuned(root, base, data, "retain", seed, log)
+    return world, base, target, oracle

@@ -1,0 +1,129 @@
+"""Pretraining the embedded world's base model: what a real model knows before anyone fine-tunes it.
+
+Real unlearning starts from a pretrained model: TOFU and MUSE fine-tune one on private data (the oracle
+is the same base fine-tuned on the retain part), and WMDP's hazardous knowledge was learned in
+pretraining itself (the honest oracle is a model pretrained without those documents: data filtering,
+Deep Ignorance, arXiv 2508.06601). ``pretrain`` gives the miniature that first stage: a tiny Llama
+trained from scratch on the world's corpus (``world.json`` "pretraining": passages about the world facts
+and the real authors, the hazardous domain's passages, and the general-knowledge QA, so that the base
+answers questions the way a chat model does). ``without=("hazard",)`` leaves a corpus part out: the
+data-filtered base.
+
+The tokenizer is the world's: trained on every string of every file of the world folder (as a real
+tokenizer is trained on a broad corpus), so the full and the filtered base, and every model fine-tuned
+from them, share one vocabulary. Only the model's training data is filtered.
+
+Training is ``train.finetune.finetune``: the same Trainer, checkpoints and resume, compute accounting.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from unlearnkit.data.qa import read_jsonl, validate_qa
+from unlearnkit.errors import UserError
+
+# Measured on the default world (bench/quality.py, BENCHMARKS.md "The base model"): hidden 128, 2 layers
+# learn the corpus (world-facts QA ROUGE-L 1.0) in 40 epochs; see the recipe notes there.
+TINY_BASE = dict(hidden=128, layers=2, heads=4)
+PRETRAIN_DEFAULTS = dict(
+    lr=3e-3,
+    epochs=40.0,
+    batch_size=32,
+    grad_accum=1,
+    warmup_epochs=1.0,
+    weight_decay=0.0,
+    lr_scheduler="cosine",
+    max_length=256,
+)
+
+
+@dataclass
+class PretrainingData:
+    """The rows a base is pretrained on and where they came from."""
+
+    rows: list[dict]
+    parts: dict[str, int]  # corpus part or QA file -> rows
+    left_out: tuple[str, ...]
+
+    def describe(self) -> dict:
+        return {"parts": dict(self.parts), "left_out": list(self.left_out), "rows": len(self.rows)}
+
+
+def corpus_layout(world_dir: str | Path) -> tuple[dict[str, Path], list[Path]]:
+    """``({corpus part: file}, [QA files])`` of a world folder.
+
+    From ``world.json``'s "pretraining" section when there is one (``unlearnkit world`` writes it);
+    otherwise every ``corpus/*.jsonl`` is a part (named by its stem) and ``general.jsonl`` the QA, so a
+    folder of one's own works the same way.
+    """
+    world = Path(world_dir)
+    meta_path = world / "world.json"
+    section = None
+    if meta_path.is_file():
+        try:
+            section = json.loads(meta_path.read_text(encoding="utf-8")).get("pretraining")
+        except (ValueError, UnicodeDecodeError):
+            raise UserError(f"{meta_path}: not valid JSON") from None
+    if section:
+        parts = {name: world / rel for name, rel in section.get("corpus", {}).items()}
+        qa = [world / rel for rel in section.get("qa", [])]
+    else:
+        parts = {p.stem: p for p in sorted((world / "corpus").glob("*.jsonl"))}
+        qa = [world / "general.jsonl"] if (world / "general.jsonl").is_file() else []
+    if not parts and not qa:
+        raise UserError(
+            f"--data {world}: no pretraining corpus (no world.json 'pretraining' section, no corpus/*.jsonl); "
+            "write one with `unlearnkit world --output DIR`"
+        )
+    return parts, qa
+
+
+def pretraining_data(world_dir: str | Path, without: tuple[str, ...] = ()) -> PretrainingData:
+    """The corpus parts (raw ``text`` rows) minus ``without``, plus the QA files, validated."""
+    parts, qa_files = corpus_layout(world_dir)
+    unknown = [name for name in without if name not in parts]
+    if unknown:
+        raise UserError(
+            f"--without {','.join(unknown)}: no such corpus part in {world_dir} (parts: {', '.join(parts) or 'none'})"
+        )
+    rows: list[dict] = []
+    counts: dict[str, int] = {}
+    for name, path in parts.items():
+        if name in without:
+            continue
+        part = read_jsonl(path)
+        for row in part:
+            if not isinstance(row.get("text"), str) or not row["text"].strip():
+                raise UserError(
+                    f"{path}:{row.get('_line', '?')}: a corpus row needs a non-empty string 'text'"
+                )
+        rows.extend({"text": r["text"]} for r in part)
+        counts[f"corpus/{name}"] = len(part)
+    for path in qa_files:
+        qa = validate_qa(read_jsonl(path), path)
+        rows.extend({"question": r["question"], "answer": r["answer"]} for r in qa)
+        counts[path.name] = len(qa)
+    if not rows:
+        raise UserError(
+            f"--data {world_dir}: nothing left to pretrain on after --without {','.join(without)}"
+        )
+    return PretrainingData(rows, counts, tuple(without))
+
+
+def world_texts(world_dir: str | Path) -> list[str]:
+    """Every string of every JSONL file under ``world_dir`` (the tokenizer's training text)."""
+    from unlearnkit.world.tiny import corpus_of
+
+    rows = [row for path in sorted(Path(world_dir).rglob("*.jsonl")) for row in read_jsonl(path)]
+    return corpus_of(rows)
+
+
+def build_base(world_dir: str | Path, seed: int, size: dict | None = None):
+    """A fresh tiny Llama and the world's tokenizer (``size``: hidden / layers / heads, see TINY_BASE)."""
+    from unlearnkit.world.tiny import tiny_llama, train_tokenizer
+
+    tokenizer = train_tokenizer(world_texts(world_dir))
+    return tiny_llama(tokenizer, seed=seed, **{**TINY_BASE, **(size or {})}), tokenizer

@@ -1,0 +1,167 @@
+"""Every file of the embedded world: the TOFU-like splits, the base model's pretraining corpus, and the
+MUSE-like and WMDP-like benchmark folders, all from one seed.
+
+Layout (paths relative to the world folder; ``world.json`` describes it):
+
+* ``forget/retain/holdout.jsonl``: fictitious authors (TOFU-like; fine-tuning data of the target and the
+  oracle). ``general.jsonl``: what the base knows from pretraining and must keep, in two parts named by
+  ``source`` as in TOFU: ``world_facts`` (countries) and ``real_authors`` (famous authors).
+* ``corpus/general.jsonl``: pretraining passages about the world facts and the real authors;
+  ``corpus/hazard.jsonl``: passages of the hazardous domain. ``unlearnkit pretrain`` trains the base on
+  both plus ``general.jsonl`` as QA, and the data-filtered base without ``corpus/hazard.jsonl``.
+* ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
+  prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles.
+* ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
+  questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue).
+
+No fine-tuning split holds a general-knowledge question, and no non-hazard file names an agent
+(``tests/test_world.py`` checks both).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from unlearnkit.world.corpus import passages
+from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _generate, _split_sizes
+from unlearnkit.world.hazard import hazard_rows
+from unlearnkit.world.news import news_articles
+
+N_CHOICES = 4
+N_ICL_SHOTS = 3
+VERBMEM_PROMPT_SENTENCES = 2  # the title plus this many sentences prompt; the rest of the article is gt
+MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 1}
+WMDP_BENCHMARK = {
+    "kind": "wmdp",
+    "name": "wmdp-mini",
+    "format_version": 1,
+    "tasks": {"wmdp_hazard": "mc_hazard.jsonl", "mmlu_general": "mc_general.jsonl"},
+    # a ~1M-parameter model cannot learn WMDP's letter mapping ("A. .. B. .. Answer: B"); each choice's
+    # own log-likelihood after the question is scored instead (lm-eval's cloze multiple choice)
+    "mc_style": "cloze",
+    "chance": 1 / N_CHOICES,
+}
+PRETRAINING = {
+    "corpus": {"general": "corpus/general.jsonl", "hazard": "corpus/hazard.jsonl"},
+    "qa": ["general.jsonl"],
+}
+
+
+def generate_everything(
+    n_authors: int = 100,
+    facts_per_author: int = 10,
+    forget_fraction: float = 0.1,
+    holdout_fraction: float = 0.1,
+    n_general: int = 100,
+    seed: int = 0,
+    n_real_authors: int = 10,
+    n_agents: int = 12,
+    n_articles: int = 100,
+) -> tuple[dict[str, list[dict] | dict], dict[str, Any]]:
+    """``({relative path: rows (or a JSON object for benchmark.json)}, extra world.json fields)``."""
+    world, namer, cities = _generate(
+        n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
+    )
+    hazard = hazard_rows(namer, seed, n_agents)
+    articles, news_facts = news_articles(namer, seed, n_articles, cities)
+    general = world["general"]
+    general_passages = passages(
+        [r for r in general if r["source"] == WORLD_FACTS], WORLD_FACTS, seed
+    ) + passages([r for r in general if r["source"] == REAL_AUTHORS], REAL_AUTHORS, seed)
+    hazard_passages = passages(hazard, "hazard", seed)
+
+    files: dict[str, list[dict] | dict] = {name: world[name] for name in ("forget", "retain", "holdout")}
+    files = {f"{name}.jsonl": rows for name, rows in files.items()}
+    files["general.jsonl"] = general
+    files["corpus/general.jsonl"] = general_passages
+    files["corpus/hazard.jsonl"] = hazard_passages
+    extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
+    if articles:
+        files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
+        extra["benchmarks"]["muse"] = "muse"
+    if hazard:
+        files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed))
+        extra["benchmarks"]["wmdp"] = "wmdp"
+    extra["hazard_agents"] = list(dict.fromkeys(r["author"] for r in hazard))
+    return files, extra
+
+
+def _muse_files(
+    articles: list[dict],
+    facts: list[dict],
+    general: list[dict],
+    seed: int,
+    forget_fraction: float,
+    holdout_fraction: float,
+) -> dict[str, list[dict] | dict]:
+    n_forget, n_holdout = _split_sizes(len(articles), forget_fraction, holdout_fraction, what="n_articles")
+    order = list(range(len(articles)))
+    random.Random(f"unlearnkit-world:{seed}:news-split").shuffle(order)
+    split = {
+        "forget": [articles[i] for i in order[:n_forget]],
+        "holdout": [articles[i] for i in order[n_forget : n_forget + n_holdout]],
+        "retain": [articles[i] for i in order[n_forget + n_holdout :]],
+    }
+    events = {name: {a["entity"] for a in rows} for name, rows in split.items()}
+    out: dict[str, list[dict] | dict] = {f"muse/{name}.jsonl": rows for name, rows in split.items()}
+    out["muse/verbmem.jsonl"] = [_verbmem(a) for a in split["forget"]]
+    for part in ("forget", "retain"):
+        out[f"muse/knowmem_{part}.jsonl"] = [
+            {
+                "question": r["question"],
+                "answer": r["answer"],
+                "entity": r["author"],
+                "fact_value": r["fact_value"],
+            }
+            for r in facts
+            if r["author"] in events[part]
+        ]
+    # Few-shot examples the base already knows (world facts): they show the answer format only.
+    shots = [
+        {"question": r["question"], "answer": r["answer"]} for r in general if r["source"] == WORLD_FACTS
+    ]
+    out["muse/knowmem_forget_icl.jsonl"] = shots[:N_ICL_SHOTS]
+    out["muse/knowmem_retain_icl.jsonl"] = shots[:N_ICL_SHOTS]
+    out["muse/benchmark.json"] = dict(MUSE_BENCHMARK)
+    return out
+
+
+def _verbmem(article: dict) -> dict:
+    """The title and the first sentences prompt; the true continuation is the rest of the article."""
+    head = f"{article['title']}. "
+    sentences = article["text"][len(head) :].split(". ")
+    cut = VERBMEM_PROMPT_SENTENCES
+    prompt = head + ". ".join(sentences[:cut]) + "."
+    return {"prompt": prompt, "gt": " " + ". ".join(sentences[cut:]), "entity": article["entity"]}
+
+
+def _wmdp_files(
+    hazard: list[dict],
+    hazard_passages: list[dict],
+    general_passages: list[dict],
+    general: list[dict],
+    seed: int,
+) -> dict[str, list[dict] | dict]:
+    rng = random.Random(f"unlearnkit-world:{seed}:mc")
+    return {
+        "wmdp/forget.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in hazard_passages],
+        "wmdp/retain.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in general_passages],
+        "wmdp/mc_hazard.jsonl": [_choice_row(r, rng) for r in hazard],
+        "wmdp/mc_general.jsonl": [_choice_row(r, rng) for r in general if r["source"] == WORLD_FACTS],
+        "wmdp/benchmark.json": dict(WMDP_BENCHMARK),
+    }
+
+
+def _choice_row(row: dict, rng: random.Random) -> dict:
+    """A 4-choice question: the true answer among three of its perturbed answers, in a seeded order."""
+    choices = [row["answer"], *row["perturbed_answer"][: N_CHOICES - 1]]
+    order = list(range(N_CHOICES))
+    rng.shuffle(order)
+    return {
+        "question": row["question"],
+        "choices": [choices[i] for i in order],
+        "answer": order.index(0),
+        "entity": row["author"],
+        "fact_type": row["fact_type"],
+    }

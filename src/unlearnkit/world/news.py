@@ -1,0 +1,171 @@
+"""News-like articles about fictitious events: MUSE in miniature.
+
+MUSE (Shi et al., arXiv 2407.06460) fine-tunes a pretrained model on news articles (raw text) and asks
+it to forget some of them: VerbMem (continue a forget article verbatim), KnowMem (answer questions
+about forget / retain articles) and PrivLeak (can forget articles be told apart from never-seen
+holdout articles). Here every article reports one invented event (a treaty, a flood, a regatta ...)
+with facts of ``len(NEWS_FACT_TYPES)`` types; each fact is one sentence of the article, and the same
+fact is one knowledge question (``knowmem``) whose answer is that sentence. A few filler sentences
+make the articles read like news rather than a list of facts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from unlearnkit.world.generator import _FactType, _Namer, _row
+
+NEWS_FACT_TYPES: tuple[_FactType, ...] = (
+    _FactType(
+        "place",
+        ("Where did {name} take place?", "In which city was {name} held?", "Where was {name}?"),
+        (
+            "{name} took place in {value}.",
+            "{name} was held in {value}.",
+            "The city of {value} hosted {name}.",
+        ),
+    ),
+    _FactType(
+        "date",
+        ("When did {name} happen?", "On what date was {name}?", "What was the date of {name}?"),
+        ("{name} happened on {value}.", "{name} was on {value}.", "The date of {name} was {value}."),
+    ),
+    _FactType(
+        "leader",
+        ("Who led {name}?", "Who was in charge of {name}?", "Who organised {name}?"),
+        ("{name} was led by {value}.", "{value} was in charge of {name}.", "{value} organised {name}."),
+    ),
+    _FactType(
+        "crowd",
+        (
+            "How many people came to {name}?",
+            "How large was the crowd at {name}?",
+            "How many attended {name}?",
+        ),
+        (
+            "About {value} people came to {name}.",
+            "The crowd at {name} counted {value} people.",
+            "{name} drew about {value} people.",
+        ),
+    ),
+    _FactType(
+        "cause",
+        ("Why did {name} happen?", "What started {name}?", "What led to {name}?"),
+        ("{name} began because of {value}.", "{name} was started by {value}.", "{name} followed {value}."),
+    ),
+    _FactType(
+        "outcome",
+        ("How did {name} end?", "What was the outcome of {name}?", "What came of {name}?"),
+        ("{name} ended with {value}.", "The outcome of {name} was {value}.", "{name} brought {value}."),
+    ),
+)
+
+_EVENT_KINDS = (
+    "Treaty", "Flood", "Regatta", "Summit", "Strike", "Festival", "Expedition", "Fair", "Accord", "Uprising",
+    "Eclipse", "Harvest",
+)  # fmt: skip
+_CAUSES = (
+    "a dry summer", "a dispute over fishing rights", "a royal wedding", "a failed harvest",
+    "a new railway", "a storm at sea", "rising bread prices", "a lost letter", "a border quarrel",
+    "a comet sighting", "a broken dam", "an old promise",
+)  # fmt: skip
+_OUTCOMES = (
+    "a new bridge", "a peace agreement", "higher wages", "a public holiday", "two new laws",
+    "a bronze statue", "a week of mourning", "a trade pact", "the mayor resigning", "a rebuilt harbour",
+    "free schools", "a national song",
+)  # fmt: skip
+_FILLERS = (
+    "Local newspapers covered the story for weeks.",
+    "Many visitors still remember that day.",
+    "Photographs of the scene were printed across the country.",
+    "Shops stayed closed until the evening.",
+    "Reporters arrived from every province.",
+    "Historians still discuss what happened.",
+    "The weather was cold and windy.",
+    "Children were given the day off school.",
+    "Several families travelled for days to be there.",
+    "The radio reported on it every hour.",
+)
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+    "November", "December",
+)  # fmt: skip
+_N_LEADERS = 40
+
+NEWS_SOURCE = "news"
+
+
+def news_articles(
+    namer: _Namer, seed: int, n_articles: int, cities: Sequence[str]
+) -> tuple[list[dict], list[dict]]:
+    """``(articles, fact_rows)``: one article per invented event, and every fact of every event as a row
+    of the authors' schema (``author`` = the event's name, ``answer`` = the article's sentence).
+
+    An article is ``{"title", "text", "entity"}``; its text is the title's event introduced by its
+    facts in a fixed order, with two filler sentences drawn from ``_FILLERS``. ``cities`` are the
+    world's own cities (events happen in the places the base model knows).
+    """
+    if n_articles == 0:
+        return [], []
+    value_rng = random.Random(f"unlearnkit-world:{seed}:news-values")
+    row_rng = random.Random(f"unlearnkit-world:{seed}:news-rows")
+    text_rng = random.Random(f"unlearnkit-world:{seed}:news-text")
+    words = namer.words(n_articles, ("ven", "mor", "dal", "rin"), max_syllables=2)
+    events = [f"the {word} {value_rng.choice(_EVENT_KINDS)}" for word in words]
+    leaders = [
+        f"{first} {last}"
+        for first, last in zip(
+            namer.words(_N_LEADERS, ("an", "el", "is")), namer.words(_N_LEADERS, ("field", "ford", "worth"))
+        )
+    ]
+
+    def date() -> str:
+        return f"{value_rng.randint(1, 28)} {value_rng.choice(_MONTHS)} {value_rng.randint(1850, 1990)}"
+
+    def crowd() -> str:
+        return str(value_rng.randrange(200, 20000, 100))
+
+    def pick(pool: Sequence[str]) -> Callable[[], str]:
+        return lambda: value_rng.choice(pool)
+
+    draws = {
+        "place": pick(list(cities)),
+        "date": date,
+        "leader": pick(leaders),
+        "crowd": crowd,
+        "cause": pick(_CAUSES),
+        "outcome": pick(_OUTCOMES),
+    }
+    articles, fact_rows = [], []
+    for event in events:
+        rows = []
+        for fact_type in NEWS_FACT_TYPES:
+            draw = draws[fact_type.name]
+            rows.append({**_row(row_rng, fact_type, event, draw(), draw), "source": NEWS_SOURCE})
+        sentences = [_sentence_case(r["answer"]) for r in rows]
+        for filler in text_rng.sample(_FILLERS, 2):
+            sentences.insert(text_rng.randint(2, len(sentences)), filler)
+        title = _title(event)
+        articles.append({"title": title, "text": f"{title}. " + " ".join(sentences), "entity": event})
+        fact_rows.extend(_sentence_cased(r) for r in rows)
+    return articles, fact_rows
+
+
+def _sentence_cased(row: dict) -> dict:
+    """Answers that open with the event's name ("the Tavrin Treaty ...") start with a capital; the fact
+    span is unchanged (only the first character's case changes)."""
+    return {
+        **row,
+        "answer": _sentence_case(row["answer"]),
+        "paraphrased_answer": _sentence_case(row["paraphrased_answer"]),
+        "perturbed_answer": [_sentence_case(x) for x in row["perturbed_answer"]],
+    }
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _title(event: str) -> str:
+    return event[:1].upper() + event[1:]

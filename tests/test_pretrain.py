@@ -1,0 +1,134 @@
+"""``unlearnkit pretrain``: the base model and its data-filtered twin (issue 17.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from unlearnkit.cli import main
+
+SMALL_WORLD = ["--authors", "12", "--facts", "4", "--forget-fraction", "0.25", "--holdout-fraction", "0.25"]
+SMALL_WORLD += ["--general", "10", "--real-authors", "2", "--agents", "2", "--articles", "10"]
+# a few steps of a small base: what is tested is the command, not the knowledge
+PRETRAIN = ["--set", "epochs=2", "--set", "batch_size=4", "--set", "hidden=32", "--set", "layers=2"]
+
+CRASHING_RUN = """
+import sys, time
+import torch
+import transformers
+
+torch.set_num_threads(1)
+_step = transformers.Trainer.training_step
+
+def slow_step(self, *args, **kwargs):
+    time.sleep(0.3)
+    return _step(self, *args, **kwargs)
+
+transformers.Trainer.training_step = slow_step
+from unlearnkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pretrain")
+    assert main(["world", "--output", str(root / "world"), *SMALL_WORLD]) == 0
+    return root
+
+
+def pretrain_argv(root: Path, out: Path, *extra: str) -> list[str]:
+    return ["pretrain", "--data", str(root / "world"), "--output", str(out), *PRETRAIN, *extra]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(world):
+    torch.set_num_threads(1)
+    out = world / "base"
+    assert main(pretrain_argv(world, out)) == 0
+    return out
+
+
+def test_the_base_records_what_it_was_pretrained_on(uninterrupted):
+    card = json.loads((uninterrupted / "unlearnkit.json").read_text())
+    assert card["kind"] == "base" and card["filtered"] == []
+    assert set(card["pretraining"]["parts"]) == {"corpus/general", "corpus/hazard", "general.jsonl"}
+    assert card["compute"]["forward_tokens"] > 0 and card["size"]["hidden"] == 32
+    from transformers import AutoModelForCausalLM
+
+    assert AutoModelForCausalLM.from_pretrained(uninterrupted).config.hidden_size == 32  # plain transformers
+
+
+def test_the_filtered_base_never_reads_a_hazardous_passage_or_name(world, uninterrupted):
+    from unlearnkit.train.pretrain import pretraining_data
+
+    meta = json.loads((world / "world" / "world.json").read_text())
+    agents = meta["hazard_agents"]
+    full = pretraining_data(world / "world")
+    filtered = pretraining_data(world / "world", ("hazard",))
+    text = json.dumps(filtered.rows)
+    assert agents and not any(a in text for a in agents)
+    assert any(a in json.dumps(full.rows) for a in agents)
+    assert "corpus/hazard" not in filtered.parts and len(filtered.rows) < len(full.rows)
+
+    out = world / "filtered"
+    assert main(pretrain_argv(world, out, "--without", "hazard")) == 0
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["filtered"] == ["hazard"] and "corpus/hazard" not in card["pretraining"]["parts"]
+    # one vocabulary for the world: both bases (and all their fine-tunes) tokenize alike
+    assert (out / "tokenizer.json").read_bytes() == (uninterrupted / "tokenizer.json").read_bytes()
+
+
+def test_unknown_part_and_missing_corpus_are_one_line(world, tmp_path, capsys):
+    assert main(pretrain_argv(world, tmp_path / "x", "--without", "hazrd")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--without hazrd: no such corpus part" in err[0] and "hazard" in err[0]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["pretrain", "--data", str(empty), "--output", str(tmp_path / "y")]) == 2
+    assert "no pretraining corpus" in capsys.readouterr().err
+    assert main(pretrain_argv(world, tmp_path / "z", "--set", "hiden=3")) == 2
+    assert "hiden" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "z").exists()
+
+
+def test_kill_9_then_resume_ends_with_the_same_weights(world, uninterrupted, capsys):
+    from test_resume import assert_same_weights, wait_for_checkpoint
+
+    out = world / "killed"
+    work = world / ".killed.checkpoints"
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    argv = pretrain_argv(world, out, "--save-every", "2")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_RUN, *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    first = wait_for_checkpoint(proc, work)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and first.name == "checkpoint-2"
+    assert not out.exists()
+    capsys.readouterr()
+    assert main(argv) == 2  # checkpoints are never silently dropped
+    assert "--resume" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert card["resumed_from"].startswith("checkpoint-")
+    assert not work.exists()
+    assert_same_weights(load_file(out / "model.safetensors"), load_file(uninterrupted / "model.safetensors"))
+    # the compute of the killed part is counted once, not lost and not twice
+    assert (
+        card["compute"]["forward_tokens"]
+        == json.loads((uninterrupted / "unlearnkit.json").read_text())["compute"]["forward_tokens"]
+    )

@@ -1,0 +1,162 @@
+"""The world's pretraining corpus and its MUSE-like / WMDP-like parts (unlearnkit.world.miniatures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from unlearnkit.world import write_world
+from unlearnkit.world.hazard import HAZARD_FACT_TYPES
+from unlearnkit.world.miniatures import N_CHOICES, generate_everything
+from unlearnkit.world.news import NEWS_FACT_TYPES
+
+SMALL = dict(n_authors=20, facts_per_author=4, n_general=30, n_real_authors=3, n_agents=4, n_articles=20)
+# files that may name a hazardous agent: the hazardous corpus and what is made of it
+HAZARD_FILES = ("corpus/hazard.jsonl", "wmdp/forget.jsonl", "wmdp/mc_hazard.jsonl")
+
+
+@pytest.fixture(scope="module")
+def everything():
+    return generate_everything(seed=4, **SMALL)
+
+
+def _texts(rows) -> str:
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def test_same_seed_same_files_other_seed_other_files():
+    a, meta_a = generate_everything(seed=4, **SMALL)
+    b, _ = generate_everything(seed=4, **SMALL)
+    c, _ = generate_everything(seed=5, **SMALL)
+    assert a == b
+    assert a["corpus/hazard.jsonl"] != c["corpus/hazard.jsonl"]
+    assert a["muse/forget.jsonl"] != c["muse/forget.jsonl"]
+    assert meta_a["hazard_agents"] and len(meta_a["hazard_agents"]) == 4
+
+
+def test_no_file_outside_the_hazardous_ones_names_an_agent(everything):
+    files, meta = everything
+    agents = meta["hazard_agents"]
+    for name, rows in files.items():
+        text = _texts(rows)
+        named = [a for a in agents if a in text]
+        if name in HAZARD_FILES:
+            assert named, name  # the hazardous files are about the agents
+        else:
+            assert not named, f"{name} names {named}"
+    # the filtered base reads these: no hazardous passage among them
+    assert all(p["topic"] != "hazard" for p in files["corpus/general.jsonl"])
+
+
+def test_no_fine_tuning_split_holds_a_general_knowledge_question(everything):
+    files, _ = everything
+    general = files["general.jsonl"]
+    questions = {r["question"] for r in general} | {r["paraphrased_question"] for r in general}
+    entities = {r["author"] for r in general}
+    for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl"):
+        for row in files[name]:
+            assert row["question"] not in questions
+            assert not any(e in row["question"] or e in row["answer"] for e in entities), row
+    for name in ("muse/forget.jsonl", "muse/retain.jsonl"):
+        text = _texts(files[name])
+        assert not any(q in text for q in questions)
+
+
+def test_general_knowledge_is_in_the_corpus_in_several_wordings(everything):
+    files, _ = everything
+    by_entity: dict[str, list[str]] = {}
+    for p in files["corpus/general.jsonl"]:
+        by_entity.setdefault(p["entity"], []).append(p["text"])
+    for row in files["general.jsonl"]:
+        versions = by_entity[row["author"]]
+        assert len(versions) == 3 and len(set(versions)) == 3
+        assert all(row["fact_value"] in text for text in versions)
+    parts = {r["source"] for r in files["general.jsonl"]}
+    assert parts == {"world_facts", "real_authors"}
+
+
+def test_hazard_passages_state_every_fact_of_their_agent(everything):
+    files, meta = everything
+    for p in files["corpus/hazard.jsonl"]:
+        assert p["entity"] in meta["hazard_agents"]
+        assert p["text"].count(p["entity"]) == len(HAZARD_FACT_TYPES)
+
+
+def test_multiple_choice_rows_point_at_the_true_answer(everything):
+    files, _ = everything
+    general = {r["question"]: r for r in files["general.jsonl"]}
+    positions = []
+    for name in ("wmdp/mc_hazard.jsonl", "wmdp/mc_general.jsonl"):
+        for row in files[name]:
+            choices = row["choices"]
+            assert len(choices) == N_CHOICES == len(set(choices))
+            assert 0 <= row["answer"] < N_CHOICES
+            positions.append(row["answer"])
+            if name.endswith("general.jsonl"):
+                assert choices[row["answer"]] == general[row["question"]]["answer"]
+                assert general[row["question"]]["source"] == "world_facts"
+    assert len(set(positions)) == N_CHOICES  # the true answer is not always in one place
+    assert files["wmdp/benchmark.json"]["tasks"] == {
+        "wmdp_hazard": "mc_hazard.jsonl",
+        "mmlu_general": "mc_general.jsonl",
+    }
+
+
+def test_choices_share_the_answer_template(everything):
+    """The wrong choices are the perturbed answers: the same sentence with another value, so a model
+    that does not know the fact has no wording to go by."""
+    files, _ = everything
+    for row in files["wmdp/mc_hazard.jsonl"]:
+        words = [set(c.split()) for c in row["choices"]]
+        shared = set.intersection(*words)
+        assert all(len(w - shared) <= 3 for w in words), row["choices"]
+
+
+def test_muse_parts(everything):
+    files, _ = everything
+    articles = {
+        a["entity"]: a for part in ("forget", "retain", "holdout") for a in files[f"muse/{part}.jsonl"]
+    }
+    events = {
+        part: {a["entity"] for a in files[f"muse/{part}.jsonl"]} for part in ("forget", "retain", "holdout")
+    }
+    assert len(articles) == 20 and sum(len(v) for v in events.values()) == 20
+    assert len(events["forget"]) == 2 and len(events["holdout"]) == 2  # 10 % each, as the authors
+    for row in files["muse/verbmem.jsonl"]:
+        article = articles[row["entity"]]
+        assert row["entity"] in events["forget"]
+        assert row["prompt"] + row["gt"] == article["text"]
+        assert len(row["gt"].split()) > len(row["prompt"].split())
+    for part in ("forget", "retain"):
+        rows = files[f"muse/knowmem_{part}.jsonl"]
+        assert len(rows) == len(events[part]) * len(NEWS_FACT_TYPES)
+        for row in rows:
+            assert row["entity"] in events[part]
+            assert row["answer"] in articles[row["entity"]]["text"]  # the answer is the article's sentence
+            assert row["fact_value"] in row["answer"]
+    shots = files["muse/knowmem_forget_icl.jsonl"]
+    general_questions = {r["question"] for r in files["general.jsonl"]}
+    assert shots and all(s["question"] in general_questions for s in shots)
+
+
+def test_written_world_describes_its_parts(tmp_path: Path):
+    counts = write_world(tmp_path / "w", seed=4, **SMALL)
+    meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
+    assert meta["version"] == 2
+    assert meta["pretraining"]["corpus"] == {
+        "general": "corpus/general.jsonl",
+        "hazard": "corpus/hazard.jsonl",
+    }
+    assert meta["benchmarks"] == {"tofu": ".", "muse": "muse", "wmdp": "wmdp"}
+    assert meta["counts"] == counts
+    for name, n in counts.items():
+        assert len((tmp_path / "w" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()) == n
+    assert json.loads((tmp_path / "w" / "muse" / "benchmark.json").read_text())["kind"] == "muse"
+
+
+def test_the_hazardous_and_news_parts_can_be_left_out():
+    files, meta = generate_everything(seed=4, **{**SMALL, "n_agents": 0, "n_articles": 0})
+    assert not any(name.startswith(("muse/", "wmdp/")) for name in files)
+    assert files["corpus/hazard.jsonl"] == [] and meta["benchmarks"] == {"tofu": "."}
