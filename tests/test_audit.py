@@ -166,12 +166,24 @@ def test_relearning_attack(audited):
         "prob after 5 steps",
         "prob after 20 steps",
     ]
-    base = m["original"]["relearn"]["0"]["rougeL_recall"]
-    oracle_restored = m["oracle"]["relearn"]["20"]["rougeL_recall"] / base
-    assert (
-        "restores" in check["verdict"]
-        and f"the oracle reaches {100 * oracle_restored:.0f} %" in check["verdict"]
+    # The verb follows the curve: the target falls here (1.00 -> 0.84), which is no "restoring"; the
+    # attack lowers the original model too, and the audit says it damages rather than relearns.
+    before, after = (
+        m["audited"]["relearn"]["0"]["rougeL_recall"],
+        m["audited"]["relearn"]["20"]["rougeL_recall"],
     )
+    assert after < before - 0.02 and "restores" not in check["verdict"]
+    assert (
+        f"lowers forget ROUGE-L on the 6 other forget questions from {before:.2f} to {after:.2f}"
+        in check["verdict"]
+    )
+    oracle = m["oracle"]["relearn"]
+    assert (
+        f"the oracle goes {oracle['0']['rougeL_recall']:.2f} -> {oracle['20']['rougeL_recall']:.2f}"
+        in check["verdict"]
+    )
+    assert "it damages rather than relearns" in check["verdict"]
+    assert [w["code"] for w in audit["warnings"]] == ["relearn_attack_damages"]
 
 
 def test_relearning_curve_and_gap(audited):
@@ -182,13 +194,19 @@ def test_relearning_curve_and_gap(audited):
     for role, points in curve.items():
         assert list(points) == ["0", "5", "20"]
         assert points == m[role]["relearn"]
-        assert all(set(p) == {"rougeL_recall", "prob"} for p in points.values())
+        # the world's rows carry fact_value: the fact-level score is measured at every point too
+        assert all(set(p) == {"rougeL_recall", "prob", "fact_recall"} for p in points.values())
     gap = m["audited"]["relearn"]["20"]["rougeL_recall"] - m["oracle"]["relearn"]["20"]["rougeL_recall"]
     assert audit["relearn_gap_20"] == pytest.approx(gap) and audit["relearn_gap_20_note"] is None
     assert audit["relearn_gap"]["5"] == pytest.approx(
         m["audited"]["relearn"]["5"]["rougeL_recall"] - m["oracle"]["relearn"]["5"]["rougeL_recall"]
     )
     assert audit["relearn_gap_20"] > 0.3  # the target still knows the held-out facts; the oracle never did
+    fact = m["audited"]["relearn"]["20"]["fact_recall"] - m["oracle"]["relearn"]["20"]["fact_recall"]
+    assert audit["relearn_gap_fact_20"] == pytest.approx(fact)
+    assert audit["relearn_probes"][0]["key"] == "fact_recall"
+    # never unlearned: the gap was there before the attack, so it reads "never forgot", not "came back"
+    assert audit["relearn_gap_0"] > 0.3 and audit["relearn_reading"]["reading"] == "never_forgot"
 
 
 def test_one_relearning_run_equals_separate_runs(world):
@@ -451,3 +469,126 @@ def test_add_audit_arguments_keeps_an_existing_trust_flag():
     args = parser.parse_args(["--model", "m", "--data", "d", "--output", "o", "--trust-remote-code"])
     assert args.trust_remote_code and args.relearn_steps == "5,10,20,50" and args.max_items == 200
     assert AuditSettings().relearn_steps == (5, 10, 20, 50)
+
+
+# ------------------------------------------------------------------- relearning wording, crafted curves
+
+
+def _measured(curves: dict[str, list[tuple[float, float]]]) -> dict:
+    """{role: [(ROUGE-L, fact recall) at 0 and 20 steps]} -> what _Auditor.measure records."""
+    return {
+        role: {
+            "relearn": {
+                k: {"rougeL_recall": r, "fact_recall": f, "prob": r / 2}
+                for k, (r, f) in zip(("0", "20"), pts)
+            }
+        }
+        for role, pts in curves.items()
+    }
+
+
+def _crafted_auditor():
+    from types import SimpleNamespace
+
+    from unlearnkit.evaluation.probes import FACT_RECALL
+
+    st = AuditSettings(relearn_steps=(20,), quant_bits=())
+    return SimpleNamespace(
+        st=st, train_idx=list(range(5)), held_idx=list(range(5)), relearn_probes=(FACT_RECALL,)
+    )
+
+
+def _verdict(curves) -> dict:
+    from unlearnkit.evaluation.audit import _relearn_check
+
+    return _relearn_check(_measured(curves), _crafted_auditor())
+
+
+def test_relearning_verdict_says_which_way_the_curve_went():
+    """The issue's case: at lr 1e-3 the attack lowered every model (target 1.00 -> 0.67) and the card
+    said "restores 57 % ... (0.97 -> 0.57)"."""
+    fall = _verdict({"audited": [(0.97, 0.8), (0.57, 0.4)], "oracle": [(0.39, 0.0), (0.35, 0.0)],
+                     "original": [(1.00, 1.0), (0.67, 0.6)]})  # fmt: skip
+    assert fall["direction"] == "down" and "restores" not in fall["verdict"]
+    assert fall["verdict"].startswith(
+        "relearning 20 steps on 5 forget items lowers forget ROUGE-L on the 5 other forget questions from "
+        "0.97 to 0.57; the oracle goes 0.39 -> 0.35, the original model goes 1.00 -> 0.67; fact recall "
+        "0.80 -> 0.40 (the oracle 0.00 -> 0.00, the original model 1.00 -> 0.60)"
+    )
+    assert fall["verdict"].endswith(
+        "the attack lowers the original model too: it damages rather than relearns (see the warning)"
+    )
+    rise = _verdict({"audited": [(0.40, 0.0), (0.84, 0.6)], "oracle": [(0.39, 0.0), (0.41, 0.0)],
+                     "original": [(1.00, 1.0), (1.00, 1.0)]})  # fmt: skip
+    assert rise["verdict"].startswith(
+        "relearning 20 steps on 5 forget items raises forget ROUGE-L on the 5 other forget questions from "
+        "0.40 to 0.84, 84 % of the original model's 1.00;"
+    )
+    assert "damages" not in rise["verdict"]
+    flat = _verdict({"audited": [(0.90, 0.8), (0.91, 0.8)], "oracle": [(0.39, 0.0), (0.39, 0.0)]})
+    assert "leaves forget ROUGE-L on the 5 other forget questions at 0.90 (0.91 after)" in flat["verdict"]
+    alone = _verdict({"audited": [(0.90, 0.8), (0.50, 0.2)]})  # no original: the fall is still named
+    assert (
+        "lowers" in alone["verdict"]
+        and "the attack damages the model (pass the original model" in alone["verdict"]
+    )
+
+
+def test_relearning_warns_when_the_attack_lowers_the_target():
+    from unlearnkit.evaluation.audit import relearn_warnings
+
+    st = AuditSettings(relearn_steps=(20,), quant_bits=())
+    (w,) = relearn_warnings(_measured({"original": [(1.00, 1.0), (0.67, 0.6)]}), st)
+    assert w["code"] == "relearn_attack_damages"
+    assert w["message"].startswith(
+        "the relearning attack lowers the original (target) model itself (forget ROUGE-L 1.00 -> 0.67; "
+        "fact recall 1.00 -> 0.60 after 20 steps at lr 0.001): it damages the model rather than relearning"
+    )
+    assert "lower --relearn-lr (e.g. 0.0001)" in w["message"]
+    assert relearn_warnings(_measured({"original": [(1.00, 1.0), (0.99, 1.0)]}), st) == []
+    assert relearn_warnings(_measured({"audited": [(1.00, 1.0), (0.5, 0.5)]}), st) == []  # no target given
+
+
+def test_gap_beside_step_zero_tells_never_forgot_from_came_back():
+    from unlearnkit.evaluation.audit import gap_lines, relearn_gaps, relearn_reading
+
+    oracle = [(0.39, 0.0), (0.40, 0.1)]
+    cases = {
+        "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the issue's ASU: barely moved, +0.18 both times
+        "came_back": [(0.40, 0.0), (0.80, 0.8)],
+        "stays_forgotten": [(0.40, 0.0), (0.43, 0.1)],
+        "lowered_by_attack": [(0.90, 0.8), (0.45, 0.1)],  # above before, not after: damage
+    }
+    for expected, audited in cases.items():
+        curve = {r: p["relearn"] for r, p in _measured({"audited": audited, "oracle": oracle}).items()}
+        gaps = relearn_gaps(curve)
+        reading = relearn_reading(gaps)
+        assert reading["reading"] == expected, (expected, gaps)
+        assert reading["before"] == pytest.approx(audited[0][0] - oracle[0][0])
+    curve = {
+        r: p["relearn"] for r, p in _measured({"audited": cases["never_forgot"], "oracle": oracle}).items()
+    }
+    assert relearn_reading(relearn_gaps(curve))["text"] == (
+        "never forgot: +0.18 above the oracle before the attack, so the +0.18 after 20 steps is knowledge "
+        "that was never removed, not knowledge that came back"
+    )
+    back = {r: p["relearn"] for r, p in _measured({"audited": cases["came_back"], "oracle": oracle}).items()}
+    audit = {
+        "relearn_curve": back,
+        "relearn_gap_20": relearn_gaps(back)["20"],
+        "relearn_reading": relearn_reading(relearn_gaps(back)),
+        "relearn_probes": [{"key": "fact_recall", "short": "fact", "label": "fact recall"}],
+        "relearn_gap_fact_20": relearn_gaps(back, "fact_recall")["20"],
+        "relearn_reading_fact": relearn_reading(relearn_gaps(back, "fact_recall")),
+    }
+    plain = {"relearn_curve": {"audited": {k: p for k, p in curve["audited"].items()}}}
+    lines = gap_lines(audit, compare={"asu (plain)": plain})
+    assert lines[0].startswith("relearn_gap_20 = +0.400 (audited minus retain-oracle forget ROUGE-L")
+    assert lines[0].endswith(
+        "; came back: at the oracle's level before the attack (+0.01), +0.40 above it after 20 steps"
+    )
+    assert lines[1].startswith("relearn_gap_fact_20 = +0.700 (the same gap in fact recall); came back")
+    # the plain method's flat curve is "never forgot", not a robustness failure
+    assert lines[2].startswith(
+        "asu (plain): relearn_gap_20 = +0.180 (forget ROUGE-L, against the same oracle); never forgot"
+    )

@@ -285,10 +285,13 @@ def _describe_bench(benchmark: str, bench, data_dir: Path) -> str:
 
 
 def best_method(results: dict[str, dict], methods: list[str]) -> str:
-    """Highest forget quality among methods keeping >= 80 % of the target's utility (else overall)."""
-    floor = 0.8 * results["target"]["model_utility"]
-    useful = [m for m in methods if results[m]["model_utility"] >= floor] or methods
-    return max(useful, key=lambda m: (results[m]["forget_quality"], results[m]["model_utility"]))
+    """The method the report calls best (:func:`unlearnkit.report.choice.choose_best`: closest to the
+    oracle on the forget side among those keeping 90 % of its utility); when none keeps it, the one
+    keeping the most utility."""
+    from unlearnkit.report.choice import choose_best
+
+    choice = choose_best(results, candidates=methods)
+    return choice.row or choice.fallback or methods[0]
 
 
 def run_quickstart(args) -> int:

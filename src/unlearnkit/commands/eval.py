@@ -155,12 +155,17 @@ def run(args: argparse.Namespace) -> int:
         cl_flat, cl_info = closer_look_metrics(metrics, details, models=models)
         metrics.update(cl_flat)
         details["closer_look"] = cl_info
+        from unlearnkit.evaluation.diagnostics import closer_look_warnings
+
+        details["warnings"] = details.get("warnings", []) + closer_look_warnings(metrics, cl_info)
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)
     print_headline(metrics)
     if args.protocol == "closer-look":
         print_closer_look(metrics, details["closer_look"])
+    for warning in details.get("warnings", []):  # degenerate numbers: which input, likely cause
+        note(warning["message"], kind="warning")
     return 0
 
 
@@ -342,4 +347,9 @@ def print_headline(metrics: dict) -> None:
     for key in _headline_keys():
         if key in metrics:
             value = metrics[key]
-            print(f"{key:24s} {value:.3g}" if key == "forget_quality" else f"{key:24s} {value:.4f}")
+            if key != "forget_quality":
+                print(f"{key:24s} {value:.4f}")
+                continue
+            n, m = metrics.get("forget_quality_n"), metrics.get("forget_quality_oracle_n")
+            items = f"  ({n} forget items vs the oracle's {m})" if n is not None and m is not None else ""
+            print(f"{key:24s} {value:.3g}{items}")

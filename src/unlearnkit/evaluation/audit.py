@@ -28,8 +28,15 @@ every listed step count (memory: the model, its copy and the optimiser state), `
 quantised copies and one paraphrase pass, each with greedy generation of at most ``max_new_tokens`` on
 at most ``max_items`` forget items.
 
-The relearning curve (forget ROUGE-L and probability on the held-out half after 0, 5, 10, 20, 50 steps
-by default) is summarised by ``relearn_gap_20``: audited minus oracle forget ROUGE-L after 20 steps.
+The relearning curve (forget ROUGE-L, probability and, on QA rows with ``fact_value``, fact recall on
+the held-out half after 0, 5, 10, 20, 50 steps by default; the per-data-kind probes are in
+:mod:`unlearnkit.evaluation.probes`) is summarised by ``relearn_gap_20``: audited minus oracle forget
+ROUGE-L after 20 steps, and ``relearn_gap_fact_20``, the same in fact recall (ROUGE-L on templated
+answers is dominated by the name and template words). Each is set beside the gap before the attack
+(``relearn_gap_0``): high both times = the model never forgot; at the oracle's level before and high
+after = the knowledge came back (:func:`relearn_reading`). The verdict's verb follows the direction of
+the change (raises / lowers / leaves), and when the attack lowers the original model itself the audit
+warns that it damages rather than relearns (``warnings``).
 """
 
 from __future__ import annotations
@@ -226,10 +233,15 @@ class _Auditor:
         self.probes, self.probe_source = _probe_rows(self.forget, settings)
         self.train_idx: list[int] = []
         self.held_idx: list[int] = []
+        self.relearn_probes: tuple = ()
         if settings.relearn_steps:
+            from unlearnkit.evaluation.probes import data_kind, probes_for
+
             self.train_idx, self.held_idx = relearn_split(
                 len(self.forget), settings.relearn_fraction, settings.seed
             )
+            # Fact-level (and, per data kind, other) scores beside ROUGE-L at every point of the curve.
+            self.relearn_probes = probes_for(data_kind(bench), [self.forget[i] for i in self.held_idx])
 
     def log(self, msg: str) -> None:
         if self.st.progress:
@@ -286,23 +298,33 @@ class _Auditor:
         measurements leave the random state untouched (see :func:`relearn_curve`)."""
         rouge, nll = forget_details["rougeL_recall"], forget_details["nll_mean"]
         held = [self.forget_qa[i] for i in self.held_idx]
+        held_rows = [self.forget[i] for i in self.held_idx]  # with fact_value & co. for the probes
         train = [self.forget_qa[i] for i in self.train_idx]
+        gens = forget_details["generations"]
         res: dict[str, Any] = {
             "0": {
                 "rougeL_recall": _mean([rouge[i] for i in self.held_idx]),
                 "prob": _mean([math.exp(-nll[i]) for i in self.held_idx]),
+                **self._probe_scores([gens[i] for i in self.held_idx], held_rows),
             }
         }
 
         def at_step(k: int, attacked) -> None:
-            m, _ = self.split(attacked, tok, held, "forget")
-            res[str(k)] = {"rougeL_recall": _num(m["forget_rougeL_recall"]), "prob": _num(m["forget_prob"])}
+            m, d = self.split(attacked, tok, held, "forget")
+            res[str(k)] = {
+                "rougeL_recall": _num(m["forget_rougeL_recall"]),
+                "prob": _num(m["forget_prob"]),
+                **self._probe_scores(d["generations"], held_rows),
+            }
 
         steps = self.st.relearn_steps
         self.log(f"{role}: relearning {max(steps)} steps on {len(train)} forget items (measured at {steps})")
         relearn_curve(model, tok, train, steps, self.st, at_step)
         _free()
         return res
+
+    def _probe_scores(self, generations: list[str], rows: list[dict]) -> dict[str, float | None]:
+        return {p.key: _num(p.score(generations, rows)) for p in self.relearn_probes}
 
 
 def _relearn_config(steps: int, settings: AuditSettings):
@@ -436,10 +458,14 @@ def run_audit(
     ``names`` (e.g. the model folders) are recorded in the card; ``method`` (e.g. ``"npo"``) names the
     audited model's role in the card's headings. None of the models is modified.
     The result is JSON-ready: ``{"version", "settings", "models", "method", "data", "checks": [...],
-    "verdicts": [...], "relearn_curve", "relearn_gap", "relearn_gap_20", "relearn_gap_20_note"}``;
-    each check has ``rows`` of ``{"label", "audited", "oracle", "original"}`` and a ``verdict`` line.
-    ``relearn_gap_20`` = audited minus oracle forget ROUGE-L on the held-out half after 20 relearning
-    steps (None, with the reason in ``relearn_gap_20_note``, without an oracle or a 20-step point).
+    "verdicts": [...], "warnings": [...], "relearn_probes", "relearn_curve", "relearn_gap",
+    "relearn_gap_0", "relearn_gap_20", "relearn_gap_20_note", "relearn_reading"}`` plus, per probe of the
+    data kind (QA with ``fact_value``: ``fact``), ``relearn_gap_fact``, ``relearn_gap_fact_0``,
+    ``relearn_gap_fact_20`` and ``relearn_reading_fact``; each check has ``rows`` of ``{"label",
+    "audited", "oracle", "original"}`` and a ``verdict`` line. ``relearn_gap_20`` = audited minus oracle
+    forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
+    ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
+    the attack.
     """
     st = settings or AuditSettings()
     auditor = _Auditor(bench, st)
@@ -468,6 +494,22 @@ def run_audit(
             if 20 not in st.relearn_steps
             else "the forget ROUGE-L after 20 steps could not be computed"
         )
+    summary: dict[str, Any] = {
+        "relearn_curve": curve,
+        "relearn_gap": gaps,
+        "relearn_gap_0": gaps.get("0"),
+        "relearn_gap_20": gap20,
+        "relearn_gap_20_note": note20,
+        "relearn_reading": relearn_reading(gaps),
+    }
+    probes = []
+    for probe in auditor.relearn_probes:
+        pgaps = relearn_gaps(curve, probe.key)
+        summary[f"relearn_gap_{probe.short}"] = pgaps
+        summary[f"relearn_gap_{probe.short}_0"] = pgaps.get("0")
+        summary[f"relearn_gap_{probe.short}_20"] = pgaps.get("20")
+        summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps)
+        probes.append({"key": probe.key, "short": probe.short, "label": probe.label, "about": probe.about})
     return {
         "version": AUDIT_VERSION,
         "settings": settings_dict,
@@ -485,26 +527,98 @@ def run_audit(
         "measured": measured,
         "checks": checks,
         "verdicts": [c["verdict"] for c in checks],
-        "relearn_curve": curve,
-        "relearn_gap": gaps,
-        "relearn_gap_20": gap20,
-        "relearn_gap_20_note": note20,
+        "warnings": relearn_warnings(measured, st),
+        "relearn_probes": probes,
+        **summary,
     }
 
 
-def relearn_gaps(curve: dict[str, dict]) -> dict[str, float | None]:
-    """``{k: audited - oracle forget ROUGE-L after k relearning steps}`` (empty without an oracle).
+def relearn_gaps(curve: dict[str, dict], key: str = "rougeL_recall") -> dict[str, float | None]:
+    """``{k: audited - oracle forget <key> after k relearning steps}`` (empty without an oracle).
 
     The retain oracle never saw the forget set, so what it reaches after k steps is what relearning
-    can teach from scratch; anything above it is suppressed knowledge coming back (arXiv 2402.16835)."""
+    can teach from scratch; anything above it is suppressed knowledge coming back (arXiv 2402.16835).
+    At k = 0 (before the attack) the gap is what the unlearning itself left: set beside the gap after
+    the attack, it tells "never forgot" from "came back" (:func:`relearn_reading`)."""
     if "audited" not in curve or "oracle" not in curve:
         return {}
     out: dict[str, float | None] = {}
     for k, point in curve["audited"].items():
-        a = point.get("rougeL_recall")
-        o = curve["oracle"].get(k, {}).get("rougeL_recall")
+        a = point.get(key)
+        o = curve["oracle"].get(k, {}).get(key)
         out[k] = None if a is None or o is None else _num(a - o)
     return out
+
+
+#: A gap at or below this is "at the oracle's level" (bench/robustness.py's target: relearn_gap_20 <= 0.10).
+GAP_AT_ORACLE = 0.10
+#: A change of a curve smaller than this (in ROUGE-L recall / fact recall) reads as "flat".
+FLAT = 0.02
+
+
+def relearn_reading(gaps: dict[str, float | None], step: str = "20") -> dict[str, Any] | None:
+    """What the gap before the attack (k = 0) and after ``step`` steps say together.
+
+    ``never_forgot``: more than :data:`GAP_AT_ORACLE` above the oracle before any relearning and after
+    it (a high gap after the attack is then not a robustness failure: there was nothing to bring back);
+    ``lowered_by_attack``: above it before, not after (the attack damaged the model); ``came_back``: at
+    the oracle's level before, above it after; ``stays_forgotten``: at its level both times. None
+    without both gaps."""
+    before, after = gaps.get("0"), gaps.get(step)
+    if before is None or after is None:
+        return None
+    if before > GAP_AT_ORACLE and after > GAP_AT_ORACLE:
+        reading = "never_forgot"
+        text = (
+            f"never forgot: {before:+.2f} above the oracle before the attack, so the {after:+.2f} after "
+            f"{step} steps is knowledge that was never removed, not knowledge that came back"
+        )
+    elif before > GAP_AT_ORACLE:
+        reading = "lowered_by_attack"
+        text = (
+            f"{before:+.2f} above the oracle before the attack and {after:+.2f} after {step} steps: the "
+            "attack lowered it, which is damage, not forgetting"
+        )
+    elif after > GAP_AT_ORACLE:
+        reading = "came_back"
+        text = (
+            f"came back: at the oracle's level before the attack ({before:+.2f}), {after:+.2f} above it "
+            f"after {step} steps"
+        )
+    else:
+        reading = "stays_forgotten"
+        text = (
+            f"stays at the oracle's level: {before:+.2f} before the attack, {after:+.2f} after {step} steps"
+        )
+    return {"reading": reading, "step": step, "before": before, "after": after, "text": text}
+
+
+def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, Any]]:
+    """A warning when the attack *lowers* the original (target) model: fine-tuning on half of the facts
+    the target knows should not make it forget the other half, so a fall means the attack damages the
+    model (too high a learning rate) and the curves measure damage, not recovery."""
+    points = measured.get("original", {}).get("relearn")
+    if not points or not settings.relearn_steps:
+        return []
+    k = str(max(settings.relearn_steps))
+    falls = []
+    for key, label in (("rougeL_recall", "forget ROUGE-L"), ("fact_recall", "fact recall")):
+        before, after = points["0"].get(key), points.get(k, {}).get(key)
+        if before is not None and after is not None and after < before - FLAT:
+            falls.append(f"{label} {before:.2f} -> {after:.2f}")
+    if not falls:
+        return []
+    return [
+        {
+            "code": "relearn_attack_damages",
+            "message": (
+                f"the relearning attack lowers the original (target) model itself ({'; '.join(falls)} after "
+                f"{k} steps at lr {settings.relearn_lr:g}): it damages the model rather than relearning, so "
+                "falls on the curves are damage, not forgetting; lower --relearn-lr (e.g. "
+                f"{settings.relearn_lr / 10:g}) until the target keeps what it knows"
+            ),
+        }
+    ]
 
 
 # ------------------------------------------------------------------------------------ checks, verdicts
@@ -587,8 +701,9 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
         "title": "Relearning attack",
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
         f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items, then asked the other "
-        f"{len(a.held_idx)} forget questions. Restored = ROUGE-L after the attack / the original "
-        "model's ROUGE-L on the same questions.",
+        f"{len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
+        "original model) is the attack damaging the model, not relearning."
+        + "".join(f" {p.about[0].upper()}{p.about[1:]}." for p in a.relearn_probes),
     }
     if not st.relearn_steps:
         check.update(rows=[], skipped="relearn_steps is empty")
@@ -602,38 +717,60 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
         )
     for k in ks:
         rows.append(_row(f"prob after {k} steps", measured, lambda m, k=k: m["relearn"][k]["prob"]))
-    base = measured.get("original", {}).get("relearn", {}).get("0", {}).get("rougeL_recall")
-    restored = {}
-    if base is not None and base > 1e-6:
-        # Only in the verdict: as table rows they repeat the ROUGE-L rows whenever the original is at 1.0.
-        for k in ks[1:]:
-            restored[k] = _row("", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"] / base)
     check["rows"] = rows
     k = ks[-1]
-
-    def rouge(role: str, step: str) -> float | None:
-        return measured[role]["relearn"][step]["rougeL_recall"]
-
     what = f"relearning {k} steps on {len(a.train_idx)} forget items"
     on = f"the {len(a.held_idx)} other forget questions"
-    if restored:
-        parts = {}
-        if "oracle" in measured:
-            parts["oracle"] = f"reaches {_pct(restored[k].get('oracle'))} ({_f(rouge('oracle', k))})"
-        check["verdict"] = (
-            f"{what} restores {_pct(restored[k]['audited'])} of the original model's forget ROUGE-L on {on} "
-            f"({_f(rouge('audited', '0'))} -> {_f(rouge('audited', k))}; original {_f(base)})"
-            f"{_others(parts)}"
+    audited = _movement(measured["audited"]["relearn"], "0", k, "rougeL_recall")
+    base = measured.get("original", {}).get("relearn", {}).get("0", {}).get("rougeL_recall")
+    share = ""
+    if audited["direction"] == "up" and base is not None and base > 1e-6:
+        share = f", {_pct(audited['after'] / base)} of the original model's {_f(base)}"
+    parts = {}
+    for role in ("oracle", "original"):
+        if role in measured:
+            moved = _movement(measured[role]["relearn"], "0", k, "rougeL_recall")
+            parts[role] = f"goes {_f(moved['before'])} -> {_f(moved['after'])}"
+    facts = ""
+    for probe in a.relearn_probes:
+        pts = {role: measured[role]["relearn"] for role in ROLES if role in measured}
+        moves = {role: _movement(p, "0", k, probe.key) for role, p in pts.items()}
+        others = ", ".join(
+            f"{'the oracle' if r == 'oracle' else 'the original model'} {_f(m['before'])} -> {_f(m['after'])}"
+            for r, m in moves.items()
+            if r != "audited"
         )
-    else:
-        parts = {}
-        if "oracle" in measured:
-            parts["oracle"] = f"goes {_f(rouge('oracle', '0'))} -> {_f(rouge('oracle', k))}"
-        check["verdict"] = (
-            f"{what} moves forget ROUGE-L on {on} from {_f(rouge('audited', '0'))} to "
-            f"{_f(rouge('audited', k))}{_others(parts)}"
+        facts += f"; {probe.label} {_f(moves['audited']['before'])} -> {_f(moves['audited']['after'])}" + (
+            f" ({others})" if others else ""
         )
+    damage = ""
+    if "original" in measured:
+        if _movement(measured["original"]["relearn"], "0", k, "rougeL_recall")["direction"] == "down":
+            damage = "; the attack lowers the original model too: it damages rather than relearns (see the warning)"
+    elif audited["direction"] == "down":
+        damage = (
+            "; a fall under relearning means the attack damages the model (pass the original model to check)"
+        )
+    check["verdict"] = (
+        f"{what} {audited['verb']} forget ROUGE-L on {on} {audited['span']}{share}{_others(parts)}{facts}{damage}"
+    )
+    check["direction"] = audited["direction"]
     return check
+
+
+def _movement(points: dict, k0: str, k: str, key: str) -> dict[str, Any]:
+    """Which way one curve moved between steps ``k0`` and ``k`` (changes under :data:`FLAT` are flat),
+    with the verb that says so and the span of numbers to quote."""
+    before, after = points.get(k0, {}).get(key), points.get(k, {}).get(key)
+    if before is None or after is None:
+        return {"before": before, "after": after, "direction": None, "verb": "moves", "span": "(n/a)"}
+    if after > before + FLAT:
+        direction, verb, span = "up", "raises", f"from {_f(before)} to {_f(after)}"
+    elif after < before - FLAT:
+        direction, verb, span = "down", "lowers", f"from {_f(before)} to {_f(after)}"
+    else:
+        direction, verb, span = "flat", "leaves", f"at {_f(before)} ({_f(after)} after)"
+    return {"before": before, "after": after, "direction": direction, "verb": verb, "span": span}
 
 
 def _quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
@@ -757,19 +894,22 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
         "original": dict(color="#c0392b", marker="s", linestyle=":"),
     }
     extra = ["#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
-    fig = Figure(figsize=(9.0, 3.6), dpi=110, layout="constrained")
-    axes = fig.subplots(1, 2)
+    metrics = _curve_metrics(audit)
+    fig = Figure(figsize=(4.5 * len(metrics), 3.6), dpi=110, layout="constrained")
+    axes = fig.subplots(1, len(metrics))
     for i, (key, label, points) in enumerate(series):
         ks = sorted(points, key=int)
         style = styles.get(key) or dict(color=extra[i % len(extra)], marker="^", linewidth=1.6)
-        for ax, metric in zip(axes, ("rougeL_recall", "prob")):
+        for ax, (metric, _) in zip(axes, metrics):
             xy = [(int(k), points[k].get(metric)) for k in ks if points[k].get(metric) is not None]
             if xy:
                 ax.plot([x for x, _ in xy], [y for _, y in xy], label=label, **style)
-    gap = audit.get("relearn_gap_20")
-    titles = ["forget ROUGE-L recall (held-out half)", "forget probability (held-out half)"]
-    if gap is not None:
-        titles[0] += f"\nrelearn_gap_20 = {gap:+.2f} (vs the oracle)"
+    titles = [f"forget {name} (held-out half)" for _, name in metrics]
+    for i, (metric, _) in enumerate(metrics):
+        gap_key = "relearn_gap_20" if metric == "rougeL_recall" else _gap_key(audit, metric)
+        gap = audit.get(gap_key) if gap_key else None
+        if gap is not None:
+            titles[i] += f"\n{gap_key} = {gap:+.2f} (vs the oracle)"
     for ax, title in zip(axes, titles):
         ax.set_xlabel("relearning steps on the other half")
         ax.set_title(title, fontsize=10)
@@ -777,7 +917,7 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
         ax.grid(True, alpha=0.3)
         if any("20" in points for _, _, points in series):
             ax.axvline(20, color="#999999", linewidth=0.8, linestyle="-.")
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    axes[-1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
     buf = _io.BytesIO()
     fig.savefig(buf, format="png")
     data = buf.getvalue()
@@ -807,37 +947,90 @@ def _write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def _curve_metrics(audit: dict) -> list[tuple[str, str]]:
+    """``[(point key, name)]`` of the curve: ROUGE-L, the data kind's probes (fact recall), probability."""
+    probes = [(p["key"], p["label"]) for p in audit.get("relearn_probes") or []]
+    return [("rougeL_recall", "ROUGE-L recall"), *probes, ("prob", "probability")]
+
+
+def _gap_key(audit: dict, metric: str) -> str | None:
+    short = next((p["short"] for p in audit.get("relearn_probes") or [] if p["key"] == metric), None)
+    return f"relearn_gap_{short}_20" if short else None
+
+
+def _curve_heading(audit: dict) -> str:
+    return " / ".join("ROUGE-L" if k == "rougeL_recall" else "prob" if k == "prob" else name
+                      for k, name in _curve_metrics(audit))  # fmt: skip
+
+
 def _curve_table_md(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
     series = curve_series(audit, compare)
     if not series:
         return []
+    head = _curve_heading(audit)
     lines = [
-        "| relearning steps | "
-        + " | ".join(f"{_md_escape(lab)} ROUGE-L / prob" for _, lab, _ in series)
-        + " |",
+        "| relearning steps | " + " | ".join(f"{_md_escape(lab)} {head}" for _, lab, _ in series) + " |",
         "|---:|" + "---:|" * len(series),
     ]
     for k in _curve_steps(series):
-        cells = [_pair(points.get(k)) for _, _, points in series]
+        cells = [_point_cell(points.get(k), audit) for _, _, points in series]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _pair(point: dict | None) -> str:
+def _point_cell(point: dict | None, audit: dict) -> str:
     if not point:
         return "n/a"
-    return f"{_cell(point.get('rougeL_recall'))} / {_cell(point.get('prob'))}"
+    return " / ".join(_cell(point.get(key)) for key, _ in _curve_metrics(audit))
 
 
-def _gap_line(audit: dict) -> str:
+def gap_lines(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
+    """The relearning gaps after 20 steps (forget ROUGE-L, then each probe's, e.g. fact recall), each
+    beside the gap before the attack and what the two say together (:func:`relearn_reading`); then the
+    same for each compared audit's model (e.g. the plain method next to its robust version), measured
+    against this audit's oracle."""
     gap = audit.get("relearn_gap_20")
     if gap is None:
         note = audit.get("relearn_gap_20_note")
-        return f"relearn_gap_20: n/a ({note})" if note else ""
-    return (
+        return [f"relearn_gap_20: n/a ({note})"] if note else []
+    lines = [
         f"relearn_gap_20 = {gap:+.3f} (audited minus retain-oracle forget ROUGE-L on the held-out half after "
         "20 relearning steps; 0 = as robust as never having seen the data)"
-    )
+        + _reading(audit.get("relearn_reading"))
+    ]
+    probes = audit.get("relearn_probes") or []
+    for probe in probes:
+        value = audit.get(f"relearn_gap_{probe['short']}_20")
+        if value is not None:
+            lines.append(
+                f"relearn_gap_{probe['short']}_20 = {value:+.3f} (the same gap in {probe['label']})"
+                + _reading(audit.get(f"relearn_reading_{probe['short']}"))
+            )
+    oracle = (audit.get("relearn_curve") or {}).get("oracle")
+    for label, other in (compare or {}).items():
+        points = (other.get("relearn_curve") or {}).get("audited")
+        if not points or not oracle:
+            continue
+        curve = {"audited": points, "oracle": oracle}
+        for key, name, short in [
+            ("rougeL_recall", "forget ROUGE-L", ""),
+            *[(p["key"], p["label"], f"_{p['short']}") for p in probes],
+        ]:
+            gaps = relearn_gaps(curve, key)
+            if gaps.get("20") is not None:
+                lines.append(
+                    f"{label}: relearn_gap{short}_20 = {gaps['20']:+.3f} ({name}, against the same oracle)"
+                    + _reading(relearn_reading(gaps))
+                )
+    return lines
+
+
+def _reading(reading: dict | None) -> str:
+    return f"; {reading['text']}" if reading else ""
+
+
+def warning_lines(audit: dict) -> list[str]:
+    return [w["message"] for w in audit.get("warnings") or []]
 
 
 def audit_markdown(audit: dict, plot: str | None = None) -> str:
@@ -868,13 +1061,14 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
                 lines.append(f"| {_md_escape(row['label'])} | " + " | ".join(cells) + " |")
             lines.append("")
         if curve:
-            lines += ["Relearning curve (forget ROUGE-L / probability on the held-out half):", ""]
+            lines += [f"Relearning curve (forget {_curve_heading(audit)} on the held-out half):", ""]
             lines += [*_curve_table_md(audit), ""]
             if plot:
                 lines += [f"![relearning curve]({plot})", ""]
-            gap = _gap_line(audit)
-            if gap:
+            for gap in gap_lines(audit):
                 lines += [_md_escape(gap), ""]
+            for warning in warning_lines(audit):
+                lines += [f"**Warning:** {_md_escape(warning)}", ""]
         lines += [f"**Verdict:** {_md_escape(check['verdict'])}", ""]
     return "\n".join(lines)
 
@@ -906,6 +1100,7 @@ _CSS = (
     ".uk-audit td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".uk-audit .verdict{background:#f4f6fa;border-left:4px solid #4a6fa5;padding:.3em .6em}"
     ".uk-audit .about{color:#555;font-size:.92em}"
+    ".uk-audit .warning{background:#fff4f4;border-left:4px solid #c0392b;padding:.3em .6em}"
     ".uk-audit img{max-width:100%;height:auto}"
 )
 
@@ -954,19 +1149,20 @@ def _curve_html(audit: dict, compare: dict[str, dict] | None) -> list[str]:
     series = curve_series(audit, compare)
     if not series:
         return []
-    out = ["<p class='about'>Relearning curve: forget ROUGE-L / probability on the held-out half.</p>"]
+    out = [f"<p class='about'>Relearning curve: forget {e(_curve_heading(audit))} on the held-out half.</p>"]
     out.append("<table><tr><th>steps</th>" + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series) + "</tr>")
     for k in _curve_steps(series):
-        cells = "".join(f"<td class='num'>{e(_pair(points.get(k)))}</td>" for _, _, points in series)
+        cells = "".join(
+            f"<td class='num'>{e(_point_cell(points.get(k), audit))}</td>" for _, _, points in series
+        )
         out.append(f"<tr><td class='num'>{e(k)}</td>{cells}</tr>")
     out.append("</table>")
     png = relearn_curve_png(audit, compare=compare)
     if png:
         data = base64.b64encode(png).decode("ascii")
         out.append(f"<img alt='relearning curve' src='data:image/png;base64,{data}'>")
-    gap = _gap_line(audit)
-    if gap:
-        out.append(f"<p><b>{e(gap)}</b></p>")
+    out += [f"<p><b>{e(gap)}</b></p>" for gap in gap_lines(audit, compare)]
+    out += [f"<p class='warning'><b>Warning:</b> {e(w)}</p>" for w in warning_lines(audit)]
     return out
 
 
@@ -1076,7 +1272,11 @@ def audit_command(args) -> int:
     write_audit(args.output, audit, overwrite=args.overwrite)
     for line in audit["verdicts"]:
         print(line)
-    if _gap_line(audit):
-        print(_gap_line(audit))
+    for line in gap_lines(audit):
+        print(line)
+    from unlearnkit.commands._common import note
+
+    for warning in warning_lines(audit):
+        note(warning, kind="warning")
     print(f"wrote {Path(args.output) / 'audit.md'}")
     return 0

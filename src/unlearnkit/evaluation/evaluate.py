@@ -248,8 +248,9 @@ def evaluate(
     details: dict[str, Any] = fmt.describe()  # prompt format, system prompt and date (chat)
     details["eval_settings"] = {k: getattr(st, k) for k in RECORDED_SETTINGS}  # rows and generation cap
     rows_of = getattr(bench, "eval_split", bench.split)  # TOFU: truth ratios on retain_perturbed
+    evaluated: dict[str, list[dict]] = {}
     for kind in ("forget", "retain", "general", "holdout"):
-        rows = select_rows(rows_of(kind), st)
+        rows = evaluated[kind] = select_rows(rows_of(kind), st)
         if not rows:
             continue
         split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st)
@@ -269,6 +270,14 @@ def evaluate(
             metrics[f"mia_{attack}_auc"] = S.auc(member, details["holdout"]["mia"][attack])
     if oracle_forget_trs is not None and "truth_ratios" in details["forget"]:
         metrics["forget_quality"] = S.forget_quality(details["forget"]["truth_ratios"], oracle_forget_trs)
+        metrics["forget_quality_n"] = len(details["forget"]["truth_ratios"])
+        metrics["forget_quality_oracle_n"] = len(oracle_forget_trs)
+    # The fact-level score where rows carry fact_value; warnings for degenerate numbers (issue 22).
+    from unlearnkit.evaluation.diagnostics import evaluation_warnings
+    from unlearnkit.evaluation.probes import fact_metrics
+
+    metrics.update(fact_metrics(evaluated, details))
+    details["warnings"] = evaluation_warnings(metrics, evaluated)
     return metrics, details
 
 

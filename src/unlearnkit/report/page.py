@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from unlearnkit.evaluation.diagnostics import MIN_FQ_ITEMS, results_warnings
 from unlearnkit.io import publish_mode, write_text_atomic
+from unlearnkit.report.choice import choose_best, gains_and_costs, statement
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -56,6 +58,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "forget_quality",
     "model_utility",
     "forget_rougeL_recall",
+    "forget_fact_recall",
     "forget_prob",
     "forget_truth_ratio",
     "forget_token_entropy",
@@ -75,6 +78,7 @@ DIRECTIONS: dict[str, str] = {
     "forget_quality": "higher",
     "model_utility": "higher",
     "forget_rougeL_recall": "oracle",
+    "forget_fact_recall": "oracle",
     "forget_prob": "oracle",
     "forget_truth_ratio": "oracle",
     "forget_exact_memorisation": "oracle",
@@ -107,6 +111,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "forget_quality": "KS-test p-value of forget-set truth ratios vs the retain oracle; higher = more forgotten",
     "model_utility": "harmonic mean of retain / general-knowledge probability, ROUGE-L and truth ratio",
     "forget_rougeL_recall": "ROUGE-L recall of greedy answers on the forget set; the oracle's value is the aim",
+    "forget_fact_recall": "share of forget questions whose fact value the greedy answer states (case-"
+    "insensitive, whole words); the oracle's value is the aim",
+    "forget_quality_n": f"forget items behind forget_quality (below {MIN_FQ_ITEMS} a side it is noise)",
+    "forget_quality_oracle_n": "the oracle's forget items behind forget_quality",
     "forget_prob": "length-normalised probability of forget answers; the oracle's value is the aim",
     "forget_truth_ratio": "truth-ratio score on the forget set; the oracle's value is the aim",
     "forget_token_entropy": "token entropy of forget-set generations; near the target's = still fluent",
@@ -889,6 +897,8 @@ tr.truth td { background: var(--bg-soft); }
          border-radius: 10px; background: #6e40c9; color: #fff; margin-left: 6px; vertical-align: 1px; }
 .q { font-weight: 600; }
 .fact { text-decoration: underline 2px; text-underline-offset: 3px; }
+ul.warnings li { border-left: 4px solid var(--high); padding-left: 8px; margin-bottom: 6px; }
+p.choice { border-left: 4px solid var(--low); padding-left: 8px; }
 """
 
 # Overlap thresholds for the coloured border: >= HIGH "fact still there", >= MID "partly", else "gone".
@@ -1014,6 +1024,41 @@ def _metrics_section(
     return out
 
 
+def _warnings_section(results: Results) -> list[str]:
+    """Degenerate numbers of the table (a zero harmonic-mean input, forget quality on few items or
+    unable to separate the target from the oracle), each with its likely cause."""
+    found = results_warnings(results)
+    if not found:
+        return []
+    # The row a warning is about leads it, unless the message already says "every row".
+    items = [
+        f"<li><b>{_e(d.row)}</b>: {_e(d.message)}</li>"
+        if d.row and d.row != "every row"
+        else f"<li>{_e(d.message)}</li>"
+        for d in found
+    ]
+    return ["<h2>Warnings</h2>", '<ul class="warnings">', *items, "</ul>"]
+
+
+def _choice_section(results: Results, reference_rows: Sequence[str]) -> list[str]:
+    """Which row is best, by the rule of :mod:`unlearnkit.report.choice`, stated with the choice; then
+    each row's gain on the forget side and its utility cost, in the same words."""
+    if "oracle" not in results:
+        return []
+    choice = choose_best(results, reference_rows=reference_rows)
+    if not choice.standings:
+        return []
+    rows = gains_and_costs(choice, results)
+    return [
+        "<h2>Which row is best</h2>",
+        f'<p class="choice">{_e(statement(choice))}</p>',
+        "<h3>Gains and costs</h3>",
+        '<ul class="costs">',
+        *(f"<li>{_e(r)}</li>" for r in rows),
+        "</ul>",
+    ]
+
+
 def render_report(
     results: Results,
     generations: Sequence[Mapping[str, Any]],
@@ -1048,13 +1093,16 @@ def render_report(
         "<dt>Forget quality \u2191</dt><dd>p-value of a two-sample Kolmogorov\u2013Smirnov test comparing the "
         "model's truth ratios on the forget set with those of the retain oracle (a model trained without "
         "the forget data). Higher = closer to a model that never saw the data; TOFU treats p &gt; 0.05 "
-        "as forgotten. It can be astronomically small (e.g. 1e-20) for a model that still knows.</dd>",
+        "as forgotten. It can be astronomically small (e.g. 1e-20) for a model that still knows. With fewer "
+        f"than {MIN_FQ_ITEMS} forget items a side it is too coarse to rank models (see the warnings).</dd>",
         "<dt>Model utility \u2191</dt><dd>harmonic mean of answer probability, ROUGE-L recall and "
         "truth-ratio score on the retain and general-knowledge questions. Higher = the model stays "
         "useful; any component near zero drags it to zero.</dd>",
         "</dl>",
+        *_warnings_section(results),
         "<h2>Metrics</h2>",
         *_metrics_section(results, columns, reference_rows),
+        *_choice_section(results, reference_rows),
     ]
     if plot_png is not None:
         data = base64.b64encode(Path(plot_png).read_bytes()).decode("ascii")
