@@ -6,7 +6,8 @@ never brings back the old numbers.
   token ids and attribution settings; recomputed when any of them changes.
 * The sweep's ``reference.json`` (target / oracle metrics): keyed by the model folders' file digests
   and the data rows, not only by their paths.
-* The quickstart's trained target / oracle: keyed by the world files (name, length, bytes) and recipe.
+* The quickstart's trained target / oracle (``unlearnkit.embedded``): keyed by the base's weights, the
+  split files and the recipe.
 * ``reference=cache``: never kept between runs; built from the model being unlearned, every run.
 """
 
@@ -163,24 +164,38 @@ def test_sweep_reference_key_ignores_the_model_card(sweep_folders):
     assert sweep._reference_key(_sweep_context(sweep_folders)) == key
 
 
-def test_quickstart_model_cache_follows_the_world_files(mini_world, tmp_path):
-    from unlearnkit.quickstart import content_hash
+def test_embedded_lab_model_cache_follows_the_files_it_trains_on(mini_world, tiny_model_dir, tmp_path):
+    """The quickstart's cached target / oracle (unlearnkit.embedded) are keyed by the base's weights, the
+    split files, the recipe and the seed: an edit, a row moved from one split to the next, retrained
+    base weights or another recipe each give another cache entry."""
+    from unlearnkit.embedded import digest
 
     world = tmp_path / "world"
     shutil.copytree(mini_world, world)
-    extra = {"recipe": {"lr": 1e-3}, "version": 1, "seed": 0}
-    key = content_hash(world, extra)
-    assert content_hash(world, dict(extra)) == key  # the same world and recipe: the cached models
-    assert content_hash(world, {**extra, "seed": 1}) != key
-    assert content_hash(world, {**extra, "recipe": {"lr": 2e-3}}) != key
+    base = tmp_path / "base"
+    shutil.copytree(tiny_model_dir, base)
+    forget, retain, weights = world / "forget.jsonl", world / "retain.jsonl", base / "model.safetensors"
+    recipe = {"lr": 1e-3}
+
+    def key(recipe=recipe, seed=0):
+        return digest("finetune", recipe, "all", seed, files=[weights, forget, retain])
+
+    first = key()
+    assert key(dict(recipe)) == first  # the same inputs: the cached models are reused
+    assert key(seed=1) != first and key({"lr": 2e-3}) != first
 
     # one row moved from the end of forget.jsonl to the start of retain.jsonl: the concatenated bytes are
-    # the same, the splits (and so the target and oracle trained on them) are not
-    forget, retain = world / "forget.jsonl", world / "retain.jsonl"
+    # the same, the splits (and so the target trained on them) are not
     f_lines = forget.read_text(encoding="utf-8").splitlines(keepends=True)
     forget.write_text("".join(f_lines[:-1]), encoding="utf-8")
     retain.write_text(f_lines[-1] + retain.read_text(encoding="utf-8"), encoding="utf-8")
-    assert content_hash(world, extra) != key
+    moved = key()
+    assert moved != first
+
+    blob = bytearray(weights.read_bytes())  # the base retrained: other weights under the same name
+    blob[-1] ^= 1
+    weights.write_bytes(bytes(blob))
+    assert key() != moved
 
 
 def test_reference_cache_is_built_from_the_model_of_each_run(world_tokenizer, mini_bench, tmp_path):

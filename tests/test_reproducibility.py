@@ -68,8 +68,10 @@ def test_token_reduction_is_the_token_count_weighted_mean(world_tokenizer, mini_
     retain = encode_rows(mini_bench.retain[:8], world_tokenizer, fmt, 128)
     dataset = PairedDataset(forget, retain, seed=0)
     collate = PaddingCollator(pad_id_of(world_tokenizer))
-    halves = [collate([dataset[i] for i in idx]) for idx in (range(4), range(4, 8))]
-    whole = collate([dataset[i] for i in range(8)])
+    # shortest four answers in one micro-batch, longest four in the other: unequal token counts
+    order = sorted(range(8), key=lambda i: sum(t != -100 for t in forget[i]["labels"]))
+    halves = [collate([dataset[i] for i in idx]) for idx in (order[:4], order[4:])]
+    whole = collate([dataset[i] for i in order])
     counts = [int((h["forget"]["labels"][:, 1:] != -100).sum()) for h in halves]
     assert counts[0] != counts[1], counts  # the case where the two reductions disagree
     method = get_method("ga")
@@ -86,7 +88,11 @@ def test_token_reduction_is_the_token_count_weighted_mean(world_tokenizer, mini_
     tok = [loss(h, "token") for h in halves]
     weighted = (counts[0] * tok[0] + counts[1] * tok[1]) / sum(counts)
     assert loss(whole, "token") == pytest.approx(weighted, rel=SAME_LOGITS_REL)
-    assert abs(loss(whole, "token") - sum(tok) / 2) > 100 * SAME_LOGITS_REL * abs(weighted)
+    # what accumulation / DDP compute instead misses it by (n_a - n_b)(t_a - t_b) / (2 (n_a + n_b))
+    missed = loss(whole, "token") - sum(tok) / 2
+    want = (counts[0] - counts[1]) * (tok[0] - tok[1]) / (2 * sum(counts))
+    rounding = 2 * SAME_LOGITS_REL * abs(weighted)  # two fp32 losses of this size subtracted
+    assert missed == pytest.approx(want, abs=rounding) and abs(missed) > 10 * rounding
 
 
 def test_evaluation_does_not_depend_on_its_batch_size(results):

@@ -45,8 +45,8 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   max(1, |loss|)); 1e-5 leaves a factor of 100. The weights then differ by what AdamW makes of
   gradients that differ by that rounding: its step lr * m / (sqrt(v) + eps) is insensitive to a
   relative change of a gradient element, except for elements that cancel to about eps (1e-8), where
-  the rounding of their terms can move the step by up to lr. Measured <= 8e-7 after 2 steps at lr 1e-3
-  (< 0.1 % of lr), so 1e-5 = 1 % of lr. ``loss_reduction=token`` misses it by the size of the update
+  the rounding of their terms can move the step by up to lr. Measured <= 1.5e-6 after 2 steps at lr 1e-3
+  (0.15 % of lr), so 1e-5 = 1 % of lr. ``loss_reduction=token`` misses it by the size of the update
   itself (5e-4 to 3e-3), which is what tests/test_reproducibility.py shows.
 * ``REORDERED_TEACHER_ADAM_STEP``: weights trained with AdamW against one teacher's outputs obtained
   two ways (``distill``'s cache: forwards over other batches, lengths and paddings, before training;
