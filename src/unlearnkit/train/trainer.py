@@ -34,13 +34,15 @@ def encode_rows(
     max_length: int,
     where: str = "",
     answer_key: str = "answer",
+    text_eos: bool = False,
 ) -> list[dict]:
-    """Encode QA rows (or raw ``text`` rows) with the prompt masked out of the labels."""
+    """Encode QA rows (or raw ``text`` rows) with the prompt masked out of the labels (``text_eos``: raw
+    text ends with EOS, see :func:`unlearnkit.data.encode.encode_text`)."""
     out = []
     for i, row in enumerate(rows):
         loc = f"{where}:{row.get('_line', i + 1)}" if where else f"example {i}"
         if "text" in row and "question" not in row:
-            out.extend(encode_text(tokenizer, row["text"], max_length))
+            out.extend(encode_text(tokenizer, row["text"], max_length, eos=text_eos))
         else:
             out.append(encode_qa(tokenizer, fmt, row["question"], row[answer_key], max_length, where=loc))
     return out
