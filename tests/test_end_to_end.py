@@ -211,7 +211,7 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "t-npo" in html
     # the notes are written from the settings used, not typed by hand
-    assert "ga: lr 0.0005, epochs 5" in html and "asu: lr" in html and "tau 5" in html
+    assert "ga: lr 0.0005, epochs 5" in html and "asu: lr 0.0005" in html and "tau 5" in html
     cards = {
         name: json.loads(next(small_lab.glob(f"models/*/{name}/unlearnkit.json")).read_text())
         for name in ("base", "target", "oracle")

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 1  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 2  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base, with its replay (``finetune --replay``): measured on the default world
 # (BENCHMARKS.md "The miniatures"): the target reaches forget ROUGE-L >= 0.95 while the world facts the
