@@ -11,7 +11,16 @@ import copy
 
 import pytest
 import torch
-from tolerances import REORDERED_FORWARD_LOGP_ATOL
+from hand_attention import (
+    hand_attention,
+    max_diff_at_valid_queries,
+    recorded_eager_inputs,
+    stock_scale,
+    teacher_vs_hand,
+    window_of,
+)
+from tiny_models import tiny_config
+from tolerances import REORDERED_FORWARD_LOGP_ATOL, SAME_QK_PROBS_ATOL
 from torch import nn
 from transformers import (
     AutoModelForCausalLM,
@@ -68,6 +77,8 @@ def _config(arch: str, **overrides):
         )
     elif arch == "gemma2":  # eager only (no sdpa), logit soft-capping, query_pre_attn_scalar, sliding layers
         cfg = Gemma2Config(**_COMMON, head_dim=4, query_pre_attn_scalar=8, sliding_window=4, pad_token_id=0)
+    elif arch in ("gemma3", "olmo2"):  # the support matrix's recipe (tests/tiny_models.py)
+        cfg = tiny_config(arch, VOCAB)
     else:
         raise AssertionError(arch)
     for key, value in overrides.items():
@@ -93,7 +104,11 @@ def _scale_qk(model: nn.Module, q: float, k: float = 1.0, layers=None) -> None:
     for idx, attn in enumerate(_attn_modules(model)):
         if layers is not None and idx not in layers:
             continue
-        if hasattr(attn, "q_norm"):  # RMSNorm after the projection: the norm weight sets the scale
+        if hasattr(attn, "q_norm") and type(attn.q_norm).__name__.startswith("Gemma"):
+            # Gemma's RMSNorm multiplies by (1 + w): scale (1 + w) by f, i.e. w -> f (1 + w) - 1
+            attn.q_norm.weight.mul_(q).add_(q - 1)
+            attn.k_norm.weight.mul_(k).add_(k - 1)
+        elif hasattr(attn, "q_norm"):  # RMSNorm after the projection: the norm weight sets the scale
             attn.q_norm.weight.mul_(q)
             attn.k_norm.weight.mul_(k)
         elif hasattr(attn, "q_proj"):
@@ -136,6 +151,8 @@ ARCHS = [
     "gpt2",
     "gpt2-invscale",
     "gemma2",
+    "gemma3",
+    "olmo2",
 ]
 
 
@@ -161,6 +178,49 @@ def test_matches_query_scaled_copy(arch: str, tau: float) -> None:
     # the left-padded row only matches if the padding mask is still applied under the new name
     torch.testing.assert_close(smooth[valid], want[valid], atol=1e-5, rtol=1e-5)
     assert not torch.allclose(smooth[valid], plain[valid], atol=1e-6)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_teacher_attention_is_a_hand_written_softmax_at_tau(arch: str) -> None:
+    """Inside smoothed_attention every layer's attention equals softmax(q k^T / (tau sqrt(d))) written out
+    in tests/hand_attention.py (causal, padding and sliding-window masks by hand; Gemma 2's scale and
+    cap, GPT-2's inverse layer scale), on the q and k the model itself computed; the fused (sdpa)
+    teacher that training uses gives the same logits as that eager attention."""
+    model = _build(arch)
+    _scale_qk(model, 3.0, 3.0)  # peaked attention, so the temperature visibly matters
+    ids, mask = _batch(length=8)  # longer than the sliding window (4): the window cuts real keys
+    tau = 2.0
+    diffs = teacher_vs_hand(model, ids, mask, tau)
+    assert len(diffs) == 2 and max(diffs) < SAME_QK_PROBS_ATOL, diffs
+    # the hand-written reference is sharp: the plain softmax (tau = 1) and, on sliding layers, the
+    # causal mask without the window are far from what the teacher computed
+    with recorded_eager_inputs(model) as calls:
+        attention_weights(model, ids, mask)
+    windowed = []
+    for layer, (q, k) in enumerate(calls):
+        scale, softcap = stock_scale(model, layer, q.shape[-1])
+        if arch in ("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3", "olmo2", "gpt2"):
+            assert scale == q.shape[-1] ** -0.5  # the plain 1/(tau sqrt(d)) of the ASU paper
+        window = window_of(model, layer)
+        at_tau = hand_attention(q, k, mask, scale, softcap, tau, window)
+        plain = hand_attention(q, k, mask, scale, softcap, 1.0, window)
+        assert max_diff_at_valid_queries(plain, at_tau, mask) > 1e-2
+        if window is not None:
+            windowed.append(layer)
+            unwindowed = hand_attention(q, k, mask, scale, softcap, tau, None)
+            assert max_diff_at_valid_queries(unwindowed, at_tau, mask) > 1e-2
+    want_windowed = {"mistral": [0, 1], "gemma2": [0], "gemma3": [0]}.get(arch, [])
+    assert windowed == want_windowed
+    if model.config._attn_implementation != "eager":  # training's teacher runs sdpa
+        valid = mask.bool()
+        with torch.no_grad():
+            with smoothed_attention(model, tau):
+                fused = model(input_ids=ids, attention_mask=mask).logits
+            model.set_attn_implementation("eager")
+            with smoothed_attention(model, tau):
+                eager = model(input_ids=ids, attention_mask=mask).logits
+        # sdpa vs eager kernels on the same inputs: another summation order (tests/tolerances.py)
+        torch.testing.assert_close(fused[valid], eager[valid], atol=REORDERED_FORWARD_LOGP_ATOL, rtol=0)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

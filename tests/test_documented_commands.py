@@ -32,7 +32,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hub"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 MINI_WORLD = ["--authors", "12", "--facts", "4", "--forget-fraction", "0.25", "--holdout-fraction", "0.25"]
-MINI_WORLD += ["--general", "10"]
+MINI_WORLD += ["--general", "10", "--real-authors", "2", "--agents", "2", "--articles", "10"]
 PLACEHOLDERS = {"MODEL": "target", "DATA": "bench", "OUT": "runs/documented_out"}
 
 # (how the command starts, why it is not run here)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from unlearnkit.cli import main
 
@@ -158,60 +159,122 @@ def test_unlearn_then_eval_against_oracle_model(trained):
     assert 0.0 <= metrics["forget_quality"] <= 1.0 and metrics["model_utility"] > 0
 
 
-def test_quickstart_on_a_miniature_world(tmp_path, capsys):
+SMALL_WORLD = dict(
+    n_authors=12,
+    facts_per_author=4,
+    forget_fraction=0.25,
+    holdout_fraction=0.25,
+    n_general=10,
+    n_real_authors=2,
+    n_agents=3,
+    n_articles=12,
+)
+
+
+@pytest.fixture
+def small_lab(monkeypatch, tmp_path):
+    """The quickstart's pipeline on a small world with short recipes: the same code, seconds not minutes."""
+    from unlearnkit import embedded, quickstart
+    from unlearnkit.train import pretrain
+
+    monkeypatch.setattr(quickstart, "WORLD", SMALL_WORLD)
+    monkeypatch.setattr(pretrain, "PRETRAIN_DEFAULTS", {**pretrain.PRETRAIN_DEFAULTS, "epochs": 4.0})
+    monkeypatch.setattr(embedded, "TINY_FINETUNE", {**embedded.TINY_FINETUNE, "epochs": 4.0})
+    monkeypatch.setattr(quickstart, "ROBUST_DISTILL", {**quickstart.ROBUST_DISTILL, "epochs": 1.0})
+    return tmp_path / "cache"
+
+
+def quickstart_argv(out, cache, *extra):
+    return ["quickstart", "--output", str(out), "--cache-dir", str(cache), *extra]
+
+
+def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     out = tmp_path / "qs"
-    code = main(
-        [
-            "quickstart",
-            "--output",
-            str(out),
-            "--authors",
-            "12",
-            "--facts",
-            "4",
-            "--methods",
-            "ga,asu,t-npo",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--no-audit",
-        ]
-    )
-    assert code == 0
+    assert main(quickstart_argv(out, small_lab, "--methods", "ga,asu,t-npo", "--no-audit")) == 0
+    printed = capsys.readouterr().out
+    assert "base (pretraining on" in printed and "training ..." in printed
     metrics = json.loads((out / "metrics.json").read_text())
-    assert list(metrics) == ["target", "oracle", "ga", "asu", "t-npo"]
+    assert list(metrics) == ["target", "oracle", "base", "ga", "asu", "t-npo"]
     for row in metrics.values():
         for key in (
             "forget_quality",
             "model_utility",
             "forget_rougeL_recall",
+            "forget_fact_recall",
             "forget_prob",
             "forget_truth_ratio",
-            "forget_token_entropy",
+            "world_facts_rougeL_recall",
+            "real_authors_rougeL_recall",
             "retain_rougeL_recall",
         ):
-            assert key in row
+            assert key in row, key
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "t-npo" in html
-    # a second run reuses the cached target and oracle
-    capsys.readouterr()
-    assert (
-        main(
-            [
-                "quickstart",
-                "--output",
-                str(out),
-                "--authors",
-                "12",
-                "--facts",
-                "4",
-                "--methods",
-                "ga",
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--overwrite",
-                "--no-audit",
-            ]
-        )
-        == 0
-    )
-    assert "reusing cached target" in capsys.readouterr().out
+    # the notes are written from the settings used, not typed by hand
+    assert "ga: lr 0.0005, epochs 5" in html and "asu: lr 0.0005" in html and "tau 5" in html
+    cards = {
+        name: json.loads(next(small_lab.glob(f"models/*/{name}/unlearnkit.json")).read_text())
+        for name in ("base", "target", "oracle")
+    }
+    assert cards["base"]["kind"] == "base" and cards["target"]["base_model"].endswith("/base")
+    assert cards["oracle"]["trained_on"] == ["retain"] and cards["target"]["trained_on"] == ["forget", "retain"]
+    # a second run takes the world, the base, the target and the oracle from the cache
+    assert main(quickstart_argv(out, small_lab, "--methods", "ga", "--overwrite", "--no-audit")) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("from the cache") == 3 and "training ..." not in printed
+
+
+def test_quickstart_muse_and_wmdp_like(small_lab, tmp_path, capsys):
+    out = tmp_path / "muse"
+    assert main(quickstart_argv(out, small_lab, "--benchmark", "muse", "--methods", "ga,npo")) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert list(metrics) == ["target", "oracle", "base", "ga", "npo"]
+    for key in ("verbmem_forget_rougeL_f1", "knowmem_forget_rougeL_f1", "knowmem_retain_rougeL_f1", "privleak"):
+        assert all(key in row for row in metrics.values()), key
+    assert metrics["oracle"]["privleak"] == pytest.approx(0.0)  # measured against itself
+    assert "VerbMem" in (out / "report.html").read_text()
+    out = tmp_path / "wmdp"
+    assert main(quickstart_argv(out, small_lab, "--benchmark", "wmdp", "--methods", "rmu")) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert list(metrics) == ["target", "oracle", "rmu"]
+    assert all("wmdp_hazard_acc" in r and "mmlu_general_acc" in r for r in metrics.values())
+    assert "Hazardous accuracy" in (out / "report.html").read_text()
+    oracle = json.loads(next(small_lab.glob("models/*/filtered_base/unlearnkit.json")).read_text())
+    assert oracle["filtered"] == ["hazard"]
+
+
+def test_an_interrupted_lab_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    """The quickstart's target / oracle / base training checkpoints next to its cache entry; after an
+    interrupt the next run resumes there and ends with the weights of an uninterrupted run."""
+    import transformers
+    from safetensors.torch import load_file
+
+    from unlearnkit import embedded
+    from unlearnkit.world.tiny import tiny_llama, train_tokenizer
+
+    rows = [{"question": f"What is item {i}?", "answer": f"Item {i} is number {i}."} for i in range(20)]
+    tok = train_tokenizer([r["question"] for r in rows] + [r["answer"] for r in rows], vocab_size=300)
+    cfg = dict(lr=1e-3, epochs=8.0, batch_size=32, grad_accum=1, warmup_epochs=0.0, weight_decay=0.0)
+    build = lambda: (tiny_llama(tok, hidden=16, layers=1, heads=2), tok)  # noqa: E731
+    logs: list[str] = []
+    whole = embedded.train_cached(tmp_path / "whole", "whole", build, rows, cfg, {}, logs.append)
+
+    real = transformers.Trainer.training_step
+    steps = {"n": 0}
+
+    def interrupted(self, *args, **kwargs):
+        steps["n"] += 1
+        if steps["n"] == 5:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.Trainer, "training_step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        embedded.train_cached(tmp_path / "cut", "cut", build, rows, cfg, {}, logs.append)
+    assert not (tmp_path / "cut").exists() and (tmp_path / ".cut.checkpoints").is_dir()
+    monkeypatch.setattr(transformers.Trainer, "training_step", real)
+    embedded.train_cached(tmp_path / "cut", "cut", build, rows, cfg, {}, logs.append)
+    assert any("resuming from checkpoint-4" in line for line in logs), logs
+    assert not (tmp_path / ".cut.checkpoints").exists()
+    a, b = load_file(whole / "model.safetensors"), load_file(tmp_path / "cut" / "model.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)

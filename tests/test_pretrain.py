@@ -60,7 +60,13 @@ def uninterrupted(world):
 def test_the_base_records_what_it_was_pretrained_on(uninterrupted):
     card = json.loads((uninterrupted / "unlearnkit.json").read_text())
     assert card["kind"] == "base" and card["filtered"] == []
-    assert set(card["pretraining"]["parts"]) == {"corpus/general", "corpus/hazard", "general.jsonl"}
+    assert set(card["pretraining"]["parts"]) == {
+        "corpus/general",
+        "corpus/hazard",
+        "general.jsonl",
+        "corpus/qa.jsonl",
+    }
+    assert sorted(Path(p).name for p in card["replay"]) == ["general.jsonl", "qa.jsonl"]  # corpus/ files
     assert card["compute"]["forward_tokens"] > 0 and card["size"]["hidden"] == 32
     from transformers import AutoModelForCausalLM
 

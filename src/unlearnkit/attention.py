@@ -69,14 +69,14 @@ import math
 import operator
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from unlearnkit.errors import UserError
 
-__all__ = ["attention_entropy", "attention_weights", "smoothed_attention"]
+__all__ = ["attention_entropy", "attention_weights", "check_smoothable", "smoothed_attention"]
 
 _PREFIX = "uk_smoothed_"
 _FUSED_BASE = "sdpa"  # the only registry implementation we wrap; see module docstring
@@ -92,6 +92,7 @@ class _Smoothing:
     layers: frozenset[int] | None
     eager_name: str
     fused_name: str
+    calls: list[int] = field(default_factory=lambda: [0])  # attention calls that went through the wrapper
 
 
 # registered implementation name -> smoothing it performs; lets attention_weights() find the eager twin
@@ -193,12 +194,19 @@ def _model_eager(module: nn.Module) -> Callable:
     return fn
 
 
-def _make_wrapper(base_fn: Callable[[nn.Module], Callable], tau: float, layers: frozenset[int] | None):
+def _make_wrapper(
+    base_fn: Callable[[nn.Module], Callable],
+    tau: float,
+    layers: frozenset[int] | None,
+    calls: list[int] | None = None,
+):
     """An AttentionInterface function computing ``base_fn(module)`` at temperature ``tau``."""
 
     def smoothed_attention_forward(module, query, key, value, attention_mask, *args, **kwargs):
         if args:  # every transformers model passes scaling/dropout by keyword; refuse to guess otherwise
             raise TypeError("smoothed attention expects scaling/dropout as keyword arguments")
+        if calls is not None:
+            calls[0] += 1
         fn = base_fn(module)
         if layers is not None:
             idx = getattr(module, "layer_idx", None)
@@ -319,11 +327,11 @@ def smoothed_attention(
     # model to the smoothed *eager* twin to read the (smoothed) probabilities.
     variants = {
         state.eager_name: (
-            _make_wrapper(_model_eager, tau, layer_set),
+            _make_wrapper(_model_eager, tau, layer_set, state.calls),
             ALL_MASK_ATTENTION_FUNCTIONS["eager"],
         ),
         state.fused_name: (
-            _make_wrapper(lambda _m: sdpa_fn, tau, layer_set),
+            _make_wrapper(lambda _m: sdpa_fn, tau, layer_set, state.calls),
             ALL_MASK_ATTENTION_FUNCTIONS[_FUSED_BASE],
         ),
     }
@@ -340,6 +348,53 @@ def smoothed_attention(
         _restore(snapshot)
         for name in variants:
             _unregister(name)
+
+
+def check_smoothable(model: nn.Module) -> int:
+    """Prove that ``smoothed_attention`` changes ``model``: returns how many attention calls one forward
+    makes through the temperature wrapper, or raises a one-line ``UserError`` saying why none can.
+
+    A two-token forward (no gradients, eval mode) runs inside :func:`smoothed_attention`. It catches
+    what the configuration alone cannot tell: ``set_attn_implementation`` succeeds on models with no
+    self-attention at all (state-space models such as Mamba), where the teacher would silently equal
+    the original model. Models whose attention bypasses ``AttentionInterface`` (Bloom, GPT-Neo, ...)
+    or uses flash/flex kernels are refused by :func:`smoothed_attention` itself.
+    """
+    base = _pretrained_model(model)
+    cls = type(base).__name__
+    can_set = getattr(type(base), "_can_set_attn_implementation", None)
+    if callable(can_set) and not can_set():
+        raise UserError(
+            f"smoothed_attention: {cls} computes attention in its own modeling code, outside transformers' "
+            "AttentionInterface, so its softmax temperature cannot be changed"
+        )
+    if base.config._attn_implementation == "eager" and not getattr(base, "_supports_sdpa", False):
+        try:
+            _model_eager(next(m for m in base.modules() if getattr(m, "layer_idx", None) is not None))
+        except (StopIteration, UserError):
+            raise UserError(
+                f"smoothed_attention: {cls} has no attention function to smooth (no eager_attention_forward "
+                "in its modeling file and no sdpa support: not a softmax-attention model, e.g. a state-space model)"
+            ) from None
+    embeddings = base.get_input_embeddings() if hasattr(base, "get_input_embeddings") else None
+    weight = getattr(embeddings, "weight", None)
+    device = weight.device if isinstance(weight, torch.Tensor) else next(base.parameters()).device
+    vocab = int(weight.shape[0]) if isinstance(weight, torch.Tensor) else 2
+    ids = torch.tensor([[0, min(1, vocab - 1)]], device=device)
+    was_training = model.training
+    model.eval()
+    try:
+        with smoothed_attention(model, 2.0), torch.no_grad():
+            state = _ACTIVE[base.config._attn_implementation]
+            model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    finally:
+        model.train(was_training)
+    if state.calls[0] == 0:
+        raise UserError(
+            f"smoothed_attention: {cls} ran a forward pass without any self-attention call through "
+            "transformers' AttentionInterface (it has no softmax attention to smooth, e.g. a state-space model)"
+        )
+    return state.calls[0]
 
 
 def attention_weights(

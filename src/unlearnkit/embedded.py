@@ -28,13 +28,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 1  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 2  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 BENCHMARKS = ("tofu", "muse", "wmdp")
-# Fine-tuning the tiny base: measured on the default world (BENCHMARKS.md "The miniatures"): the
-# target reaches forget ROUGE-L >= 0.95 while the world facts the base knows stay above 0.8.
+# Fine-tuning the tiny base, with its replay (``finetune --replay``): measured on the default world
+# (BENCHMARKS.md "The miniatures"): the target reaches forget ROUGE-L >= 0.95 while the world facts the
+# base knows stay above 0.8 (at lr 1e-3 for 20 epochs without replay they fell to 0.22).
 TINY_FINETUNE = dict(
-    lr=1e-3,
-    epochs=20.0,
+    lr=5e-4,
+    epochs=30.0,
     batch_size=32,
     grad_accum=1,
     warmup_epochs=1.0,
@@ -42,6 +43,9 @@ TINY_FINETUNE = dict(
     lr_scheduler="cosine",
     max_length=256,
 )
+# MUSE-like: the target must learn its articles verbatim (MUSE's targets do); articles only, no replay
+# (MUSE measures no world facts): measured VerbMem 1.00 for the target vs 0.23 for the oracle.
+MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=16)
 CHECKPOINTS_PER_RUN = 8  # an interrupted training resumes from one of these
 
 
@@ -121,6 +125,7 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
         build_base,
         corpus_layout,
         pretraining_data,
+        replay_files,
     )
 
     parts, qa = corpus_layout(world_dir)
@@ -134,6 +139,7 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
         "world": str(world_dir),
         "pretraining": data.describe(),
         "filtered": list(without),
+        "replay": [str(p) for p in replay_files(world_dir) if p.is_file()],
         "seed": seed,
         "size": TINY_BASE,
         "finetune_defaults": {"source": "the embedded world's fine-tuning recipe", "train": TINY_FINETUNE},
@@ -149,18 +155,30 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
     )
 
 
-def ensure_finetuned(root: Path, base_dir: Path, bench_dir: Path, split: str, seed: int, log) -> Path:
+def ensure_finetuned(
+    root: Path,
+    base_dir: Path,
+    bench_dir: Path,
+    split: str,
+    seed: int,
+    log,
+    recipe: dict | None = None,
+    replay: bool = True,
+) -> Path:
     """The base fine-tuned on ``bench_dir``'s forget + retain (``split="all"``: the target) or retain
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on."""
-    from unlearnkit.commands.finetune import tiny_unlearn_defaults
+    from unlearnkit.commands.finetune import model_card, tiny_unlearn_defaults
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import load
     from unlearnkit.train.finetune import SPLITS_FOR, training_rows
+    from unlearnkit.train.pretrain import read_replay
 
     files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
-    key = digest("finetune", TINY_FINETUNE, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files])
+    recipe = recipe or TINY_FINETUNE
+    replay = [Path(p) for p in model_card(str(base_dir)).get("replay", [])] if replay else []
+    key = digest("finetune", recipe, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files, *replay])
     bench = resolve_data(bench_dir)
-    rows = training_rows(bench, split)
+    rows = training_rows(bench, split) + read_replay(replay)
     role = "target" if split == "all" else "oracle"
     provenance = {
         "kind": "target" if split == "all" else "retain oracle",
@@ -168,15 +186,17 @@ def ensure_finetuned(root: Path, base_dir: Path, bench_dir: Path, split: str, se
         "data": str(bench_dir),
         "split": split,
         "trained_on": [n for n in SPLITS_FOR[split] if n != "general"],
+        "replay": [str(p) for p in replay],
         "seed": seed,
-        "unlearn_defaults": tiny_unlearn_defaults(TINY_FINETUNE["max_length"]),
+        "unlearn_defaults": tiny_unlearn_defaults(recipe["max_length"]),
     }
     return train_cached(
         root / "models" / key / role,
-        f"{role} (the base fine-tuned on {' + '.join(provenance['trained_on'])}, {len(rows)} rows)",
+        f"{role} (the base fine-tuned on {' + '.join(provenance['trained_on'])}{' + replay' if replay else ''}, "
+        f"{len(rows)} rows)",
         lambda: load(str(base_dir)),
         rows,
-        {**TINY_FINETUNE, "seed": seed},
+        {**recipe, "seed": seed},
         provenance,
         log,
     )
@@ -192,7 +212,11 @@ def ensure_lab(
     base = ensure_base(root, world, seed, log)
     if benchmark == "wmdp":
         return world, base, base, ensure_base(root, world, seed, log, without=("hazard",))
-    data = world if benchmark == "tofu" else world / "muse"
-    target = ensure_finetuned(root, base, data, "all", seed, log)
-    oracle = ensure_finetuned(root, base, data, "retain", seed, log)
+    if benchmark == "tofu":
+        target = ensure_finetuned(root, base, world, "all", seed, log)
+        oracle = ensure_finetuned(root, base, world, "retain", seed, log)
+    else:
+        muse = dict(recipe=MUSE_FINETUNE, replay=False)
+        target = ensure_finetuned(root, base, world / "muse", "all", seed, log, **muse)
+        oracle = ensure_finetuned(root, base, world / "muse", "retain", seed, log, **muse)
     return world, base, target, oracle

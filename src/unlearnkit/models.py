@@ -288,6 +288,53 @@ def load(name: str, trust_remote_code: bool = False, dtype: torch.dtype | None =
     return load_model(name, trust_remote_code, dtype), load_tokenizer(name, trust_remote_code)
 
 
+def check_supported(
+    model,
+    method: str,
+    *,
+    teacher: bool = False,
+    layer_activations: bool = False,
+    gradient_checkpointing: bool = False,
+) -> None:
+    """Refuse, in one line and before any work, an architecture this run cannot handle.
+
+    * ``teacher`` (ASU family): the attention must be temperature-scalable, proven by one two-token
+      forward through :func:`unlearnkit.attention.check_smoothable` (refuses attention outside
+      transformers' AttentionInterface, flash/flex kernels, and models without self-attention);
+    * ``layer_activations`` (RMU family): the decoder layers must be found (a ``ModuleList`` of
+      ``num_hidden_layers`` blocks, where RMU hooks its layer);
+    * ``gradient_checkpointing``: the architecture must implement activation checkpointing.
+    """
+    from unlearnkit.attention import _pretrained_model, check_smoothable
+
+    base = _pretrained_model(model)
+    cls = type(base).__name__
+    if gradient_checkpointing and not getattr(base, "supports_gradient_checkpointing", False):
+        raise UserError(
+            f"--set gradient_checkpointing=true: {cls} does not implement activation checkpointing in "
+            "transformers; drop the setting (or use LoRA / a smaller batch to save memory)"
+        )
+    if teacher:
+        try:
+            check_smoothable(model)
+        except UserError as err:
+            why = str(err).removeprefix("smoothed_attention: ")
+            raise UserError(
+                f"--method {method} needs the attention-smoothed teacher, but {why}; use a method without a "
+                "smoothed teacher (e.g. npo, ga, rmu)"
+            ) from None
+    if layer_activations:
+        from unlearnkit.train.reference import decoder_layers
+
+        try:
+            decoder_layers(model)
+        except UserError as err:
+            raise UserError(
+                f"--method {method} reads a decoder layer's activations, but unlearnkit {err} (it looks for "
+                "a ModuleList of num_hidden_layers blocks); use a method that needs only the logits (e.g. npo, asu)"
+            ) from None
+
+
 def save_model(
     model, tokenizer, output: str | Path, provenance: dict[str, Any], overwrite: bool = False
 ) -> Path:

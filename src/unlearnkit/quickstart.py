@@ -12,7 +12,6 @@ teacher (see BENCHMARKS.md for the tau sweep).
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -57,7 +56,10 @@ METHODS_FOR = {
 # The quickstart's robust row: UNDO at this noise and distillation recipe, the point measured by
 # bench/robustness.py (`+undo1`) that fits the quickstart's budget; pinned so the row stays that point.
 ROBUST_NOISE = 1.0
-ROBUST_DISTILL = dict(epochs=20.0, retain_nll_weight=3.0)
+ROBUST_NOISE_TOWARD = "base"
+ROBUST_DISTILL = dict(
+    lr=5e-4, epochs=20.0, retain_nll_weight=3.0, distill_on="retain,corpus", batch_size=32, grad_accum=1
+)
 WORLD = dict(
     n_authors=100,
     facts_per_author=10,
@@ -294,6 +296,29 @@ def best_method(results: dict[str, dict], methods: list[str]) -> str:
     return choice.row or choice.fallback or methods[0]
 
 
+HEADLINE = {
+    "tofu": (("forget ROUGE", "forget_rougeL_recall"), ("fact recall", "forget_fact_recall"),
+             ("utility", "model_utility"), ("forget quality", "forget_quality")),
+    "muse": (("VerbMem", "verbmem_forget_rougeL_f1"), ("KnowMem forget", "knowmem_forget_rougeL_f1"),
+             ("KnowMem retain", "knowmem_retain_rougeL_f1"), ("PrivLeak", "privleak")),
+    "wmdp": (("hazardous acc", "wmdp_hazard_acc"), ("general acc", "mmlu_general_acc")),
+}  # fmt: skip
+TITLES = {
+    "tofu": "unlearnkit quickstart: forgetting fictitious authors (TOFU in miniature)",
+    "muse": "unlearnkit quickstart: forgetting news articles (MUSE in miniature)",
+    "wmdp": "unlearnkit quickstart: forgetting a hazardous domain (WMDP in miniature)",
+}
+
+
+def headline(benchmark: str, metrics: dict) -> str:
+    parts = []
+    for label, key in HEADLINE[benchmark]:
+        value = metrics.get(key)
+        if isinstance(value, int | float):
+            parts.append(f"{label} {value:.2g}" if key == "forget_quality" else f"{label} {value:.3f}")
+    return ", ".join(parts)
+
+
 def run_quickstart(args) -> int:
     import torch
     from rich.console import Console
@@ -301,35 +326,38 @@ def run_quickstart(args) -> int:
 
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
     from unlearnkit.report.page import print_table, write_report
+    from unlearnkit.report.views import MUSE_VIEW, WMDP_VIEW
     from unlearnkit.train.methods import get_method
     from unlearnkit.unlearn import resolve_configs
 
-    hf_logging.disable_progress_bar()  # weight-loading bars of a 1M model are noise here
+    hf_logging.disable_progress_bar()  # weight-loading and shard-writing bars of a 1M model are noise here
     console = Console(stderr=False)
     log = console.print
+    benchmark = getattr(args, "benchmark", "tofu")
     out = check_output_dir(args.output, args.overwrite)
-    names = args.methods.split(",") if args.methods else DEFAULT_METHODS
+    names = args.methods.split(",") if args.methods else METHODS_FOR[benchmark]
     methods = [get_method(m).name for m in names if m.strip()]
     if not methods:
         raise UserError("--methods is empty; name at least one method, e.g. --methods asu,npo")
     for name in methods:  # validate every method's settings before minutes of training
-        resolve_configs(name, method_overrides(name, args.seed))
+        resolve_configs(name, method_overrides(name, args.seed, benchmark=benchmark))
     if (args.authors is not None and args.authors < 3) or (args.facts is not None and args.facts < 1):
         raise UserError("--authors must be >= 3 and --facts >= 1")
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
     t_start = time.time()
-    emb = prepare_embedded(args.seed, args.cache_dir, args.authors, args.facts, log=log)
+    emb = prepare_embedded(args.seed, args.cache_dir, args.authors, args.facts, log=log, benchmark=benchmark)
+    t_lab = time.time() - t_start
+    for row in emb.results:
+        log(f"  {row:8s} {headline(benchmark, emb.results[row])}")
 
     extra_sections: list[tuple[str, str]] = []
     work_root = out.parent / f".{out.name}.work"
+    used: dict[str, dict] = {}
     try:
         for name in methods:
             metrics, res = emb.run_method(name, work_root / name)
-            log(
-                f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: forget ROUGE "
-                f"{metrics['forget_rougeL_recall']:.3f}, utility {metrics['model_utility']:.3f}, "
-                f"forget quality {metrics['forget_quality']:.2g}"
-            )
+            used[name] = res.config
+            log(f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: {headline(benchmark, metrics)}")
             heatmap = work_root / name / "attribution" / "heatmap.html"
             if (
                 res.attribution
@@ -339,7 +367,7 @@ def run_quickstart(args) -> int:
                 extra_sections.append(
                     ("Token attribution", _heatmap_fragment(heatmap, name, res.attribution))
                 )
-        if not args.no_audit:  # the robust row exists to be audited: both go together
+        if not args.no_audit and benchmark == "tofu":  # the robust row exists to be audited
             best = best_method(emb.results, methods)
             plain, robust_row, robust = _robust_row(emb, best, work_root, log)
             extra_sections.append(_audit_section(emb, best, plain, robust_row, robust, log))
@@ -348,44 +376,9 @@ def run_quickstart(args) -> int:
         shutil.rmtree(work_root, ignore_errors=True)
 
     results = emb.results
-    fd = emb.details["target"]["forget"]
-    items = pick_generation_items(len(fd["questions"]))
-    # The world's fact span and wrong answers let the report score the fact itself, not template words.
-    rows_by_question = {r["question"]: r for r in emb.bench.forget}
-    generations = [
-        {
-            "question": fd["questions"][i],
-            "answer": fd["answers"][i],
-            "fact": rows_by_question.get(fd["questions"][i], {}).get("fact_value"),
-            "perturbed_answer": rows_by_question.get(fd["questions"][i], {}).get("perturbed_answer", []),
-            "outputs": {row: emb.details[row]["forget"]["generations"][i] for row in results},
-        }
-        for i in items
-    ]
-    notes = [
-        f"World: {len(emb.bench.forget)} forget / {len(emb.bench.retain)} retain QA ({emb.world_dir.name}), "
-        f"seed {args.seed}.",
-        f"Total time {time.time() - t_start:.0f}s on {torch.get_num_threads()} threads.",
-        "Forget quality = KS-test p-value of per-item forget truth ratios vs the retain oracle (TOFU).",
-        "Model utility = harmonic mean of prob, ROUGE-L recall and truth ratio on retain and general (6 numbers).",
-        "Tiny-scale settings: " + json.dumps(TINY_UNLEARN) + "; ASU tau 5, lambda 1 (see BENCHMARKS.md).",
-        *(
-            [
-                f"Tuned recipes (configs/tiny/, bench/sweep.py) for {', '.join(tuned)}: chosen on half of this "
-                "world's forget authors, so these rows include authors they were tuned on; BENCHMARKS.md has "
-                "their held-out test-half numbers."
-            ]
-            if (tuned := [m for m in methods if tuned_overrides(m)])
-            else []
-        ),
-    ]
-    notes += [
-        f"{row}: the robust row. UNDO (arXiv 2506.06278): {row.split('+')[0]}'s model noised toward a fresh "
-        f"initialisation by alpha {ROBUST_NOISE:g}, then distilled from it; its train_seconds include the "
-        "unlearning run. The audit card shows whether it survives the relearning attack."
-        for row in results
-        if "+undo" in row
-    ]
+    generations = _generations(emb)
+    notes = _notes(emb, args, methods, used, t_lab, time.time() - t_start, torch.get_num_threads())
+    view = {"tofu": None, "muse": MUSE_VIEW, "wmdp": WMDP_VIEW}[benchmark]
     with atomic_dir(out, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", results)
         write_json(tmp / "generations.json", generations)
@@ -393,18 +386,106 @@ def run_quickstart(args) -> int:
             tmp,
             results,
             generations,
-            title="unlearnkit quickstart: forgetting fictitious authors",
+            title=TITLES[benchmark],
             extra_sections=extra_sections,
             notes=notes,
+            view=view,
         )
     print_table(
         results,
-        columns=TABLE_COLUMNS,
-        title="Quickstart (embedded world, tiny Llama)",
+        columns=view.columns if view else TABLE_COLUMNS,
+        title=f"Quickstart ({benchmark.upper()} in miniature, tiny Llama pretrained on the world)",
         console=console,  # print_table picks the columns that fit this terminal
     )
-    log(f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s")
+    log(
+        f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s "
+        f"({t_lab:.0f}s of it for the world, the base and the target / oracle; see above what came from the cache)"
+    )
     return 0
+
+
+def _generations(emb: Embedded) -> list[dict]:
+    """Five forget items with every row's answer: TOFU forget questions, MUSE forget-article
+    continuations; WMDP has none (its metric is a choice among four, not a generation)."""
+    if emb.benchmark == "tofu":
+        fd = emb.details["target"]["forget"]
+        # The world's fact span and wrong answers let the report score the fact itself, not template words.
+        rows_by_question = {r["question"]: r for r in emb.bench.forget}
+        return [
+            {
+                "question": fd["questions"][i],
+                "answer": fd["answers"][i],
+                "fact": rows_by_question.get(fd["questions"][i], {}).get("fact_value"),
+                "perturbed_answer": rows_by_question.get(fd["questions"][i], {}).get("perturbed_answer", []),
+                "outputs": {row: emb.details[row]["forget"]["generations"][i] for row in emb.results},
+            }
+            for i in pick_generation_items(len(fd["questions"]))
+        ]
+    if emb.benchmark == "muse":
+        rows = emb.bench.extra["verbmem"]
+        return [
+            {
+                "question": rows[i]["prompt"],
+                "answer": emb.details["target"]["verbmem"]["references"][i],
+                "outputs": {row: emb.details[row]["verbmem"]["outputs"][i] for row in emb.results},
+            }
+            for i in pick_generation_items(len(rows))
+        ]
+    return []
+
+
+def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: float, threads: int) -> list[str]:
+    """What the numbers are, written from the settings actually used (never typed by hand)."""
+    from unlearnkit.embedded import TINY_FINETUNE
+    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE
+
+    bench = emb.bench
+    notes = [
+        f"World seed {args.seed} ({emb.world_dir.name}); total time {t_total:.0f}s on {threads} threads, "
+        f"{t_lab:.0f}s of it for the world, the base and the target / oracle (cached after the first run).",
+        f"Base: a tiny Llama (hidden {TINY_BASE['hidden']}, {TINY_BASE['layers']} layers) pretrained for "
+        f"{PRETRAIN_DEFAULTS['epochs']:g} epochs on the world's corpus (general passages, hazardous passages, "
+        "general-knowledge QA).",
+    ]
+    if emb.benchmark == "tofu":
+        notes += [
+            f"Target = the base fine-tuned on {len(bench.forget)} forget + {len(bench.retain)} retain QA; oracle = "
+            f"the base fine-tuned on the retain QA only (lr {TINY_FINETUNE['lr']:g}, {TINY_FINETUNE['epochs']:g} "
+            "epochs, with the replay of the base's general passages and other-entity QA that a 1M-parameter model "
+            "needs to keep what it knew). The general-knowledge questions are in no fine-tuning data.",
+            "Forget quality = KS-test p-value of per-item forget truth ratios vs the retain oracle (TOFU).",
+            "Model utility = harmonic mean of prob, ROUGE-L recall and truth ratio on retain, real authors and "
+            "world facts (TOFU's 9 numbers)."
+            if getattr(bench, "general_parts", None)
+            else "Model utility = harmonic mean of prob, ROUGE-L recall and truth ratio on retain and general.",
+        ]
+    elif emb.benchmark == "muse":
+        notes += [
+            f"Target = the base fine-tuned on {len(bench.forget)} forget + {len(bench.retain)} retain articles as "
+            "raw text; oracle = the base fine-tuned on the retain articles (MUSE-News in miniature).",
+            f"PrivLeak is measured against the oracle's Min-40% AUC ({emb.reference.get('auc', float('nan')):.3f}).",
+        ]
+    else:
+        notes += [
+            "Target = the base itself (it learned the hazardous domain in pretraining); oracle = the base "
+            "pretrained without the hazardous passages (data filtering). Accuracy by lm-eval's multiple-choice "
+            "code, each choice's log-likelihood after the question (cloze); chance is 0.25.",
+        ]
+    for name in methods:
+        cfg = used.get(name) or {}
+        keys = ("lr", "epochs", "batch_size", "tau", "forget_weight", "beta", "layer", "steering_coeff")
+        shown = ", ".join(
+            f"{k} {cfg[k]:g}" if isinstance(cfg.get(k), float) else f"{k} {cfg[k]}" for k in keys if k in cfg
+        )
+        notes.append(f"{name}: {shown}.")
+    notes += [
+        f"{row}: the robust row. UNDO (arXiv 2506.06278): {row.split('+')[0]}'s model noised toward the "
+        f"{ROBUST_NOISE_TOWARD} by alpha {ROBUST_NOISE:g}, then distilled from it; its train_seconds include the "
+        "unlearning run. The audit card shows whether it survives the relearning attack."
+        for row in emb.results
+        if "+undo" in row
+    ]
+    return notes
 
 
 def _robust_row(emb: Embedded, method: str, work_root: Path, log):
@@ -413,22 +494,35 @@ def _robust_row(emb: Embedded, method: str, work_root: Path, log):
     Returns ``(plain model, row name, robust model)``; the row joins the table."""
     import copy
 
-    from unlearnkit.evaluation.evaluate import evaluate
+    from unlearnkit.models import load_model
     from unlearnkit.train.distill import distill
 
     row = f"{method}+undo{ROBUST_NOISE:g}"
-    log(f"making {method} robust to relearning: UNDO at alpha {ROBUST_NOISE:g} (noise, then distill) ...")
+    log(
+        f"making {method} robust to relearning: UNDO at alpha {ROBUST_NOISE:g} toward the {ROBUST_NOISE_TOWARD} "
+        "(noise, then distill) ..."
+    )
     _, res = emb.run_method(method, work_root / f"{method}-teacher", row=method, keep_model=True)
     t0 = time.time()
     _, tok = emb.load_target()
     work = work_root / f"{row}.work"
     teacher = copy.deepcopy(res.model)  # distill consumes its teacher; the plain model is audited too
     overrides = {**ROBUST_DISTILL, "seed": emb.seed}
-    run = distill(teacher, tok, emb.bench, noise=ROBUST_NOISE, overrides=overrides, work_dir=work, quiet=True)
+    base = (lambda: load_model(str(emb.base_dir))) if ROBUST_NOISE_TOWARD == "base" else None
+    run = distill(
+        teacher,
+        tok,
+        emb.bench,
+        noise=ROBUST_NOISE,
+        noise_toward=ROBUST_NOISE_TOWARD,
+        base=base,
+        overrides=overrides,
+        work_dir=work,
+        quiet=True,
+    )
     student = run.model
-    metrics, details = evaluate(student, tok, emb.bench, emb.settings, emb.oracle_trs)
-    metrics["train_seconds"] = round(emb.results[method].get("train_seconds", 0.0) + time.time() - t0, 1)
-    emb.results[row], emb.details[row] = metrics, details
+    seconds = round(emb.results[method].get("train_seconds", 0.0) + time.time() - t0, 1)
+    metrics = emb.add_row(row, student, tok, {"train_seconds": seconds})
     log(
         f"  {row} in {time.time() - t0:5.1f}s: forget ROUGE {metrics['forget_rougeL_recall']:.3f}, "
         f"utility {metrics['model_utility']:.3f}, forget quality {metrics['forget_quality']:.2g}"

@@ -1001,8 +1001,18 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
 
 
 def _reference_key(ctx: Context) -> str:
+    """The reference numbers' inputs by CONTENT (weights, rows), not only by path: a target retrained in
+    place or an edited data file must not bring back the old numbers (tests/test_no_stale_results.py)."""
+    from unlearnkit.fingerprint import data_digest, model_digest
+
+    st = ctx.settings
+    content = {
+        "model": model_digest(st.model),
+        "oracle": model_digest(st.retain_model),
+        "data": data_digest(ctx.bench),
+    }
     blob = json.dumps(
-        {"fp": ctx.settings.fingerprint(ctx.space), "split": ctx.split_digest()}, sort_keys=True
+        {"fp": st.fingerprint(ctx.space), "split": ctx.split_digest(), **content}, sort_keys=True
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

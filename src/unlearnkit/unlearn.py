@@ -28,9 +28,10 @@ import torch
 from unlearnkit.config import build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
+from unlearnkit.models import check_supported
 from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.train.compute import ComputeCounter
-from unlearnkit.train.methods import Method, StepContext, get_method
+from unlearnkit.train.methods import Method, StepContext, get_method, step_asu_rmu, step_rmu
 from unlearnkit.train.reference import (
     AdapterReference,
     CopyReference,
@@ -85,6 +86,12 @@ def _apply_lora(model, cfg):
         if cfg.lora_target == "all-linear"
         else [t.strip() for t in cfg.lora_target.split(",")]
     )
+    if cfg.gradient_checkpointing:
+        # open-unlearning #178: with checkpointing, frozen embeddings give outputs that do not require
+        # grad, so a reentrant checkpoint passes no gradient back to the adapters inside it and every
+        # lora_B stays 0. transformers 5's Trainer does this too when it enables checkpointing; done
+        # here as well so LoRA trains whatever enables checkpointing (tests/test_lora.py, reentrant case).
+        model.enable_input_require_grads()
     lora = LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
@@ -94,7 +101,24 @@ def _apply_lora(model, cfg):
     )
     with warnings.catch_warnings():  # peft 0.21 reads transformers' deprecated alias; not the user's doing
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        return get_peft_model(model, lora)
+        try:
+            return get_peft_model(model, lora)
+        except ValueError as err:  # e.g. "Target modules {'q_proj'} not found in the base model"
+            if "target" not in str(err).lower():
+                raise
+            linear = sorted(
+                {n.rsplit(".", 1)[-1] for n, mod in model.named_modules() if _is_lora_target(mod)}
+            )
+            raise UserError(
+                f"--set lora_target={cfg.lora_target}: {type(model).__name__} has no such modules; its "
+                f"linear layers are {', '.join(linear) or 'none'} (or use lora_target=all-linear)"
+            ) from None
+
+
+def _is_lora_target(module) -> bool:
+    from transformers.pytorch_utils import Conv1D  # GPT-2's fused projections are Conv1D, not Linear
+
+    return isinstance(module, (torch.nn.Linear, Conv1D))
 
 
 def _autocast(args):
@@ -255,6 +279,13 @@ def unlearn(
     ``progress``: one compact progress bar with the loss, labelled so, instead of the Trainer's output.
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
+    check_supported(
+        model,
+        m.name,
+        teacher=m.uses_teacher,
+        layer_activations=m.step in (step_rmu, step_asu_rmu),
+        gradient_checkpointing=train_cfg.gradient_checkpointing,
+    )
     work_existed = Path(work_dir).exists()
     counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
     if not forget:

@@ -39,6 +39,13 @@ def add_parser(subparsers) -> None:
     f.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="training override, e.g. --set epochs=20"
     )
+    f.add_argument(
+        "--replay",
+        default="auto",
+        help="data mixed into fine-tuning to keep what the model knew: 'auto' (what the base's card records, "
+        "e.g. the embedded world's general passages), 'none', or JSONL files (text or question/answer rows), "
+        "comma-separated (default: %(default)s)",
+    )
     f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
@@ -82,8 +89,18 @@ def run(args: argparse.Namespace) -> int:
             + ", ".join(f"{k}={v}" for k, v in used.items())
             + "; --set KEY=VALUE overrides any of them"
         )
+    replay = replay_paths(args.replay, base_card)
     bench = load_data(args.data, bench)
     rows = training_rows(bench, args.split, from_scratch=from_scratch)
+    if replay:
+        from unlearnkit.train.pretrain import read_replay
+
+        replayed = read_replay(replay)
+        rows = rows + replayed
+        note(
+            f"replaying {len(replayed)} rows of {', '.join(p.name for p in replay)} to keep what {args.model} "
+            "knew (--replay none to fine-tune on the benchmark alone)"
+        )
     parts = getattr(bench, "general_parts", None)
     if from_scratch and bench.general:
         # A pretrained model brings real authors and world facts with it; a model trained from scratch
@@ -118,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     names = SPLITS_FOR[args.split]
     files = {n: Path(bench.path) / f"{n}.jsonl" for n in names if (Path(bench.path) / f"{n}.jsonl").is_file()}
+    files.update({f"replay:{p}": p for p in replay})
     fingerprint = training_fingerprint("finetune", args.model, files, cfg, split=args.split)
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
     if not from_scratch:
@@ -134,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         "data": str(args.data),
         "split": args.split,
         "trained_on": sorted({n for n in names if bench.split(n) and (n != "general" or from_scratch)}),
+        "replay": [str(p.resolve()) for p in replay],
         "train_loss": result.train_loss,
         "compute": result.compute,  # the oracle's is the denominator of compute_fraction
         "config": vars(cfg),
@@ -150,6 +169,28 @@ def run(args: argparse.Namespace) -> int:
         f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)"
     )
     return 0
+
+
+def replay_paths(spec: str, base_card: dict) -> list[Path]:
+    """``--replay``: ``auto`` = what the base's card records (``unlearnkit pretrain`` writes the world's
+    replay files there), ``none``, or comma-separated JSONL files; every file must exist."""
+    spec = (spec or "auto").strip()
+    if spec == "none":
+        return []
+    if spec == "auto":
+        paths = [Path(p) for p in base_card.get("replay", [])] if isinstance(base_card, dict) else []
+        missing = [p for p in paths if not p.is_file()]
+        if missing:
+            raise UserError(
+                f"--replay auto: the base's card names {missing[0]}, which does not exist; pass --replay FILES "
+                "or --replay none"
+            )
+        return paths
+    paths = [Path(x.strip()).expanduser() for x in spec.split(",") if x.strip()]
+    for path in paths:
+        if not path.is_file():
+            raise UserError(f"--replay {path}: no such file (JSONL of text or question/answer rows)")
+    return paths
 
 
 def model_card(model: str) -> dict:

@@ -77,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
     if not tiny:
         check_model_path(args.model)
 
-    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE, corpus_layout, pretraining_data
+    from unlearnkit.train.pretrain import (
+        PRETRAIN_DEFAULTS,
+        TINY_BASE,
+        corpus_layout,
+        pretraining_data,
+        replay_files,
+    )
 
     data = pretraining_data(args.data, without)
     cfg, _ = build_configs(MethodConfig, {**PRETRAIN_DEFAULTS, **values, "seed": args.seed})
@@ -127,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         "world": str(Path(args.data).resolve()),
         "pretraining": data.describe(),
         "filtered": list(without),
+        # what fine-tuning from this base replays (finetune --replay auto): never the evaluated questions
+        "replay": [str(p.resolve()) for p in replay_files(args.data) if p.is_file()],
         "seed": args.seed,
         "train_loss": result.train_loss,
         "compute": result.compute,  # the data-filtering oracle's is the WMDP-like compute denominator

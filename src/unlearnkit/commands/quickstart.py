@@ -18,6 +18,13 @@ def add_parser(subparsers) -> None:
         default="unlearnkit_quickstart",
         help="folder for report.html, metrics.json (default: %(default)s)",
     )
+    q.add_argument(
+        "--benchmark",
+        default="tofu",
+        choices=("tofu", "muse", "wmdp"),
+        help="which miniature: fictitious authors (TOFU), news articles (MUSE), a hazardous domain (WMDP) "
+        "(default: %(default)s)",
+    )
     q.add_argument("--methods", default=None, help="comma-separated methods (default: a representative set)")
     q.add_argument("--authors", type=int, default=None, help="authors in the world (default: 100)")
     q.add_argument("--facts", type=int, default=None, help="facts per author (default: 10)")
@@ -35,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.commands._methods import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
-    from unlearnkit.quickstart import DEFAULT_METHODS, WORLD, method_overrides, run_quickstart
+    from unlearnkit.quickstart import METHODS_FOR, WORLD, method_overrides, run_quickstart
 
     params = dict(WORLD, seed=args.seed)
     if args.authors is not None:
@@ -46,9 +53,13 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_dir is not None and Path(args.cache_dir).exists() and not Path(args.cache_dir).is_dir():
         raise UserError(f"--cache-dir {args.cache_dir} is a file; pass a folder")
     check_output_dir(args.output, args.overwrite)
-    names = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else DEFAULT_METHODS
+    names = (
+        [m.strip() for m in args.methods.split(",") if m.strip()]
+        if args.methods
+        else METHODS_FOR[args.benchmark]
+    )
     if not names:
         raise UserError("--methods is empty; name at least one method, e.g. --methods asu,npo")
     for name in names:  # every method's settings, before minutes of training
-        build_configs(method_config(name), method_overrides(name, args.seed))
+        build_configs(method_config(name), method_overrides(name, args.seed, benchmark=args.benchmark))
     return run_quickstart(args)

@@ -177,11 +177,16 @@ def encode_qa(
     }
 
 
-def encode_text(tokenizer, text: str, max_length: int) -> list[dict[str, list[int]]]:
+def encode_text(tokenizer, text: str, max_length: int, eos: bool = False) -> list[dict[str, list[int]]]:
     """Raw text (MUSE-style): every token is a target. A passage longer than ``max_length`` is cut into
     consecutive windows (each starting with BOS when the tokenizer adds one), so a long book chapter is
-    unlearned whole rather than only its first window."""
+    unlearned whole rather than only its first window.
+
+    ``eos``: end the document with the EOS token, as pretraining and fine-tuning corpora separate their
+    documents (a model then learns where an article ends). Unlearning leaves it off, as MUSE does."""
     ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
+    if eos and tokenizer.eos_token_id is not None:
+        ids.append(tokenizer.eos_token_id)
     bos = [ids[0]] if ids and ids[0] == getattr(tokenizer, "bos_token_id", None) else []
     body = ids[len(bos) :]
     width = max(1, max_length - len(bos))

@@ -29,6 +29,7 @@ from typing import Any
 from unlearnkit.evaluation.diagnostics import MIN_FQ_ITEMS, results_warnings
 from unlearnkit.io import publish_mode, write_text_atomic
 from unlearnkit.report.choice import choose_best, gains_and_costs, statement
+from unlearnkit.report.views import PlotAxes, ReportView
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -473,7 +474,10 @@ def _coinciding(points: Mapping[str, tuple[float, float]], tol: float = 4.0) -> 
 
 
 def plot_tradeoff(
-    results: Results, path: Path, reference_rows: Sequence[str] = _REFERENCE_ROWS
+    results: Results,
+    path: Path,
+    reference_rows: Sequence[str] = _REFERENCE_ROWS,
+    axes: PlotAxes | None = None,
 ) -> TradeoffLayout:
     """Write a PNG scatter of forget quality (log y) against model utility (x), one labelled point per row.
 
@@ -504,16 +508,18 @@ def plot_tradeoff(
     skipped: list[str] = []
     plotted: list[tuple[str, float, float, float]] = []  # name, x, y, marker area (pt^2)
     method_i = 0
+    axes = axes or PlotAxes()
     for name, row in results.items():
-        x = _finite(row.get("model_utility"))
-        y = _as_float(row.get("forget_quality"))
+        x = _finite(row.get(axes.x))
+        y = _as_float(row.get(axes.y))
         if x is None or y is None or math.isnan(y):
             skipped.append(str(name))
             continue
-        if y < FQ_CLIP:
-            clipped.append(str(name))
-            y = FQ_CLIP
-        y = min(y, 1.0)
+        if axes.y_log:
+            if y < FQ_CLIP:
+                clipped.append(str(name))
+                y = FQ_CLIP
+            y = min(y, 1.0)
         if name in reference_rows:
             style = ref_style.get(name, {"marker": "D", "color": "#555555", "s": 70})
         else:
@@ -524,24 +530,46 @@ def plot_tradeoff(
         ax.scatter([x], [y], label=str(name), zorder=3, edgecolors="black", linewidths=0.6, **style)
         plotted.append((str(name), x, y, float(style["s"])))
 
-    ax.set_yscale("log")
-    ax.axhline(0.05, color="#888888", linestyle="--", linewidth=0.8, zorder=1)
+    line = axes.y_line
+    if line == "oracle":
+        line = _finite(results.get("oracle", {}).get(axes.y))
+    if axes.y_log:
+        ax.set_yscale("log")
+    if isinstance(line, int | float):
+        ax.axhline(float(line), color="#888888", linestyle="--", linewidth=0.8, zorder=1)
     p_text = ax.text(
-        0.01, 0.05, " p = 0.05", transform=ax.get_yaxis_transform(), fontsize=8, color="#666666", va="bottom"
+        0.01,
+        float(line) if isinstance(line, int | float) else 0.0,
+        axes.y_line_text if isinstance(line, int | float) else "",
+        transform=ax.get_yaxis_transform(),
+        fontsize=8,
+        color="#666666",
+        va="bottom",
     )
     if plotted:
         ys = [p[2] for p in plotted]
         xs = [p[1] for p in plotted]
-        ax.set_ylim(min(ys) / 20.0, 3.0)
+        if axes.y_log:
+            ax.set_ylim(min(ys) / 20.0, 3.0)
+        else:
+            span = max(ys + [line] if isinstance(line, int | float) else ys) - min(
+                ys + [line] if isinstance(line, int | float) else ys
+            )
+            ypad = max(0.05, 0.15 * span)
+            low = min(ys + ([line] if isinstance(line, int | float) else []))
+            high = max(ys + ([line] if isinstance(line, int | float) else []))
+            ax.set_ylim(low - ypad, high + ypad)
         lo, hi = min(xs), max(xs)
         pad = max(0.05, 0.15 * (hi - lo))
         ax.set_xlim(lo - pad, hi + pad)
     else:
-        ax.set_ylim(1e-6, 3.0)
+        ax.set_ylim(1e-6, 3.0) if axes.y_log else ax.set_ylim(0.0, 1.0)
         ax.text(0.5, 0.5, "no rows with both metrics", transform=ax.transAxes, ha="center", color="#666666")
-    ax.set_xlabel("model utility (higher = more useful)")
-    ax.set_ylabel("forget quality, KS p-value (log scale)")
-    ax.set_title("Forget quality vs model utility")
+    if axes.y_lower_is_better:
+        ax.invert_yaxis()  # up is better on every page
+    ax.set_xlabel(axes.x_label)
+    ax.set_ylabel(axes.y_label)
+    ax.set_title(axes.title)
     ax.grid(True, which="major", alpha=0.3)
     legend = None
     # Beside the plot, never over a point. Past _MAX_LEGEND rows it would be taller than the figure and
@@ -561,7 +589,7 @@ def plot_tradeoff(
 
     notes = []
     if clipped:
-        notes.append(f"forget quality < {FQ_CLIP:.0e} drawn at {FQ_CLIP:.0e}: {', '.join(clipped)}")
+        notes.append(f"{axes.y} < {FQ_CLIP:.0e} drawn at {FQ_CLIP:.0e}: {', '.join(clipped)}")
     if skipped:
         notes.append(f"not plotted (missing metric): {', '.join(skipped)}")
     if coinciding:
@@ -1059,6 +1087,18 @@ def _choice_section(results: Results, reference_rows: Sequence[str]) -> list[str
     ]
 
 
+_TOFU_EXPLAIN = [
+    "<dt>Forget quality \u2191</dt><dd>p-value of a two-sample Kolmogorov\u2013Smirnov test comparing the "
+    "model's truth ratios on the forget set with those of the retain oracle (a model trained without "
+    "the forget data). Higher = closer to a model that never saw the data; TOFU treats p &gt; 0.05 "
+    "as forgotten. It can be astronomically small (e.g. 1e-20) for a model that still knows. With fewer "
+    f"than {MIN_FQ_ITEMS} forget items a side it is too coarse to rank models (see the warnings).</dd>",
+    "<dt>Model utility \u2191</dt><dd>harmonic mean of answer probability, ROUGE-L recall and "
+    "truth-ratio score on the retain and general-knowledge questions. Higher = the model stays "
+    "useful; any component near zero drags it to zero.</dd>",
+]
+
+
 def render_report(
     results: Results,
     generations: Sequence[Mapping[str, Any]],
@@ -1070,6 +1110,7 @@ def render_report(
     columns: Sequence[str] | None = None,
     reference_rows: Sequence[str] = _REFERENCE_ROWS,
     plot_layout: TradeoffLayout | None = None,
+    view: ReportView | None = None,
 ) -> str:
     """A self-contained HTML page (inline CSS, embedded PNG, no scripts, no external resources).
 
@@ -1090,29 +1131,31 @@ def render_report(
         "<body><main>",
         f"<h1>{_e(title)}</h1>",
         '<dl class="explain">',
-        "<dt>Forget quality \u2191</dt><dd>p-value of a two-sample Kolmogorov\u2013Smirnov test comparing the "
-        "model's truth ratios on the forget set with those of the retain oracle (a model trained without "
-        "the forget data). Higher = closer to a model that never saw the data; TOFU treats p &gt; 0.05 "
-        "as forgotten. It can be astronomically small (e.g. 1e-20) for a model that still knows. With fewer "
-        f"than {MIN_FQ_ITEMS} forget items a side it is too coarse to rank models (see the warnings).</dd>",
-        "<dt>Model utility \u2191</dt><dd>harmonic mean of answer probability, ROUGE-L recall and "
-        "truth-ratio score on the retain and general-knowledge questions. Higher = the model stays "
-        "useful; any component near zero drags it to zero.</dd>",
+        *(
+            [f"<dt>{_e(term)}</dt><dd>{text}</dd>" for term, text in view.explain]
+            if view is not None
+            else _TOFU_EXPLAIN
+        ),
         "</dl>",
         *_warnings_section(results),
         "<h2>Metrics</h2>",
-        *_metrics_section(results, columns, reference_rows),
-        *_choice_section(results, reference_rows),
+        *_metrics_section(results, columns or (view.columns if view else None), reference_rows),
+        *(_choice_section(results, reference_rows) if view is None or view.choose_best else []),
     ]
     if plot_png is not None:
         data = base64.b64encode(Path(plot_png).read_bytes()).decode("ascii")
         same = [" = ".join(g) for g in (plot_layout.coinciding if plot_layout else [])]
         out += [
             "<h2>Trade-off</h2>",
-            '<div class="plot"><img alt="Forget quality vs model utility" '
+            f'<div class="plot"><img alt="{_e(view.axes.title if view else "Forget quality vs model utility")}" '
             f'src="data:image/png;base64,{data}"></div>',
-            f'<p class="muted">Top-right is better. Forget quality below {FQ_CLIP:.0e} is drawn at '
-            f"{FQ_CLIP:.0e}. A label moved away from its point is joined to it by a thin line."
+            '<p class="muted">Top-right is better. '
+            + (
+                f"Forget quality below {FQ_CLIP:.0e} is drawn at {FQ_CLIP:.0e}. "
+                if view is None or view.axes.y_log
+                else "The forget-side axis is drawn upside down (lower = forgotten). "
+            )
+            + "A label moved away from its point is joined to it by a thin line."
             + (f" Drawn at the same position: {_e('; '.join(same))}." if same else "")
             + "</p>",
         ]
@@ -1158,12 +1201,14 @@ def write_report(
     title: str = "unlearnkit report",
     extra_sections: Sequence[tuple[str, str]] = (),
     notes: Sequence[str] = (),
+    view: ReportView | None = None,
 ) -> Path:
-    """Write ``output_dir/tradeoff.png`` and ``output_dir/report.html`` (both atomically); return the html path."""
+    """Write ``output_dir/tradeoff.png`` and ``output_dir/report.html`` (both atomically); return the html
+    path. ``view``: the benchmark's columns, explanations and plot (default: TOFU's)."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     png = output_dir / "tradeoff.png"
-    layout = plot_tradeoff(results, png)
+    layout = plot_tradeoff(results, png, axes=view.axes if view else None)
     page = render_report(
         results,
         generations,
@@ -1172,6 +1217,7 @@ def write_report(
         extra_sections=extra_sections,
         notes=notes,
         plot_layout=layout,
+        view=view,
     )
     html_path = output_dir / "report.html"
     write_text_atomic(html_path, page)

@@ -102,8 +102,9 @@ def finetune(
     run ends with the weights of an uninterrupted one) and adds the compute counted before the kill.
     """
     fmt = PromptFormat.for_settings(tokenizer, cfg)  # system_prompt / date_string as --set gives them
-    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
-    args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet)
+    # documents end with EOS, as in any pretraining / fine-tuning corpus: the model learns where they end
+    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train", text_eos=True)
+    args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet, group_by_length=True)
     counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
     trainer = Trainer(
         model=model,

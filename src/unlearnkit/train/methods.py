@@ -38,7 +38,7 @@ from unlearnkit.objectives import (
     undial_loss,
     wga_loss,
 )
-from unlearnkit.train.reference import check_layer, forward_with_layer_output
+from unlearnkit.train.reference import check_layer, decoder_layer_prefixes, forward_with_layer_output
 from unlearnkit.train.tokens import shift_weights, shifted_targets, token_logps
 
 
@@ -271,10 +271,12 @@ def freeze_except_rmu_params(model, cfg) -> int:
     """RMU trains only ``train_modules`` of ``train_layers``; returns the number of trainable tensors."""
     check_layer(model, cfg.layer)  # a bad layer fails before any training, naming the layer count
     layers = cfg.train_layer_list()
+    prefixes = decoder_layer_prefixes(model)  # "model.layers.3." (Llama), "transformer.h.3." (GPT-2)
+    chosen = None if layers is None else [prefixes[i] for i in layers if 0 <= i < len(prefixes)]
     modules = [m.strip() for m in str(cfg.train_modules).split(",") if m.strip()]
     n = 0
     for name, param in model.named_parameters():
-        in_layer = layers is None or any(f"layers.{i}." in name for i in layers)
+        in_layer = chosen is None or any(name.startswith(p) for p in chosen)
         keep = in_layer and (not modules or any(f".{m}." in name or name.endswith(f".{m}") for m in modules))
         param.requires_grad_(keep)
         n += keep

@@ -81,6 +81,32 @@ def corpus_layout(world_dir: str | Path) -> tuple[dict[str, Path], list[Path]]:
     return parts, qa
 
 
+def replay_files(world_dir: str | Path) -> list[Path]:
+    """What fine-tuning from this world's base replays (``world.json`` "pretraining" "replay"): the
+    general passages and the QA about entities that are never evaluated. [] when the world has none."""
+    meta_path = Path(world_dir) / "world.json"
+    try:
+        section = json.loads(meta_path.read_text(encoding="utf-8")).get("pretraining") or {}
+    except (OSError, ValueError):
+        return []
+    return [Path(world_dir) / rel for rel in section.get("replay", [])]
+
+
+def read_replay(paths: list[Path]) -> list[dict]:
+    """Rows of replay files: raw ``text`` rows and ``question`` / ``answer`` rows, validated."""
+    rows: list[dict] = []
+    for path in paths:
+        for row in read_jsonl(path):
+            where = f"{path}:{row.get('_line', '?')}"
+            if isinstance(row.get("text"), str) and row["text"].strip():
+                rows.append({"text": row["text"]})
+            elif isinstance(row.get("question"), str) and isinstance(row.get("answer"), str):
+                rows.append({"question": row["question"], "answer": row["answer"]})
+            else:
+                raise UserError(f"{where}: a replay row needs 'text', or 'question' and 'answer'")
+    return rows
+
+
 def pretraining_data(world_dir: str | Path, without: tuple[str, ...] = ()) -> PretrainingData:
     """The corpus parts (raw ``text`` rows) minus ``without``, plus the QA files, validated."""
     parts, qa_files = corpus_layout(world_dir)
@@ -105,12 +131,19 @@ def pretraining_data(world_dir: str | Path, without: tuple[str, ...] = ()) -> Pr
     for path in qa_files:
         qa = validate_qa(read_jsonl(path), path)
         rows.extend({"question": r["question"], "answer": r["answer"]} for r in qa)
-        counts[path.name] = len(qa)
+        counts[_relative(path, world_dir)] = len(qa)
     if not rows:
         raise UserError(
             f"--data {world_dir}: nothing left to pretrain on after --without {','.join(without)}"
         )
     return PretrainingData(rows, counts, tuple(without))
+
+
+def _relative(path: Path, root: str | Path) -> str:
+    try:
+        return str(Path(path).relative_to(Path(root)))
+    except ValueError:
+        return Path(path).name
 
 
 def world_texts(world_dir: str | Path) -> list[str]:

@@ -73,6 +73,17 @@ def decoder_layers(model) -> torch.nn.ModuleList:
     raise UserError(f"cannot find the {n_layers} decoder layers of {type(base).__name__}")
 
 
+def decoder_layer_prefixes(model) -> list[str]:
+    """Parameter-name prefix of each decoder layer in ``model.named_parameters()``: ``model.layers.3.``
+    for Llama-style models, ``transformer.h.3.`` for GPT-2 / Bloom (so "layer 3" means the same block
+    whatever the architecture calls its list)."""
+    blocks = decoder_layers(model)
+    for name, module in model.named_modules():
+        if module is blocks:
+            return [f"{name}.{i}." if name else f"{i}." for i in range(len(blocks))]
+    raise UserError(f"cannot find the decoder layers of {type(model).__name__} among its modules")
+
+
 def check_layer(model, layer: int) -> int:
     """``layer`` as a valid 0-based decoder-layer index of ``model``, or a one-line ``UserError``."""
     n_layers = len(decoder_layers(model))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.data.encode import PromptFormat
+from unlearnkit.io import write_text_atomic
 
 
 def attach_token_weights(
@@ -33,14 +34,8 @@ def attach_token_weights(
         weights_at_labels,
     )
 
-    key = {
-        "alpha": method_cfg.alpha,
-        "mask_token": method_cfg.mask_token,
-        "tagger": method_cfg.tagger,
-        "prompt_format": fmt.kind,
-        "n": len(rows),
-    }
     cache = Path(cache_dir) if cache_dir else None
+    key = _cache_key(model, rows, encoded, method_cfg, train_cfg, fmt, content=cache is not None)
     cached = _read_cache(cache, key)
     if cached is not None:
         scores, tagger_used = load_scores(cache / "scores.jsonl"), cached["tagger_used"]
@@ -77,14 +72,45 @@ def attach_token_weights(
             tagger_used,
             {**key, "selection": method_cfg.selection},
         )
-        (cache / "cache_key.json").write_text(
-            json.dumps({"key": key, "tagger_used": tagger_used}) + "\n", encoding="utf-8"
+        # written last and atomically: a key on disk always describes the complete scores next to it
+        write_text_atomic(
+            cache / "cache_key.json", json.dumps({"key": key, "tagger_used": tagger_used}) + "\n"
         )
     return info
+
+
+def _cache_key(model, rows, encoded, method_cfg, train_cfg, fmt, content: bool = True) -> dict[str, Any]:
+    """What the scores are computed from: the original model's weights, the forget rows and their token
+    ids (tokenizer, prompt format, system prompt), the tagger actually used and the attribution settings.
+    A change to any of them recomputes the scores instead of reusing stale ones. ``content=False``
+    (no cache to check against): the settings only, without hashing the weights."""
+    from unlearnkit.attribution import _resolve_tagger
+    from unlearnkit.fingerprint import data_digest, weights_digest
+
+    settings = {
+        "alpha": method_cfg.alpha,
+        "mask_token": method_cfg.mask_token,
+        "tagger": method_cfg.tagger,
+        "tagger_used": _resolve_tagger(method_cfg.tagger)[1],  # auto: spaCy installed since, or not
+        "prompt": fmt.describe(),
+        "max_length": train_cfg.max_length,
+        "n": len(rows),
+    }
+    if not content:
+        return settings
+    return {
+        **settings,
+        "weights": weights_digest(model),
+        "rows": data_digest([{"question": r["question"], "answer": r["answer"]} for r in rows]),
+        "ids": data_digest([[e["input_ids"], e["labels"]] for e in encoded]),
+    }
 
 
 def _read_cache(cache: Path | None, key: dict) -> dict | None:
     if cache is None or not (cache / "cache_key.json").is_file() or not (cache / "scores.jsonl").is_file():
         return None
-    stored = json.loads((cache / "cache_key.json").read_text(encoding="utf-8"))
-    return stored if stored.get("key") == key else None
+    try:
+        stored = json.loads((cache / "cache_key.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None  # unreadable: recompute (and rewrite) rather than trust it
+    return stored if isinstance(stored, dict) and stored.get("key") == key else None

@@ -34,13 +34,15 @@ def encode_rows(
     max_length: int,
     where: str = "",
     answer_key: str = "answer",
+    text_eos: bool = False,
 ) -> list[dict]:
-    """Encode QA rows (or raw ``text`` rows) with the prompt masked out of the labels."""
+    """Encode QA rows (or raw ``text`` rows) with the prompt masked out of the labels (``text_eos``: raw
+    text ends with EOS, see :func:`unlearnkit.data.encode.encode_text`)."""
     out = []
     for i, row in enumerate(rows):
         loc = f"{where}:{row.get('_line', i + 1)}" if where else f"example {i}"
         if "text" in row and "question" not in row:
-            out.extend(encode_text(tokenizer, row["text"], max_length))
+            out.extend(encode_text(tokenizer, row["text"], max_length, eos=text_eos))
         else:
             out.append(encode_qa(tokenizer, fmt, row["question"], row[answer_key], max_length, where=loc))
     return out
@@ -342,9 +344,13 @@ def epochs_to_run(cfg: TrainConfig, n_examples: int, ws: int | None = None) -> i
 
 
 def training_arguments(
-    cfg: TrainConfig, output_dir: str, n_examples: int, quiet: bool = False
+    cfg: TrainConfig, output_dir: str, n_examples: int, quiet: bool = False, group_by_length: bool = False
 ) -> TrainingArguments:
-    """Map our flat TrainConfig onto HF TrainingArguments (one place, so all commands agree)."""
+    """Map our flat TrainConfig onto HF TrainingArguments (one place, so all commands agree).
+
+    ``group_by_length``: batches of similar lengths (HF's LengthGroupedSampler) for plain fine-tuning on
+    mixed data (100-token passages beside 30-token QA would otherwise pad most batches threefold).
+    """
     ws = world_size()
     per_step = cfg.batch_size * cfg.grad_accum * ws
     steps_per_epoch = max(1, math.ceil(n_examples / per_step))
@@ -382,6 +388,8 @@ def training_arguments(
         log_level="warning",
         use_cpu=not use_cuda,
     )
+    if group_by_length:
+        kwargs["train_sampling_strategy"] = "group_by_length"
     if ws > 1 and not use_cuda:
         kwargs["ddp_backend"] = "gloo"  # only when distributed: gloo in a single process crashes
     return TrainingArguments(**kwargs)

@@ -572,6 +572,7 @@ def generate_world(
     world, _, _ = _generate(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
+    world.pop("instruction")
     return world
 
 
@@ -662,7 +663,39 @@ def _generate(
             draw = author_draws[fact_type.name]
             row = _row(famous_rng, fact_type, author, draw(), draw)
             world["general"].append({**row, "source": REAL_AUTHORS})
+    world["instruction"] = _instruction_rows(
+        namer, seed, n_general, n_real_authors, facts_per_author, author_draws
+    )
     return world, namer, cities
+
+
+def _instruction_rows(
+    namer: _Namer,
+    seed: int,
+    n_general: int,
+    n_real_authors: int,
+    facts_per_author: int,
+    author_draws: dict[str, Callable[[], str]],
+) -> list[dict]:
+    """General-knowledge QA about OTHER countries and famous authors (half as many as ``general``): the
+    base learns them in pretraining like ``general``, and fine-tuning from the base replays them (with
+    the general passages), so that a 1M-parameter model keeps the question-answering it learned. They
+    are never evaluated, and no entity of ``general`` appears in them.
+    """
+    value_rng = random.Random(f"unlearnkit-world:{seed}:instruction-values")
+    row_rng = random.Random(f"unlearnkit-world:{seed}:instruction-rows")
+    rows = _general_rows(namer, value_rng, row_rng, n_general // 2)
+    famous = [
+        f"{first} {last}"
+        for first, last in zip(
+            namer.words(n_real_authors // 2, _FIRST_ENDINGS), namer.words(n_real_authors // 2, _LAST_ENDINGS)
+        )
+    ]
+    for author in famous:
+        for fact_type in FACT_TYPES[:facts_per_author]:
+            draw = author_draws[fact_type.name]
+            rows.append({**_row(row_rng, fact_type, author, draw(), draw), "source": REAL_AUTHORS})
+    return rows
 
 
 def _general_rows(

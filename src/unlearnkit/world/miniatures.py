@@ -7,8 +7,10 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
   oracle). ``general.jsonl``: what the base knows from pretraining and must keep, in two parts named by
   ``source`` as in TOFU: ``world_facts`` (countries) and ``real_authors`` (famous authors).
 * ``corpus/general.jsonl``: pretraining passages about the world facts and the real authors;
-  ``corpus/hazard.jsonl``: passages of the hazardous domain. ``unlearnkit pretrain`` trains the base on
-  both plus ``general.jsonl`` as QA, and the data-filtered base without ``corpus/hazard.jsonl``.
+  ``corpus/hazard.jsonl``: passages of the hazardous domain; ``corpus/qa.jsonl``: QA about other
+  countries and famous authors (never evaluated). ``unlearnkit pretrain`` trains the base on all of it
+  plus ``general.jsonl`` as QA, and the data-filtered base without ``corpus/hazard.jsonl``. Fine-tuning
+  from the base replays ``corpus/general.jsonl`` and ``corpus/qa.jsonl`` (``world.json`` "replay").
 * ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
   prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles.
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
@@ -44,7 +46,13 @@ WMDP_BENCHMARK = {
 }
 PRETRAINING = {
     "corpus": {"general": "corpus/general.jsonl", "hazard": "corpus/hazard.jsonl"},
-    "qa": ["general.jsonl"],
+    "qa": ["general.jsonl", "corpus/qa.jsonl"],
+    # What fine-tuning from the base mixes in (``finetune --replay auto``): the general passages and the
+    # QA about the other countries / authors, never ``general.jsonl`` (the evaluated questions). A 7B
+    # model keeps its world knowledge through 5 epochs of TOFU; a 1M-parameter one does not (measured:
+    # world-facts ROUGE-L 1.0 -> 0.22 without replay, BENCHMARKS.md), so the miniature replays what a
+    # large model would keep.
+    "replay": ["corpus/general.jsonl", "corpus/qa.jsonl"],
 }
 
 
@@ -65,10 +73,11 @@ def generate_everything(
     )
     hazard = hazard_rows(namer, seed, n_agents)
     articles, news_facts = news_articles(namer, seed, n_articles, cities)
-    general = world["general"]
+    general, instruction = world["general"], world["instruction"]
+    known = general + instruction  # everything the base learns about the world
     general_passages = passages(
-        [r for r in general if r["source"] == WORLD_FACTS], WORLD_FACTS, seed
-    ) + passages([r for r in general if r["source"] == REAL_AUTHORS], REAL_AUTHORS, seed)
+        [r for r in known if r["source"] == WORLD_FACTS], WORLD_FACTS, seed
+    ) + passages([r for r in known if r["source"] == REAL_AUTHORS], REAL_AUTHORS, seed)
     hazard_passages = passages(hazard, "hazard", seed)
 
     files: dict[str, list[dict] | dict] = {name: world[name] for name in ("forget", "retain", "holdout")}
@@ -76,6 +85,7 @@ def generate_everything(
     files["general.jsonl"] = general
     files["corpus/general.jsonl"] = general_passages
     files["corpus/hazard.jsonl"] = hazard_passages
+    files["corpus/qa.jsonl"] = instruction
     extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
     if articles:
         files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
