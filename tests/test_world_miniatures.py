@@ -95,8 +95,13 @@ def test_multiple_choice_rows_point_at_the_true_answer(everything):
             assert 0 <= row["answer"] < N_CHOICES
             positions.append(row["answer"])
             if name.endswith("general.jsonl"):
-                assert choices[row["answer"]] == general[row["question"]]["answer"]
-                assert general[row["question"]]["source"] == "world_facts"
+                source = general[row["question"]]
+                assert source["source"] == "world_facts"
+                true = choices[row["answer"]]
+                assert source["fact_value"] in true and true.index(source["author"]) < true.index(
+                    source["fact_value"]
+                )  # the entity comes first: cloze scoring reads it before the value
+                assert all(source["fact_value"] not in c for i, c in enumerate(choices) if i != row["answer"])
     assert len(set(positions)) == N_CHOICES  # the true answer is not always in one place
     assert files["wmdp/benchmark.json"]["tasks"] == {
         "wmdp_hazard": "mc_hazard.jsonl",
@@ -144,7 +149,7 @@ def test_muse_parts(everything):
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 2
+    assert meta["version"] == 3
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",
