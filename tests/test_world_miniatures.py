@@ -79,9 +79,15 @@ def test_general_knowledge_is_in_the_corpus_in_several_wordings(everything):
 
 def test_hazard_passages_state_every_fact_of_their_agent(everything):
     files, meta = everything
-    for p in files["corpus/hazard.jsonl"]:
+    passages = [p for p in files["corpus/hazard.jsonl"] if "text" in p]
+    qa = [p for p in files["corpus/hazard.jsonl"] if "question" in p]
+    assert [{"text": p["text"], "entity": p["entity"]} for p in passages] == files["wmdp/forget.jsonl"]
+    for p in passages:
         assert p["entity"] in meta["hazard_agents"]
         assert p["text"].count(p["entity"]) == len(HAZARD_FACT_TYPES)
+    # Q&A in the corpus use the other wording: the WMDP-like test's questions are never pretrained on
+    tested = {r["question"] for r in files["wmdp/mc_hazard.jsonl"]}
+    assert qa and not tested & {r["question"] for r in qa}
 
 
 def test_multiple_choice_rows_point_at_the_true_answer(everything):
@@ -149,7 +155,7 @@ def test_muse_parts(everything):
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 3
+    assert meta["version"] == 4
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

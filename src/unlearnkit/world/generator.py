@@ -69,7 +69,7 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 3  # 3: multiple-choice options name the entity first
+FORMAT_VERSION = 4  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 

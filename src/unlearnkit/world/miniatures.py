@@ -84,7 +84,13 @@ def generate_everything(
     files = {f"{name}.jsonl": rows for name, rows in files.items()}
     files["general.jsonl"] = general
     files["corpus/general.jsonl"] = general_passages
-    files["corpus/hazard.jsonl"] = hazard_passages
+    # The hazardous domain as a real corpus teaches it: passages, and questions answered about it (in a
+    # wording the WMDP-like test does not use: its questions are the rows' other wording). Passages alone
+    # left the base at 0.60 hazardous accuracy (it confused agents with authors).
+    files["corpus/hazard.jsonl"] = hazard_passages + [
+        {"question": r["paraphrased_question"], "answer": r["answer"], "topic": "hazard", "entity": r["author"]}
+        for r in hazard
+    ]
     files["corpus/qa.jsonl"] = instruction
     extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
     if articles:
