@@ -92,10 +92,15 @@ def run_benchmark(benchmark: str, methods: list[str], args) -> tuple[str, dict]:
     work = Path(".bench_work") / benchmark
     for name in methods:
         metrics, _ = emb.run_method(name, work / name)
-        print(f"{benchmark} {name}: " + ", ".join(f"{k} {metrics[k]:.3g}" for k in COLUMNS[benchmark][:4] if k in metrics))
+        print(
+            f"{benchmark} {name}: "
+            + ", ".join(f"{k} {metrics[k]:.3g}" for k in COLUMNS[benchmark][:4] if k in metrics)
+        )
     if benchmark == "tofu":
         for row, metrics in emb.results.items():
-            cl, _ = closer_look_metrics(metrics, emb.details[row], embed_fn=None, nli_fn=None, models=_no_models())
+            cl, _ = closer_look_metrics(
+                metrics, emb.details[row], embed_fn=None, nli_fn=None, models=_no_models()
+            )
             metrics.update(cl)
     bench = emb.bench
     if benchmark == "tofu":
