@@ -213,14 +213,16 @@ class TextRelearnPlan:
     unit: str  # what an entity is: "event", "agent"
     passages: str  # what the forget rows are: "articles", "hazardous passages"
     headline: str  # metric key of the summary gap (relearn_gap_<short>_20)
+    utility: str  # metric key of the model's utility (continual unlearning's model_utility)
     probes: tuple[TextProbe, ...]
     detect: Callable[[Any], bool]
 
     def metric(self, key: str) -> TextMetric:
         return next(m for p in self.probes for m in p.metrics if m.key == key)
 
-    def problem(self, bench: Any) -> str | None:
-        """Why the attack cannot run on ``bench`` (one sentence), or None."""
+    def problem(self, bench: Any, min_entities: int = 2) -> str | None:
+        """Why the attack cannot run on ``bench`` (one sentence), or None. ``min_entities``: the
+        relearning attack needs 2 (one relearned, one measured); a continual request 1."""
         forget = list(getattr(bench, "forget", []) or [])
         missing = sum(1 for r in forget if entity_of(r) is None)
         if missing:
@@ -230,10 +232,10 @@ class TextRelearnPlan:
                 f"{self.unit} (unlearnkit world writes it)"
             )
         entities = {entity_of(r) for r in forget}
-        if len(entities) < 2:
+        if len(entities) < min_entities:
             return (
                 f"the forget {self.passages} are about {len(entities)} {self.unit}: the attack needs at "
-                f"least 2 (one to relearn on, one to measure)"
+                f"least {min_entities} (one to relearn on, one to measure)"
             )
         return None
 
@@ -422,6 +424,7 @@ MUSE_PLAN = TextRelearnPlan(
     unit="event",
     passages="articles",
     headline="knowmem_f1",
+    utility="knowmem_retain_f1",
     probes=(KNOWMEM, VERBMEM, KNOWMEM_RETAIN),
     detect=_is_muse,
 )
@@ -431,6 +434,7 @@ WMDP_PLAN = TextRelearnPlan(
     unit="agent",
     passages="hazardous passages",
     headline="hazard_acc",
+    utility="general_acc",
     probes=(HAZARD_ACCURACY, GENERAL_ACCURACY),
     detect=_is_wmdp,
 )
