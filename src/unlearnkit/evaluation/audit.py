@@ -37,6 +37,17 @@ answers is dominated by the name and template words). Each is set beside the gap
 after = the knowledge came back (:func:`relearn_reading`). The verdict's verb follows the direction of
 the change (raises / lowers / leaves), and when the attack lowers the original model itself the audit
 warns that it damages rather than relearns (``warnings``).
+
+Raw-text data (a MUSE-like or WMDP-like folder, ``kind`` ``text``) has no forget questions: the attack
+fine-tunes on the forget passages of half the *entities* (events, agents; every token a target, each
+document ended with EOS as fine-tuning does) and measures the data kind's protocol passes on the other
+half (:mod:`unlearnkit.evaluation.probes`: KnowMem, VerbMem; hazardous accuracy), plus a utility pass
+on every question (KnowMem retain; general accuracy) that shows damage done by the attack itself. The
+summary gap is ``relearn_gap_knowmem_20`` / ``relearn_gap_hazard_20`` (``relearn_headline`` names it;
+``relearn_gap_20`` is None with the reason). Membership inference scores the forget vs holdout texts
+whole (:func:`text_membership_scores`); a folder without holdout texts (WMDP-like) skips it with the
+reason. Quantisation re-runs the forget-side passes on every forget entity's rows; paraphrase probes do
+not apply to passages and are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -667,7 +678,15 @@ def run_audit(
     "audited", "oracle", "original"}`` and a ``verdict`` line. ``relearn_gap_20`` = audited minus oracle
     forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
     ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
-    the attack.
+    the attack. ``relearn_headline``: ``{"key", "metric", "label", "value", "note"}`` of the gap to read
+    (``relearn_gap_20`` for QA data).
+
+    Raw-text data (:func:`is_raw_text`): the curve's points hold the plan's metrics (MUSE-like:
+    ``knowmem_f1``, ``knowmem_fact_recall``, ``verbmem_f1``, ``knowmem_retain_f1``; WMDP-like:
+    ``hazard_acc``, ``general_acc``), each forget-side one with ``relearn_gap_<short>`` (by step),
+    ``_0``, ``_20`` and ``relearn_reading_<short>`` (``knowmem``, ``knowmem_fact``, ``verbmem``;
+    ``hazard``); ``measured`` holds the same metrics on every forget entity's rows and
+    ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
     """
     st = settings or AuditSettings()
     auditor = _Auditor(bench, st)
@@ -1181,7 +1200,11 @@ def _text_relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     check: dict[str, Any] = {"id": "relearning", "title": "Relearning attack"}
     if plan is None or a.relearn_skip:
         reason = a.relearn_skip or "no probe"
-        check.update(about="", rows=[], skipped=reason)
+        about = (
+            "A copy of each model is fine-tuned on the forget passages of half the entities, then measured "
+            "with the benchmark's protocol on the other half."
+        )
+        check.update(about=about, rows=[], skipped=reason)
         check["verdict"] = f"relearning attack: skipped ({reason})"
         return check
     relearned, held = a.entities

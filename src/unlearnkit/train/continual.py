@@ -89,17 +89,18 @@ def split_requests_by_entity(rows: Sequence[dict], k: int, unit: str = "entity")
     of an entity is in its request (a fact is never half forgotten)."""
     from unlearnkit.evaluation.probes import ENTITY_FIELD, entity_of
 
+    units = unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
     missing = sum(1 for r in rows if entity_of(r) is None)
     if missing:
         raise UserError(
             f"{missing} of the {len(rows)} forget rows carry no '{ENTITY_FIELD}' field: requests forget whole "
-            f"{unit}s, so every forget row must name its {unit}"
+            f"{units}, so every forget row must name its {unit}"
         )
     entities = list(dict.fromkeys(entity_of(r) for r in rows))
     if k < 1 or k > len(entities):
         raise UserError(
-            f"cannot split the {len(entities)} {unit}s of the forget set into {k} requests (need 1 <= k <= "
-            f"{len(entities)}: a request forgets whole {unit}s)"
+            f"cannot split the {len(entities)} {units} of the forget set into {k} requests (need 1 <= k <= "
+            f"{len(entities)}: a request forgets whole {units})"
         )
     groups = split_requests(entities, k)
     return [[r for r in rows if entity_of(r) in set(group)] for group in groups]
