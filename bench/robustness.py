@@ -244,7 +244,12 @@ def run_retrain(lab: Lab) -> dict:
 
     cfg, _ = build_configs(
         MethodConfig,
-        {**recipe, "seed": lab.seed, "save_every": max(1, math.ceil(steps / CHECKPOINTS)), "save_total_limit": 99},
+        {
+            **recipe,
+            "seed": lab.seed,
+            "save_every": max(1, math.ceil(steps / CHECKPOINTS)),
+            "save_total_limit": 99,
+        },
     )
     model, tok = build()
     res = finetune(model, tok, rows, cfg, work, quiet=True)
@@ -299,7 +304,11 @@ def run_settings(benchmark: str, cfg: str, seed: int) -> dict:
         out["unlearn"] = method_overrides(method, seed, tuned=False, benchmark=benchmark)
     if "+undo-" in cfg:
         toward = cfg.split("+undo-")[1].rstrip("0123456789.")
-        out["distill"] = {**DISTILL[(benchmark, toward)], "stop_ratio": STOP_RATIO, "checkpoints": CHECKPOINTS}
+        out["distill"] = {
+            **DISTILL[(benchmark, toward)],
+            "stop_ratio": STOP_RATIO,
+            "checkpoints": CHECKPOINTS,
+        }
     return out
 
 
@@ -310,7 +319,9 @@ def _cache() -> RunCache:
 def cached_or_run(lab: Lab, cfg: str, oracle: dict | None = None) -> dict:
     key, settings = f"{lab.benchmark}__{cfg}__s{lab.seed}", run_settings(lab.benchmark, cfg, lab.seed)
     done = _cache().get(key, settings)
-    if done is not None and ("+" in cfg or cfg in ("oracle", "target", "retrain") or _teacher_dir(lab, cfg).is_dir()):
+    if done is not None and (
+        "+" in cfg or cfg in ("oracle", "target", "retrain") or _teacher_dir(lab, cfg).is_dir()
+    ):
         return done
     t0 = time.time()
     print(f"[{time.strftime('%H:%M:%S')}] {lab.benchmark} {cfg} seed {lab.seed} ...", flush=True)
@@ -374,7 +385,10 @@ def rows_of(benchmark: str, runs: dict[int, dict[str, dict]]) -> dict[str, dict]
             add(cfg, "mia", run.get("relearn", {}).get("mia_min_k_auc"))
             add(cfg, "weight_shift", run.get("weight_shift"))
     return {
-        cfg: {k: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else None, len(v)) for k, v in vals.items()}
+        cfg: {
+            k: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else None, len(v))
+            for k, v in vals.items()
+        }
         for cfg, vals in table.items()
     }
 
@@ -421,7 +435,9 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
     def cfg_compute(r: dict):
         return r.get("compute_fraction", (None,))[0]
 
-    methods = {c: r for c, r in table.items() if c not in ("oracle", "target") and not c.startswith("retrain@")}
+    methods = {
+        c: r for c, r in table.items() if c not in ("oracle", "target") and not c.startswith("retrain@")
+    }
     good = sorted((c for c, r in methods.items() if ok(r)), key=lambda c: cfg_compute(methods[c]))
     retrains = sorted(
         (c for c in table if c.startswith("retrain@")), key=lambda c: table[c]["compute_fraction"][0]
@@ -513,7 +529,9 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: list[int]) -
             continue
         keys = relearn_keys(benchmark)
         front = pareto(table, keys[0])
-        title = "TOFU-like (fact recall, ROUGE-L)" if benchmark == "tofu" else "WMDP-like (hazardous accuracy)"
+        title = (
+            "TOFU-like (fact recall, ROUGE-L)" if benchmark == "tofu" else "WMDP-like (hazardous accuracy)"
+        )
         lines += [
             f"### {title}",
             "",

@@ -292,9 +292,9 @@ def test_muse_audit_summary_and_skips(muse_run):
         curve["audited"]["0"]["verbmem_f1"] - curve["oracle"]["0"]["verbmem_f1"]
     )
     assert "relearn_gap_knowmem_retain" not in audit  # utility: watched for damage, no gap
-    assert audit["relearn_gap_20"] is None and "relearn_gap_knowmem_20" in audit["relearn_gap_20_note"]
+    assert audit["relearn_gap_20"] is None and "relearn_gap_verbmem_20" in audit["relearn_gap_20_note"]
     head = audit["relearn_headline"]
-    assert head["key"] == "relearn_gap_knowmem_20" and head["value"] is None
+    assert head["key"] == "relearn_gap_verbmem_20" and head["value"] is None
     assert head["note"] == "20 is not among relearn_steps"
     checks = {c["id"]: c for c in audit["checks"]}
     assert [r["label"] for r in checks["mia"]["rows"]] == [
@@ -307,12 +307,12 @@ def test_muse_audit_summary_and_skips(muse_run):
     assert checks["relearning"]["verdict"].startswith(
         "relearning 2 steps on the forget articles of 2 events "
     )
-    assert "knowmem_forget rows about the other 1 event" in checks["relearning"]["verdict"]
+    assert "verbmem rows about the other 1 event" in checks["relearning"]["verdict"]
     assert checks["quantization"]["rows"][0]["label"] == "KnowMem ROUGE-L F1, full precision"
     assert checks["paraphrase"]["skipped"].startswith("raw-text data")
     md = audit_markdown(audit)
     assert md.count("**Verdict:**") == 4 and "Relearning curve (KnowMem ROUGE-L F1 / " in md
-    assert "relearn_gap_knowmem_20: n/a (20 is not among relearn_steps)" in md
+    assert "relearn_gap_verbmem_20: n/a (20 is not among relearn_steps)" in md
 
 
 def test_wmdp_audit_skips_membership_inference_with_the_reason(wmdp_run):
@@ -337,11 +337,12 @@ def test_gap_after_20_steps_and_its_reading(world):
     audit = run_audit(audited, tok, bench, oracle=oracle, settings=st)
     for k, v in audited.state_dict().items():  # the audited model is never modified
         assert torch.equal(v, before[k]), k
-    value = audit["relearn_gap_knowmem_20"]
+    value = audit["relearn_gap_verbmem_20"]  # the headline: VerbMem (KnowMem does not separate here)
     assert value is not None and audit["relearn_headline"]["value"] == value
-    assert audit["relearn_reading_knowmem"]["reading"] in ("stays_forgotten", "came_back", "never_forgot")
+    assert audit["relearn_reading_verbmem"]["reading"] in ("stays_forgotten", "came_back", "never_forgot")
+    assert audit["relearn_gap_knowmem_20"] is not None
     lines = gap_lines(audit)
-    assert lines[0].startswith(f"relearn_gap_knowmem_20 = {value:+.3f} (audited minus retain-oracle KnowMem")
+    assert lines[0].startswith(f"relearn_gap_verbmem_20 = {value:+.3f} (audited minus retain-oracle VerbMem")
 
 
 def test_plain_text_folder_audit_skips_what_needs_questions(tmp_path, world):
@@ -377,7 +378,7 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
     roles = ["audited", "oracle", "original"] if folder == "muse" else ["audited", "oracle"]
     assert list(data["relearn_curve"]) == roles
     assert all(list(points) == ["0", "2"] for points in data["relearn_curve"].values())
-    head = "knowmem" if folder == "muse" else "hazard"
+    head = "verbmem" if folder == "muse" else "hazard"
     assert data["relearn_gap_" + head]["2"] is not None
     assert data["relearn_headline"]["key"] == f"relearn_gap_{head}_20"
     assert f"relearn_gap_{head}_20: n/a (20 is not among relearn_steps)" in printed

@@ -37,21 +37,26 @@ TINY_METHOD = {
     "t-asu": dict(tau=5.0, forget_weight=1.0),
     "s-asu": dict(tau=5.0, forget_weight=1.0),
 }
-# Per miniature: the raw-text ones unlearn passages, not answers. RMU on a 2-layer model steers the last
-# layer's input (layer 1) and trains both layers' down projections; its steering coefficient is set
-# relative to the tiny model's activation norm (about 6 per token at hidden 128), as the paper sets 6.5
-# for Zephyr-7B's.
+# Per miniature: the raw-text ones unlearn passages, not answers. RMU on a 2-layer model steers the
+# output of layer 1 and trains both layers' MLP down projections (the paper: layer 7 and the down_proj
+# of layers 5-7 of Zephyr-7B); its steering coefficient and lr were measured on the WMDP-like miniature.
+_RMU_TINY = dict(layer=1, train_layers="0,1", steering_coeff=100.0, retain_weight=100.0, lr=1e-2, epochs=10.0)
 BENCHMARK_METHOD: dict[str, dict[str, dict]] = {
+    # measured on the WMDP-like miniature (hazardous accuracy target 0.83, filtered base 0.30): RMU at
+    # the 7B paper's lr / steering barely moved it (0.82); c = 100, lr 1e-2, 10 epochs gave 0.40 with
+    # general accuracy 0.98 (c = 200: 0.34 / 0.92). GD and NPO at lr 1e-3: 0.40 / 0.93 and 0.60 / 0.99.
     "wmdp": {
-        "rmu": dict(layer=1, train_layers="0,1", steering_coeff=20.0, retain_weight=100.0),
-        "asu_rmu": dict(layer=1, train_layers="0,1", retain_weight=100.0, tau=5.0),
+        "rmu": _RMU_TINY,
+        "asu_rmu": {**_RMU_TINY, "tau": 5.0},
+        "gd": dict(lr=1e-3),
+        "npo": dict(lr=1e-3),
     },
-    "muse": {"rmu": dict(layer=1, train_layers="0,1", steering_coeff=20.0, retain_weight=100.0)},
+    "muse": {"rmu": _RMU_TINY},
 }
 METHODS_FOR = {
     "tofu": DEFAULT_METHODS,
     "muse": ("ga", "gd", "npo", "asu", "asu_kl"),
-    "wmdp": ("rmu", "asu_rmu", "gd", "npo"),
+    "wmdp": ("rmu", "gd", "npo", "asu"),
 }
 # The quickstart's robust row: UNDO at this noise and distillation recipe, the point measured by
 # bench/robustness.py (`+undo1`) that fits the quickstart's budget; pinned so the row stays that point.

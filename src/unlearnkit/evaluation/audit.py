@@ -43,7 +43,7 @@ fine-tunes on the forget passages of half the *entities* (events, agents; every 
 document ended with EOS as fine-tuning does) and measures the data kind's protocol passes on the other
 half (:mod:`unlearnkit.evaluation.probes`: KnowMem, VerbMem; hazardous accuracy), plus a utility pass
 on every question (KnowMem retain; general accuracy) that shows damage done by the attack itself. The
-summary gap is ``relearn_gap_knowmem_20`` / ``relearn_gap_hazard_20`` (``relearn_headline`` names it;
+summary gap is ``relearn_gap_verbmem_20`` / ``relearn_gap_hazard_20`` (``relearn_headline`` names it;
 ``relearn_gap_20`` is None with the reason). Membership inference scores the forget vs holdout texts
 whole (:func:`text_membership_scores`); a folder without holdout texts (WMDP-like) skips it with the
 reason. Quantisation re-runs the forget-side passes on every forget entity's rows; paraphrase probes do
@@ -1603,6 +1603,7 @@ def _text_gap_lines(audit: dict, compare: dict[str, dict] | None) -> list[str]:
         return [f"{head['key']}: n/a ({head.get('note')})"]
     unit = (audit.get("data", {}).get("relearn_entities") or {}).get("unit") or "entity"
     probes = [p for p in audit.get("relearn_probes") or [] if p.get("gap")]
+    probes.sort(key=lambda p: p["key"] != head["metric"])  # the headline first
     lines = []
     for probe in probes:
         key = f"relearn_gap_{probe['short']}_20"
