@@ -520,7 +520,7 @@ def plot_tradeoff(
                 clipped.append(str(name))
                 y = FQ_CLIP
             y = min(y, 1.0)
-        if name in reference_rows:
+        if name in reference_rows or name == "base":  # the pretrained base: a reference, not a method
             style = ref_style.get(name, {"marker": "D", "color": "#555555", "s": 70})
         else:
             # After the palette runs out the marker shape changes, so no two methods look alike.
