@@ -83,15 +83,14 @@ HEADLINE = {
 def parse_objective(text: str) -> tuple[tuple[int, str], ...]:
     """``"forget_quality+model_utility"`` -> ``((1, "forget_quality"), (1, "model_utility"))``;
     ``-name`` minimises ``name`` (sign -1)."""
-    compact = re.sub(r"\s+", "", str(text))
-    terms = re.findall(r"([+-]?)([A-Za-z_][A-Za-z0-9_.]*)", compact)
-    rebuilt = "".join(sign + name for sign, name in terms)
-    if not terms or rebuilt.lstrip("+") != compact.lstrip("+"):
+    name = r"[A-Za-z_][A-Za-z0-9_.]*"
+    if not re.fullmatch(rf"\s*[+-]?\s*{name}(\s*[+-]\s*{name})*\s*", str(text)):
         raise UserError(
             f"--keep-best {text!r}: write a sum of metric names, each optionally with '-' to minimise it, "
             "e.g. forget_quality+model_utility or model_utility-forget_rougeL_recall"
         )
-    return tuple((-1 if sign == "-" else 1, name) for sign, name in terms)
+    terms = re.findall(rf"([+-]?)\s*({name})", str(text))
+    return tuple((-1 if sign == "-" else 1, term) for sign, term in terms)
 
 
 def objective_value(terms: Sequence[tuple[int, str]], metrics: dict[str, float]) -> float | None:
