@@ -246,6 +246,12 @@ def test_cli_writes_the_curve_and_says_which_step_it_kept(tiny_model_dir, mini_w
     assert (out / "curve.png").read_bytes()[:4] == b"\x89PNG"
     assert card["collapse_guard"]["action"] == "warn" and card["collapse_guard"]["checks"]
 
+    from unlearnkit.report.curve import curve_section  # the report's section (wired by the report)
+
+    html = "\n".join(curve_section(out))
+    assert f"<td>{best['step']} (kept)</td>" in html and "selection half" in html
+    assert html.count("<tr") == 1 + 3 and 'src="data:image/png;base64,' in html
+
 
 @pytest.mark.parametrize(
     "extra, message",
