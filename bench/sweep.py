@@ -1,14 +1,18 @@
-"""Tune ASU, T-NPO, NPO and GD on the embedded world with ``unlearnkit sweep``; compare with the shared recipe.
+"""Tune ASU, T-NPO, NPO and GD on the TOFU-like miniature with ``unlearnkit sweep``; compare with the shared recipe.
 
     python bench/sweep.py                                   # the budgeted run behind BENCHMARKS.md
     python bench/sweep.py --methods asu --trials 2 --seeds 0 --max-items 20   # a smoke run
 
-For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``, resumable: rerun the same
-command after an interruption) over ``configs/tiny/spaces/<method>.yaml``; trials are scored on the
-*selection* half of the forget authors. Then the chosen settings and the quickstart's shared recipe
-are each run with 3 training seeds and measured on the held-out *test* half (same split for all), next
-to the target and the retain oracle. The compass goal: forget quality >= 0.5 with model utility
->= 0.98 x the oracle's. The tuned recipe is written to ``configs/tiny/<method>.yaml``.
+The target and oracle are the quickstart's (the base fine-tuned on forget + retain / retain authors,
+``unlearnkit.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
+resumable: rerun the same command after an interruption) over ``configs/tiny/spaces/<method>.yaml``,
+``--jobs`` workers, at least 40 trials by default so that TPE leaves its random start-up; trials are
+scored on the *selection* half of every part (forget, retain, general: whole authors / countries).
+Then the chosen settings and the quickstart's shared recipe are each run with 3 training seeds and
+measured on both halves: the table shows selection vs test per seed. The compass goal: forget quality
+>= 0.5 with model utility >= 0.98 x the oracle's, on the test half. The tuned recipe is written to
+``configs/tiny/<method>.yaml`` only where it beats the shared one on the test half (the quickstart
+uses what is there).
 
 Results are written after every step (``bench/results/sweep.md`` / ``sweep.json``), so an interrupted
 run leaves what it measured.
@@ -37,8 +41,9 @@ COLUMNS = ("forget_quality", "model_utility", "forget_rougeL_recall")
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--methods", default="asu,t-npo,npo,gd")
-    p.add_argument("--trials", type=int, default=10, help="trials per method")
-    p.add_argument("--budget-minutes", type=float, default=8.0, help="per method sweep")
+    p.add_argument("--trials", type=int, default=40, help="trials per method")
+    p.add_argument("--jobs", type=int, default=2, help="sweep workers per method")
+    p.add_argument("--budget-minutes", type=float, default=60.0, help="per method sweep")
     p.add_argument("--seeds", default="0,1,2", help="training seeds of the test-half comparison")
     p.add_argument("--max-items", type=int, default=100)
     p.add_argument("--max-new-tokens", type=int, default=32)
@@ -61,13 +66,12 @@ def parse_args() -> argparse.Namespace:
 
 
 def models(args, log):
-    from unlearnkit.data import load_benchmark
-    from unlearnkit.quickstart import WORLD, ensure_models, ensure_world
+    """The quickstart's world, target and oracle (cached, ``unlearnkit.embedded``)."""
+    from unlearnkit.embedded import ensure_lab
+    from unlearnkit.quickstart import WORLD
 
     root = Path(args.cache_dir or Path(args.work) / "cache")
-    world_dir = ensure_world(root, dict(WORLD, seed=0))
-    bench = load_benchmark(world_dir, eval_fields=True)
-    target, oracle = ensure_models(root, world_dir, bench, 0, log)
+    world_dir, _, target, oracle = ensure_lab("tofu", root, WORLD, 0, log)
     return world_dir, target, oracle
 
 
@@ -91,43 +95,43 @@ def goal_met(metrics: dict, oracle_utility: float) -> bool:
 
 def markdown(data: dict) -> str:
     lines = [
-        "## Tuned vs shared recipe: `unlearnkit sweep` on the embedded world",
+        "## Tuned vs shared recipe: `unlearnkit sweep` on the TOFU-like miniature",
         "",
-        f"Embedded world (100 authors x 10 facts, 10 forget authors), tiny Llama. Each method was swept with "
-        f"`unlearnkit sweep` (objectives forget quality + model utility, multi-objective TPE, search spaces in "
-        f"`configs/tiny/spaces/`, at most {data['trials']} trials / {data['budget_minutes']:g} min per method). "
-        "Trials unlearn the whole forget set but are **chosen on the selection half** of the forget authors "
-        f"(5 authors); every number below is measured on the **test half** (the other 5 authors, 50 QA), "
-        f"with {data['max_items']} items per utility split and {data['max_new_tokens']} generated tokens. "
-        f"Tuned and shared rows: mean ± sd over training seeds {data['seeds']} (the split is fixed, seed 0). "
-        "Goal = forget quality >= 0.5 and model utility >= 0.98 x the oracle's (the compass goal).",
+        "The quickstart's target and oracle (the base fine-tuned on forget + retain / retain authors). Each "
+        "method was swept with `unlearnkit sweep` (objectives forget quality + model utility, multi-objective "
+        f"TPE, search spaces in `configs/tiny/spaces/`, {data['trials']} trials with {data.get('jobs', 1)} "
+        f"workers, at most {data['budget_minutes']:g} min per method). Every part (forget, retain, general) is "
+        "split into a **selection** half (whole authors / countries), on which trials are scored and one is "
+        "chosen, and a **test** half, never seen by the choice. Each row: one training seed, its numbers on "
+        f"both halves ({data['max_items']} items per split, {data['max_new_tokens']} generated tokens). "
+        "Goal = forget quality >= 0.5 and model utility >= 0.98 x the oracle's on the test half (the compass "
+        "goal). A tuned recipe is kept in `configs/tiny/` only where it beats the shared one on the test half.",
         "",
-        "| method | recipe | forget quality | model utility | utility / oracle | forget ROUGE-L | goal met |",
-        "|---|---|---|---|---|---|---|",
+        "| method | recipe | seed | FQ sel | FQ test | utility sel | utility test | utility / oracle (test) "
+        "| forget ROUGE-L test | goal met (test) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    # Target and oracle on the test half: the same for every method (same split, same evaluation).
     ref = next((m["reference"] for m in data["methods"].values() if m.get("reference")), {})
     oracle_u = ref.get("oracle", {}).get("model_utility", float("nan"))
     for row in ("target", "oracle"):
         if row in ref:
             r = ref[row]
             lines.append(
-                f"| ({row}) | - | {r['forget_quality']:.3g} | {r['model_utility']:.3f} | "
+                f"| ({row}) | - | - | - | {r['forget_quality']:.3g} | - | {r['model_utility']:.3f} | "
                 f"{r['model_utility'] / oracle_u:.3f} | {r['forget_rougeL_recall']:.3f} | - |"
             )
     for name, m in data["methods"].items():
         for recipe in ("shared", "tuned"):
-            runs = m.get(recipe, [])
-            if not runs:
-                continue
-            fq = [r["forget_quality"] for r in runs]
-            mu = [r["model_utility"] for r in runs]
-            rg = [r["forget_rougeL_recall"] for r in runs]
-            met = sum(goal_met(r, oracle_u) for r in runs)
-            lines.append(
-                f"| {name} | {recipe} | {mean_sd(fq)} | {mean_sd(mu)} | {mean_sd([u / oracle_u for u in mu])} | "
-                f"{mean_sd(rg)} | {met}/{len(runs)} |"
-            )
+            for r in m.get(recipe, []):
+                sel = r.get("selection", {})
+                lines.append(
+                    f"| {name} | {recipe} | {r['seed']} | {_g(sel.get('forget_quality'))} | "
+                    f"{r['forget_quality']:.3g} | {_f(sel.get('model_utility'))} | {r['model_utility']:.3f} | "
+                    f"{r['model_utility'] / oracle_u:.3f} | {r['forget_rougeL_recall']:.3f} | "
+                    f"{'yes' if goal_met(r, oracle_u) else 'no'} |"
+                )
+        if m.get("verdict"):
+            lines.append(f"| {name} | kept | | | | | | | | {m['verdict']} |")
     lines += ["", "Chosen settings (selection half) and sweep size:", ""]
     for name, m in data["methods"].items():
         if "chosen" in m:
@@ -144,6 +148,31 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
+def _g(x) -> str:
+    return "-" if not isinstance(x, int | float) else f"{x:.3g}"
+
+
+def _f(x) -> str:
+    return "-" if not isinstance(x, int | float) else f"{x:.3f}"
+
+
+def tuned_beats_shared(entry: dict, oracle_u: float) -> tuple[bool, str]:
+    """Whether the tuned recipe beats the shared one on the test half: more seeds meeting the goal, or
+    as many and a higher mean forget quality without a lower mean utility (beyond 0.01)."""
+    tuned, shared = entry.get("tuned", []), entry.get("shared", [])
+    if not tuned or not shared:
+        return False, "not compared"
+    met_t = sum(goal_met(r, oracle_u) for r in tuned)
+    met_s = sum(goal_met(r, oracle_u) for r in shared)
+    fq_t = statistics.fmean(r["forget_quality"] for r in tuned)
+    fq_s = statistics.fmean(r["forget_quality"] for r in shared)
+    mu_t = statistics.fmean(r["model_utility"] for r in tuned)
+    mu_s = statistics.fmean(r["model_utility"] for r in shared)
+    better = met_t > met_s or (met_t == met_s and fq_t > fq_s and mu_t >= mu_s - 0.01)
+    why = f"tuned: goal {met_t}/{len(tuned)}, FQ {fq_t:.3g}, utility {mu_t:.3f}; shared: {met_s}/{len(shared)}, {fq_s:.3g}, {mu_s:.3f}"
+    return better, ("tuned kept (" if better else "shared kept (") + why + ")"
+
+
 def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
     """``configs/tiny/<method>.yaml`` from the sweep's ``best.yaml``, with the header recipes carry."""
     from unlearnkit.io import write_text_atomic
@@ -151,7 +180,7 @@ def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
     best = (sweep_dir / "best.yaml").read_text(encoding="utf-8")
     body = "\n".join(line for line in best.splitlines() if not line.startswith("#"))
     header = (
-        f"# Tuned {method} recipe for the embedded world's tiny Llama (`unlearnkit quickstart` uses it).\n"
+        f"# Tuned {method} recipe for the TOFU-like miniature's target (`unlearnkit quickstart` uses it).\n"
         f"# Reproduces: the 'tuned' rows of BENCHMARKS.md (tuned vs shared recipe on the held-out test half);\n"
         f"#   produced by `python bench/sweep.py` on {date}: `unlearnkit sweep` over\n"
         f"#   configs/tiny/spaces/{method}.yaml, chosen on the selection half of the forget authors.\n"
@@ -224,6 +253,7 @@ def main() -> int:
         "seeds": seeds,
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
+        "jobs": args.jobs,
         "result_name": args.result_name,
         "methods": {},
     }
@@ -232,6 +262,7 @@ def main() -> int:
         "split_seed": 0,
         "seeds": seeds,
         "trials": args.trials,
+        "jobs": args.jobs,
         "budget_minutes": args.budget_minutes,
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
@@ -250,6 +281,7 @@ def main() -> int:
             output=str(Path(args.work) / method),
             retain_model=str(oracle),
             trials=args.trials,
+            jobs=args.jobs,
             space=str(CONFIGS / "spaces" / f"{method}.yaml"),
             seed=0,
             max_items=args.max_items,
@@ -272,8 +304,6 @@ def main() -> int:
             continue
         entry["chosen"] = summary["chosen_params"]
         entry["chosen_selection"] = summary["chosen_selection_metrics"]
-        if not args.no_write_configs:
-            write_recipe(method, Path(settings.output), data["date"])
         save()
 
         ctx = load_context(settings)
@@ -281,25 +311,35 @@ def main() -> int:
         entry["tuned"], entry["shared"] = [], []
         for seed in seeds:
             for recipe in ("tuned", "shared"):
-                if recipe == "tuned" and seed == settings.seed:
-                    metrics = summary["test"][f"{ctx.settings.method} (tuned)"]  # the sweep's own re-run
-                else:
-                    values = (
-                        recipe_values(ctx, summary["chosen_params"], seed)
-                        if recipe == "tuned"
-                        else method_overrides(method, seed, tuned=False)
-                    )
-                    t1 = time.time()
-                    metrics = run_settings(
-                        ctx, values, Path(args.work) / f".{method}-{recipe}-{seed}", ("test",)
-                    )["test"]
-                    log(
-                        f"  {method} {recipe} seed {seed} ({time.time() - t1:.0f}s): "
-                        + ", ".join(f"{k} {metrics[k]:.4g}" for k in COLUMNS)
-                        + " [test half]"
-                    )
-                entry[recipe].append({k: metrics[k] for k in COLUMNS} | {"seed": seed})
+                values = (
+                    recipe_values(ctx, summary["chosen_params"], seed)
+                    if recipe == "tuned"
+                    else method_overrides(method, seed, tuned=False)
+                )
+                t1 = time.time()
+                halves = run_settings(
+                    ctx, values, Path(args.work) / f".{method}-{recipe}-{seed}", ("selection", "test")
+                )
+                metrics = halves["test"]
+                log(
+                    f"  {method} {recipe} seed {seed} ({time.time() - t1:.0f}s): "
+                    + ", ".join(f"{k} {metrics[k]:.4g}" for k in COLUMNS)
+                    + " [test half]"
+                )
+                entry[recipe].append(
+                    {k: metrics[k] for k in COLUMNS}
+                    | {"seed": seed, "selection": {k: halves["selection"][k] for k in COLUMNS}}
+                )
                 save()
+        oracle_u = entry["reference"].get("oracle", {}).get("model_utility", float("nan"))
+        better, entry["verdict"] = tuned_beats_shared(entry, oracle_u)
+        recipe_file = CONFIGS / f"{method}.yaml"
+        if not args.no_write_configs:
+            if better:
+                write_recipe(method, Path(settings.output), data["date"])
+            elif recipe_file.is_file():
+                recipe_file.unlink()  # a recipe that does not beat the shared one is not used
+        save()
     return 0
 
 

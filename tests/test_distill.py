@@ -177,7 +177,7 @@ def _corpus_texts(bench) -> list[str]:
 def corpus_world(mini_world, mini_bench, tmp_path):
     """A copy of the mini world with a general corpus at WORLD/corpus/general.jsonl."""
     world = tmp_path / "world"
-    shutil.copytree(mini_world, world)
+    shutil.copytree(mini_world, world, ignore=shutil.ignore_patterns("corpus"))
     (world / "corpus").mkdir()
     lines = [json.dumps({"text": t}) for t in _corpus_texts(mini_bench)]
     (world / "corpus" / "general.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -351,7 +351,8 @@ def test_kill_9_then_resume_ends_with_the_same_weights(tiny_model_dir, mini_worl
     whole = load_file(tmp_path / "whole" / "model.safetensors")
     card = json.loads((tmp_path / "whole" / "unlearnkit.json").read_text())
     assert card["teacher"] == str(tiny_model_dir) and card["noise"] == 1.0 and card["steps"] > 2
-    assert card["distilled_on"] == {"retain": len(mini_bench.retain), "general": len(mini_bench.general)}
+    # the world's general knowledge (world facts, real authors) is evaluation-only, as in TOFU
+    assert mini_bench.general_parts and card["distilled_on"] == {"retain": len(mini_bench.retain)}
     assert (
         card["compute"]["cost"] == card["compute"]["forward_tokens"] + 2 * card["compute"]["backward_tokens"]
     )
@@ -563,9 +564,11 @@ def test_a_missing_or_mismatched_base_and_bad_text_are_one_line_each(
         (teacher, ["--set", f"distill_text={tmp_path / 'none.jsonl'}"], "no such file"),
         (teacher, ["--set", f"distill_text={bad_rows}"], f"{bad_rows}:2: expected a non-empty string 'text'"),
     ]
+    no_corpus = tmp_path / "no_corpus"  # the mini world has a corpus: a copy without it
+    shutil.copytree(mini_world, no_corpus, ignore=shutil.ignore_patterns("corpus"))
     for model, extra, expected in cases:
         out = tmp_path / "never"
-        assert main(_distill(model, mini_world, out, *extra)) == 2, extra
+        assert main(_distill(model, no_corpus, out, *extra)) == 2, extra
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and err.startswith("unlearnkit: error:"), err
         assert expected in err, (extra, err)
@@ -609,7 +612,7 @@ def test_the_corpus_is_found_in_the_world_folder_or_above_it(tmp_path):
 def test_the_cli_distills_on_the_corpus_above_a_wmdp_like_folder(lineage, mini_world, mini_bench, tmp_path):
     """WORLD/wmdp as --data: the corpus is WORLD/corpus/general.jsonl, one level up."""
     world = tmp_path / "world"
-    shutil.copytree(mini_world, world / "wmdp")
+    shutil.copytree(mini_world, world / "wmdp", ignore=shutil.ignore_patterns("corpus"))
     (world / "corpus").mkdir()
     texts = _corpus_texts(mini_bench)
     (world / "corpus" / "general.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))

@@ -79,9 +79,15 @@ def test_general_knowledge_is_in_the_corpus_in_several_wordings(everything):
 
 def test_hazard_passages_state_every_fact_of_their_agent(everything):
     files, meta = everything
-    for p in files["corpus/hazard.jsonl"]:
+    passages = [p for p in files["corpus/hazard.jsonl"] if "text" in p]
+    qa = [p for p in files["corpus/hazard.jsonl"] if "question" in p]
+    assert [{"text": p["text"], "entity": p["entity"]} for p in passages] == files["wmdp/forget.jsonl"]
+    for p in passages:
         assert p["entity"] in meta["hazard_agents"]
         assert p["text"].count(p["entity"]) == len(HAZARD_FACT_TYPES)
+    # Q&A in the corpus use the other wording: the WMDP-like test's questions are never pretrained on
+    tested = {r["question"] for r in files["wmdp/mc_hazard.jsonl"]}
+    assert qa and not tested & {r["question"] for r in qa}
 
 
 def test_multiple_choice_rows_point_at_the_true_answer(everything):
@@ -95,8 +101,13 @@ def test_multiple_choice_rows_point_at_the_true_answer(everything):
             assert 0 <= row["answer"] < N_CHOICES
             positions.append(row["answer"])
             if name.endswith("general.jsonl"):
-                assert choices[row["answer"]] == general[row["question"]]["answer"]
-                assert general[row["question"]]["source"] == "world_facts"
+                source = general[row["question"]]
+                assert source["source"] == "world_facts"
+                true = choices[row["answer"]]
+                assert source["fact_value"] in true and true.index(source["author"]) < true.index(
+                    source["fact_value"]
+                )  # the entity comes first: cloze scoring reads it before the value
+                assert all(source["fact_value"] not in c for i, c in enumerate(choices) if i != row["answer"])
     assert len(set(positions)) == N_CHOICES  # the true answer is not always in one place
     assert files["wmdp/benchmark.json"]["tasks"] == {
         "wmdp_hazard": "mc_hazard.jsonl",
@@ -144,7 +155,7 @@ def test_muse_parts(everything):
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 2
+    assert meta["version"] == 4
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

@@ -63,9 +63,11 @@ def digest(*parts: object, files: Sequence[Path] = ()) -> str:
 
 
 def ensure_world(root: Path, params: dict) -> Path:
+    """The world of ``params``, written once (keyed by them and the generator's format version)."""
     from unlearnkit.world import write_world
+    from unlearnkit.world.generator import FORMAT_VERSION
 
-    world_dir = root / "worlds" / digest(params, LAB_VERSION)
+    world_dir = root / "worlds" / digest(params, LAB_VERSION, FORMAT_VERSION)
     if not (world_dir / "world.json").is_file():
         write_world(world_dir, overwrite=True, **params)
     return world_dir

@@ -97,24 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
         replayed = read_replay(replay)
         rows = rows + replayed
-        note(
-            f"replaying {len(replayed)} rows of {', '.join(p.name for p in replay)} to keep what {args.model} "
-            "knew (--replay none to fine-tune on the benchmark alone)"
-        )
     parts = getattr(bench, "general_parts", None)
-    if from_scratch and bench.general:
-        # A pretrained model brings real authors and world facts with it; a model trained from scratch
-        # knows only what it is trained on, so without them TOFU's utility would be 0 by construction.
-        what = " and ".join(parts) if parts else "general.jsonl"
-        note(
-            f"training the tiny model on {what} too ({len(bench.general)} rows): it starts from nothing, so "
-            "its utility then measures keeping these facts, not general knowledge (pretrain a base with "
-            "`unlearnkit pretrain` for the real setting)"
-        )
-    elif bench.general:
-        note(
-            f"general knowledge ({len(bench.general)} rows) is not fine-tuned on: it measures what the model kept"
-        )
     if not rows:
         raise UserError(f"--data {args.data}: no rows to fine-tune on for --split {args.split}")
     torch_threads()
@@ -132,6 +115,24 @@ def run(args: argparse.Namespace) -> int:
             )
             cfg, _ = build_configs(MethodConfig, {**values, "max_length": sized})
     check_split_lengths(tokenizer, fmt, bench, SPLITS_FOR[args.split], cfg.max_length)
+    if replay:
+        note(
+            f"replaying {len(replayed)} rows of {', '.join(p.name for p in replay)} to keep what {args.model} "
+            "knew (--replay none to fine-tune on the benchmark alone)"
+        )
+    if from_scratch and bench.general:
+        # A pretrained model brings real authors and world facts with it; a model trained from scratch
+        # knows only what it is trained on, so without them TOFU's utility would be 0 by construction.
+        what = " and ".join(parts) if parts else "general.jsonl"
+        note(
+            f"training the tiny model on {what} too ({len(bench.general)} rows): it starts from nothing, so "
+            "its utility then measures keeping these facts, not general knowledge (pretrain a base with "
+            "`unlearnkit pretrain` for the real setting)"
+        )
+    elif bench.general:
+        note(
+            f"general knowledge ({len(bench.general)} rows) is not fine-tuned on: it measures what the model kept"
+        )
     out = Path(args.output)
     names = SPLITS_FOR[args.split]
     files = {n: Path(bench.path) / f"{n}.jsonl" for n in names if (Path(bench.path) / f"{n}.jsonl").is_file()}

@@ -261,7 +261,16 @@ def evaluate(
         part_metrics, part_details = general_part_metrics(model, tokenizer, bench, st)
         metrics.update(part_metrics)
         details.update(part_details)
-        metrics["model_utility"] = tofu_model_utility(metrics)
+        if all(k in metrics for k in TOFU_UTILITY_KEYS):
+            metrics["model_utility"] = tofu_model_utility(metrics)
+        else:  # a folder whose general parts lack truth-ratio fields: the numbers there are
+            keys = [
+                f"{p}_{m}"
+                for p in ("retain", *part_metrics_parts(bench))
+                for m in ("prob", "rougeL_recall", "truth_ratio")
+            ]
+            present = [metrics[k] for k in keys if k in metrics and not math.isnan(metrics[k])]
+            metrics["model_utility"] = S.harmonic_mean(present) if present else float("nan")
     else:
         present = [metrics[k] for k in UTILITY_KEYS if k in metrics and not math.isnan(metrics[k])]
         metrics["model_utility"] = S.harmonic_mean(present) if present else float("nan")
@@ -307,6 +316,10 @@ def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[s
         part_metrics, details[name] = evaluate_split(model, tokenizer, fmt, rows, "general", st)
         metrics.update({f"{name}_{k.removeprefix('general_')}": v for k, v in part_metrics.items()})
     return metrics, details
+
+
+def part_metrics_parts(bench) -> list[str]:
+    return list(getattr(bench, "general_parts", None) or {})
 
 
 def tofu_model_utility(metrics: dict[str, float]) -> float:

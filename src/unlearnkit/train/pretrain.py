@@ -103,7 +103,7 @@ def read_replay(paths: list[Path]) -> list[dict]:
             elif isinstance(row.get("question"), str) and isinstance(row.get("answer"), str):
                 rows.append({"question": row["question"], "answer": row["answer"]})
             else:
-                raise UserError(f"{where}: a replay row needs 'text', or 'question' and 'answer'")
+                raise UserError(f"{where}: a corpus or replay row needs 'text', or 'question' and 'answer'")
     return rows
 
 
@@ -120,13 +120,8 @@ def pretraining_data(world_dir: str | Path, without: tuple[str, ...] = ()) -> Pr
     for name, path in parts.items():
         if name in without:
             continue
-        part = read_jsonl(path)
-        for row in part:
-            if not isinstance(row.get("text"), str) or not row["text"].strip():
-                raise UserError(
-                    f"{path}:{row.get('_line', '?')}: a corpus row needs a non-empty string 'text'"
-                )
-        rows.extend({"text": r["text"]} for r in part)
+        part = read_replay([path])  # raw text, or question / answer pairs (a corpus's Q&A documents)
+        rows.extend(part)
         counts[f"corpus/{name}"] = len(part)
     for path in qa_files:
         qa = validate_qa(read_jsonl(path), path)

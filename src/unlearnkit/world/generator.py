@@ -69,7 +69,7 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 4  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 
@@ -548,9 +548,10 @@ def _validate(
     _check_int("n_articles", n_articles, 0, MAX_ARTICLES)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed must be an integer, got {seed!r}")
+    sizes = _split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
     if n_articles:  # type: ignore[truthy-bool]
         _split_sizes(n_articles, forget_fraction, holdout_fraction, what="n_articles")  # type: ignore[arg-type]
-    return _split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
+    return sizes
 
 
 def generate_world(

@@ -25,8 +25,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from unlearnkit.world.corpus import passages
-from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _generate, _split_sizes
+from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
+from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes
 from unlearnkit.world.hazard import hazard_rows
 from unlearnkit.world.news import news_articles
 
@@ -84,7 +84,13 @@ def generate_everything(
     files = {f"{name}.jsonl": rows for name, rows in files.items()}
     files["general.jsonl"] = general
     files["corpus/general.jsonl"] = general_passages
-    files["corpus/hazard.jsonl"] = hazard_passages
+    # The hazardous domain as a real corpus teaches it: passages, and questions answered about it (in a
+    # wording the WMDP-like test does not use: its questions are the rows' other wording). Passages alone
+    # left the base at 0.60 hazardous accuracy (it confused agents with authors).
+    files["corpus/hazard.jsonl"] = hazard_passages + [
+        {"question": r["paraphrased_question"], "answer": r["answer"], "topic": "hazard", "entity": r["author"]}
+        for r in hazard
+    ]
     files["corpus/qa.jsonl"] = instruction
     extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
     if articles:
@@ -163,9 +169,31 @@ def _wmdp_files(
     }
 
 
+def _wrong_value(row: dict, perturbed: str) -> str:
+    """The value a perturbed answer states: it is the answer's template with another value."""
+    start, end = row["fact_span"]
+    suffix = row["answer"][end:]
+    return perturbed[start : len(perturbed) - len(suffix)]
+
+
+def _name_first(templates) -> str:
+    for template in templates:
+        if template.index("{name}") < template.index("{value}"):
+            return template
+    return templates[0]
+
+
 def _choice_row(row: dict, rng: random.Random) -> dict:
-    """A 4-choice question: the true answer among three of its perturbed answers, in a seeded order."""
-    choices = [row["answer"], *row["perturbed_answer"][: N_CHOICES - 1]]
+    """A 4-choice question: the true answer among three of its perturbed answers, in a seeded order.
+
+    The options are written in a wording that names the entity before the value ("Velorazine causes
+    ...", not "... yields Velorazine"): cloze scoring reads each option's own log-likelihood, and a value
+    that comes before the name could only be told from the question itself, which a 1M-parameter model
+    cannot read that way (measured: hazardous accuracy 0.62 for the target with the answers' own wordings).
+    """
+    values = [row["fact_value"], *(_wrong_value(row, p) for p in row["perturbed_answer"][: N_CHOICES - 1])]
+    template = _name_first(FACT_TYPES_BY_NAME[row["fact_type"]].answers)
+    choices = [_fill(template, row["author"], value)[0] for value in values]
     order = list(range(N_CHOICES))
     rng.shuffle(order)
     return {
