@@ -13,7 +13,9 @@ from unlearnkit.train import collapse_guard as G
 
 GENTLE = ["--set", "lr=1e-6"]
 VIOLENT = ["--set", "lr=5e-2"]  # GA far too fast for a tiny model: it repeats one word within 2 steps
-STEPS = ["--set", "max_steps=10", "--set", "batch_size=4", "--set", "grad_accum=1", "--set", "warmup_epochs=0"]
+STEPS = [
+    x for kv in ("max_steps=10", "batch_size=4", "grad_accum=1", "warmup_epochs=0") for x in ("--set", kv)
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +32,8 @@ def target(mini_world, tmp_path_factory):
 def _unlearn(target, mini_world, out, *extra):
     from unlearnkit.cli import main
 
-    argv = ["unlearn", "--model", str(target), "--data", str(mini_world), "--method", "ga", "--output", str(out)]
-    assert main([*argv, *STEPS, *extra]) == 0
+    argv = ["unlearn", "--model", str(target), "--data", str(mini_world), "--method", "ga"]
+    assert main([*argv, "--output", str(out), *STEPS, *extra]) == 0
     return json.loads((out / "unlearnkit.json").read_text())
 
 

@@ -59,7 +59,8 @@ def test_eval_every_is_steps_or_epoch():
 
 def test_keep_best_names_are_checked_against_the_protocol(mini_bench, tiny_model_dir):
     known = E.known_metrics(mini_bench, has_oracle=True)
-    assert {"forget_quality", "model_utility", "forget_rougeL_recall", "real_authors_truth_ratio"} <= set(known)
+    expected = {"forget_quality", "model_utility", "forget_rougeL_recall", "real_authors_truth_ratio"}
+    assert expected <= set(known)
     assert "forget_quality" not in E.known_metrics(mini_bench, has_oracle=False)
     with pytest.raises(UserError) as err:
         E.plan_evaluation(mini_bench, 0, 2, "forget_qualty+model_utility", str(tiny_model_dir))
@@ -185,6 +186,8 @@ def test_a_resumed_run_continues_the_curve(tiny_model_dir, mini_bench, tmp_path,
         with pytest.raises(KeyboardInterrupt):
             _run(tiny_model_dir, mini_bench, tmp_path / "cut", **kw)
     assert (tmp_path / "cut" / "checkpoint-2").is_dir()
+    with pytest.raises(UserError, match="evaluation settings changed"):  # the curve would change meaning
+        _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **{**kw, "keep_best": "model_utility"})
     resumed, _ = _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **kw)
     assert resumed.eval_curve == whole.eval_curve
     assert resumed.best == whole.best
@@ -242,7 +245,8 @@ def test_cli_writes_the_curve_and_says_which_step_it_kept(tiny_model_dir, mini_w
     assert [p["step"] for p in card["eval_curve"]] == [0, 2, 4]
     assert card["evaluation_during_training"]["half"].startswith("selection")
     curve = json.loads((out / "curve.json").read_text())
-    assert [e["step"] for e in curve["curve"]] == [0, 2, 4] and "model_utility" in curve["curve"][0]["metrics"]
+    assert [e["step"] for e in curve["curve"]] == [0, 2, 4]
+    assert "model_utility" in curve["curve"][0]["metrics"]
     assert (out / "curve.png").read_bytes()[:4] == b"\x89PNG"
     assert card["collapse_guard"]["action"] == "warn" and card["collapse_guard"]["checks"]
 
@@ -262,7 +266,9 @@ def test_cli_writes_the_curve_and_says_which_step_it_kept(tiny_model_dir, mini_w
         (["--eval-max-items", "10"], "add --eval-every"),
     ],
 )
-def test_cli_refuses_bad_evaluation_flags_in_one_line(tiny_model_dir, mini_world, tmp_path, capsys, extra, message):
+def test_cli_refuses_bad_evaluation_flags_in_one_line(
+    tiny_model_dir, mini_world, tmp_path, capsys, extra, message
+):
     from unlearnkit.cli import main
 
     out = tmp_path / "out"
@@ -293,7 +299,8 @@ def test_torchrun_two_processes_evaluate_on_the_main_one(tiny_model_dir, mini_wo
     cmd += ["--eval-max-items", "4", "--eval-max-new-tokens", "4"]
     for key, value in {**RUN, "max_steps": 3, "batch_size": 6, "lr": 1e-2, "collapse_guard": "warn"}.items():
         cmd += ["--set", f"{key}={value}"]
-    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", UNLEARNKIT_DEBUG_CHECKSUMS=str(ranks))
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env["UNLEARNKIT_DEBUG_CHECKSUMS"] = str(ranks)
     env.pop("WORLD_SIZE", None)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -175,7 +175,10 @@ COMMAND_MEANINGS: dict[str, dict[str, tuple[str, str]]] = {
             "when it fits in 2 GiB",
             "auto | copy | cache",
         ),
-        "collapse_guard": ("accepted and not used: the collapse guard runs in unlearn only", "off | warn | stop"),
+        "collapse_guard": (
+            "accepted and not used: the collapse guard runs in unlearn only",
+            "off | warn | stop",
+        ),
         "collapse_fraction": ("accepted and not used: the collapse guard runs in unlearn only", "(0, 1)"),
     },
     "finetune": {

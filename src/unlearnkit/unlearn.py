@@ -315,7 +315,13 @@ def unlearn(
             raise UserError("eval_every needs eval_data: the benchmark to evaluate the selection half of")
         else:
             plan = plan_evaluation(
-                eval_data, train_cfg.seed, eval_every, keep_best, retain_model, eval_max_items, eval_max_new_tokens
+                eval_data,
+                train_cfg.seed,
+                eval_every,
+                keep_best,
+                retain_model,
+                eval_max_items,
+                eval_max_new_tokens,
             )
     check_supported(
         model,
@@ -378,7 +384,18 @@ def unlearn(
         log.info("reference: %s", reference_info)
     probe_rows = retain if probe_retain is None else probe_retain
     watchers = _watchers(
-        plan, train_cfg, method_cfg, tokenizer, fmt, probe_rows, general, work_dir, len(dataset), args, counter, quiet
+        plan,
+        train_cfg,
+        method_cfg,
+        tokenizer,
+        fmt,
+        probe_rows,
+        general,
+        work_dir,
+        len(dataset),
+        args,
+        counter,
+        quiet,
     )
     trainer = UnlearnTrainer(
         model=model,
@@ -407,7 +424,9 @@ def unlearn(
         watcher.restore(checkpoint)  # a resumed run continues the curve and the guard's record
     out = trainer.train(resume_from_checkpoint=checkpoint)
     evaluator = watchers.evaluation
-    best = evaluator.finish(trainer.model) if evaluator is not None and trainer.is_world_process_zero() else None
+    best = (
+        evaluator.finish(trainer.model) if evaluator is not None and trainer.is_world_process_zero() else None
+    )
     # the Trainer creates its output_dir even with nothing to save in it: leave no empty folder behind
     if not work_existed:
         with contextlib.suppress(OSError):
@@ -453,7 +472,9 @@ class _Watchers:
         return [cb for cb in (self.guard, self.evaluation) if cb is not None]
 
 
-def _watchers(plan, train_cfg, method_cfg, tokenizer, fmt, retain, general, work_dir, n, args, counter, quiet):
+def _watchers(
+    plan, train_cfg, method_cfg, tokenizer, fmt, retain, general, work_dir, n, args, counter, quiet
+):
     from unlearnkit.train.trainer import hf_steps_per_epoch
 
     out = _Watchers()

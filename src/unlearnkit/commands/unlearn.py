@@ -167,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
             + f"; curve in {out / 'curve.json'}"
         )
     elif best:
-        note(f"--keep-best {best['objective']}: no evaluation gave a finite value; the output is the last step")
+        note(
+            f"--keep-best {best['objective']}: no evaluation gave a finite value; the output is the last step"
+        )
     return 0
 
 
@@ -239,7 +241,9 @@ def _report_curve(result, plan) -> dict[str, bytes]:
     return curve_files(result.eval_curve, names, best, plan)
 
 
-def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from, values, plan=None, probe=None):
+def _run_unlearn(
+    args, model, tokenizer, bench, method, work: Path, resume_from, values, plan=None, probe=None
+):
     from unlearnkit.train.trainer import DivergenceError
     from unlearnkit.unlearn import unlearn
 
@@ -307,7 +311,6 @@ def _save_unlearned(
     if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
         provenance["unlearn_defaults"] = recorded_defaults(args.model)
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
-
 
 
 def layers_used(model, method_cfg) -> dict:

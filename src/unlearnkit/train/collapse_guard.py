@@ -98,7 +98,9 @@ class UtilityProbe:
         if qa:
             rows = subsample([r for r in retain if "question" in r], PROBE_ROWS, seed)
             rows += subsample([r for r in general if "question" in r], PROBE_ROWS, seed)
-            items = [ProbeItem(fmt.prompt_ids(tokenizer, r["question"]), r["answer"], r["question"]) for r in rows]
+            items = [
+                ProbeItem(fmt.prompt_ids(tokenizer, r["question"]), r["answer"], r["question"]) for r in rows
+            ]
             return cls(items, "qa")
         items = []
         for row in subsample([r for r in retain if r.get("text")], 2 * PROBE_ROWS, seed):
@@ -150,7 +152,10 @@ def verdict(start: dict[str, Any], now: dict[str, Any], fraction: float) -> list
             f"its answers repeat themselves ({now['repetition']:.0%} of 3-grams repeated, "
             f"step 0: {start['repetition']:.0%})"
         )
-    elif start["token_entropy"] >= MIN_START_ENTROPY and now["token_entropy"] < fraction * start["token_entropy"]:
+    elif (
+        start["token_entropy"] >= MIN_START_ENTROPY
+        and now["token_entropy"] < fraction * start["token_entropy"]
+    ):
         reasons.append(
             f"their token entropy fell to {now['token_entropy']:.2f} (step 0: {start['token_entropy']:.2f})"
         )
@@ -212,7 +217,9 @@ class CollapseGuard(TrainerCallback, ExportableState):
                 self.start = now
             reasons = verdict(self.start, now, self.fraction)
             failed = bool(reasons)
-            self.checks.append({"step": step, **{k: now[k] for k in ("rougeL_recall", "token_entropy", "repetition")}})
+            self.checks.append(
+                {"step": step, **{k: now[k] for k in ("rougeL_recall", "token_entropy", "repetition")}}
+            )
         if self.action == "stop":
             failed = broadcast_flag(failed)  # every process stops at the same step, or none does
         if not failed:
@@ -220,7 +227,12 @@ class CollapseGuard(TrainerCallback, ExportableState):
                 self._good, self._good_step = trainable_state(model), step
             return
         if state.is_world_process_zero:
-            self.triggered = {"step": step, "of_steps": state.max_steps, "why": reasons, "sample": now["sample"]}
+            self.triggered = {
+                "step": step,
+                "of_steps": state.max_steps,
+                "why": reasons,
+                "sample": now["sample"],
+            }
         if self.action == "stop":
             control.should_training_stop = True
             if self._good is not None:
@@ -240,8 +252,10 @@ class CollapseGuard(TrainerCallback, ExportableState):
             if isinstance(self.hint.get(key), int | float)
         ]
         change = " or ".join([", ".join(named[:-1]), named[-1]]) if len(named) > 1 else "".join(named)
-        sample = f' (e.g. "{t["sample"]}")' if t.get("sample") else ' (answers are empty)'
-        head = f"collapse guard: at step {t.get('step')} of {t.get('of_steps')} " + "; ".join(t.get("why", []))
+        sample = f' (e.g. "{t["sample"]}")' if t.get("sample") else " (answers are empty)"
+        head = f"collapse guard: at step {t.get('step')} of {t.get('of_steps')} " + "; ".join(
+            t.get("why", [])
+        )
         if "kept_step" in t and t["kept_step"] is None:
             tail = f"; training stopped: the weights it resumed from already fail the probe. Lower {change}"
         elif "kept_step" in t:

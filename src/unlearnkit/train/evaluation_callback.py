@@ -162,9 +162,7 @@ def known_metrics(bench, has_oracle: bool) -> list[str]:
         rows = bench.general_parts[part] if kind == "general" and part != "general" else rows_of(part)
         if not rows:
             continue
-        names += [
-            f"{part}_{m}" for m in METRICS if m != "truth_ratio" or _has_truth_ratio(rows, kind)
-        ]
+        names += [f"{part}_{m}" for m in METRICS if m != "truth_ratio" or _has_truth_ratio(rows, kind)]
     names += ["forget_exact_memorisation", "forget_extraction_strength"]
     return names
 
@@ -297,7 +295,9 @@ def oracle_truth_ratios(oracle, tokenizer, bench, settings) -> list[float]:
     rows_of = getattr(bench, "eval_split", bench.split)
     rows = select_rows(rows_of("forget"), settings)
     st = dataclasses.replace(settings, max_new_tokens=1)
-    _, details = evaluate_split(oracle, tokenizer, PromptFormat.for_settings(tokenizer, st), rows, "forget", st)
+    _, details = evaluate_split(
+        oracle, tokenizer, PromptFormat.for_settings(tokenizer, st), rows, "forget", st
+    )
     return list(details["truth_ratios"])
 
 
@@ -475,7 +475,12 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
                 return None
             last = self.curve[-1]["step"] if self.curve else None
             if self.best is None:
-                return {"objective": self.plan.keep_best, "step": last, "chosen": False, "why": "no finite value"}
+                return {
+                    "objective": self.plan.keep_best,
+                    "step": last,
+                    "chosen": False,
+                    "why": "no finite value",
+                }
             if self.best["step"] != last:
                 from safetensors.torch import load_file
 
@@ -492,14 +497,35 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
 
     # --- resume -----------------------------------------------------------------------------------
 
+    def settings(self) -> dict[str, Any]:
+        """What must not change between a run and its resume for the curve to stay one curve."""
+        plan = self.plan
+        keys = ("protocol", "seed", "max_items", "max_new_tokens", "keep_best", "retain_model")
+        return {key: getattr(plan, key) for key in keys}
+
     def state(self) -> dict:
-        return {"args": {}, "attributes": {"curve": self.curve, "best": self.best}}
+        return {
+            "args": {},
+            "attributes": {"curve": self.curve, "best": self.best, "settings": self.settings()},
+        }
 
     def restore(self, checkpoint) -> None:
         stored = stored_attributes(checkpoint, type(self).__name__)
-        if stored:
-            self.curve = list(stored.get("curve") or [])
-            self.best = stored.get("best")
+        if not stored:
+            return
+        before = stored.get("settings") or {}
+        changed = [
+            f"{k} {before[k]!r} -> {v!r}"
+            for k, v in self.settings().items()
+            if k in before and before[k] != v
+        ]
+        if changed:
+            raise UserError(
+                f"--resume: the evaluation settings changed since {Path(checkpoint).name} ({'; '.join(changed)}): "
+                "resume with the same --keep-best / --retain-model / --eval-max-* or start over with --overwrite"
+            )
+        self.curve = list(stored.get("curve") or [])
+        self.best = stored.get("best")
 
 
 def shown_metrics(plan: EvalPlan, curve: Sequence[dict]) -> list[str]:
@@ -590,7 +616,9 @@ def curve_files(
 
     best_step = best["step"] if best and best.get("chosen") else None
     doc = {"evaluation": plan.describe(), "best": best, "curve": list(curve)}
-    title = f"{plan.protocol} protocol on the selection half" + (f"; keep-best {plan.keep_best}" if plan.keep_best else "")
+    title = f"{plan.protocol} protocol on the selection half" + (
+        f"; keep-best {plan.keep_best}" if plan.keep_best else ""
+    )
     return {
         "curve.json": (json.dumps(doc, indent=2) + "\n").encode(),
         "curve.png": curve_png(curve, names, best_step, title),
