@@ -107,11 +107,12 @@ def test_curve_is_the_protocol_on_the_selection_half_and_keep_best_returns_that_
     from unlearnkit.models import load
     from unlearnkit.train.callback_state import trainable_state
 
-    states = {}
+    states, copies = {}, []
 
     class Recorder(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kwargs):
             states[state.global_step] = trainable_state(model)
+            copies.append(len(list((tmp_path / "w" / E.BEST_DIR).glob("*.safetensors"))))
 
     monkeypatch.setattr(hf_trainer, "DEFAULT_CALLBACKS", [*hf_trainer.DEFAULT_CALLBACKS, Recorder()])
     objective = "forget_quality+model_utility"
@@ -124,7 +125,8 @@ def test_curve_is_the_protocol_on_the_selection_half_and_keep_best_returns_that_
     candidates = [e for e in res.eval_curve if e["step"] > 0]
     best = max(candidates, key=lambda e: (e["objective"], -e["step"]))
     assert res.best["step"] == best["step"] and res.best["chosen"]
-    assert not (tmp_path / "w" / E.BEST_DIR).exists()  # the best weights' copy is removed at the end
+    assert max(copies) == 1  # without checkpoints one copy of the best weights is kept on disk
+    assert not (tmp_path / "w" / E.BEST_DIR).exists()  # and removed at the end
     out = dict(res.model.named_parameters())
     for name, tensor in states[best["step"]].items():
         assert torch.equal(out[name].detach(), tensor), name

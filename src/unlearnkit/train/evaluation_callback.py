@@ -26,8 +26,10 @@ with the highest objective as the output (step 0 is never chosen: the output is 
 ties: the earliest). The best state's trainable weights are written to ``WORK/eval_best/`` when found
 (a copy of the weights on disk, LoRA: the adapters only) and loaded back at the end.
 
-Several processes: the main process evaluates, the others wait at a barrier. FSDP / ZeRO-3 shard
-the weights and are refused. Resume: the curve and the best step live in each checkpoint's
+Several processes: the main process evaluates, the others wait at a barrier (within the process
+group's timeout, ``TrainingArguments.ddp_timeout``: 30 minutes). FSDP / ZeRO-3 shard the weights and
+are refused. Tested with 2 gloo processes on the TOFU protocol; the WMDP-like path (lm-eval) under
+several processes is not tested. Resume: the curve and the best step live in each checkpoint's
 ``trainer_state.json`` (this callback is an ``ExportableState``); a resumed run continues them.
 Evaluation changes nothing in the run (RNG, mode and compute counter are restored around it:
 :func:`unlearnkit.train.callback_state.looking_at`).
@@ -402,10 +404,13 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
         self.interval = steps_per_epoch if plan.every == EVERY_EPOCH else int(plan.every)
         self.curve: list[dict[str, Any]] = []
         self.best: dict[str, Any] | None = None
+        self.checkpointing = True
 
     # --- Trainer hooks ----------------------------------------------------------------------------
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
+        # Without checkpoints no resume can need an older best: keep one copy of the weights on disk.
+        self.checkpointing = str(getattr(args.save_strategy, "value", args.save_strategy)) != "no"
         if state.global_step == 0 and not self.curve:
             self._evaluate(model, state)
 
@@ -459,6 +464,8 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
         save_file(trainable_state(model), str(tmp))
         os.replace(tmp, path)
         self.best = {"step": entry["step"], "epoch": entry["epoch"], "value": entry["objective"]}
+        if not self.checkpointing:
+            self._prune_best(keep=entry["step"])
 
     def _prune_best(self, keep: int) -> None:
         for path in self.best_dir.glob("step-*.safetensors"):
