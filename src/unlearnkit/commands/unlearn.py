@@ -67,24 +67,29 @@ def add_parser(subparsers) -> None:
     u.add_argument(
         "--retain-model",
         default=None,
+        metavar="O",
         help="with --eval-every: the retain oracle's model folder (forget quality; MUSE: PrivLeak)",
     )
     u.add_argument(
         "--eval-max-items",
         type=int,
         default=DEFAULT_MAX_ITEMS,
+        metavar="N",
         help=f"with --eval-every: rows per split (default {DEFAULT_MAX_ITEMS})",
     )
     u.add_argument(
         "--eval-max-new-tokens",
         type=int,
         default=DEFAULT_MAX_NEW_TOKENS,
+        metavar="N",
         help=f"with --eval-every: generated tokens per answer (default {DEFAULT_MAX_NEW_TOKENS})",
     )
     u.add_argument(
         "--no-collapse-guard",
         action="store_true",
-        help="no utility probe during training (same as --set collapse_guard=off)",
+        help="no collapse guard: by default a few retain / general questions are answered greedily every "
+        "~10%% of the steps and a collapse warns (--set collapse_guard=stop: stops); same as "
+        "--set collapse_guard=off",
     )
     u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
