@@ -189,7 +189,9 @@ def test_a_resumed_run_continues_the_curve(tiny_model_dir, mini_bench, tmp_path,
             _run(tiny_model_dir, mini_bench, tmp_path / "cut", **kw)
     assert (tmp_path / "cut" / "checkpoint-2").is_dir()
     with pytest.raises(UserError, match="evaluation settings changed"):  # the curve would change meaning
-        _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **{**kw, "keep_best": "model_utility"})
+        _run(
+            tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **{**kw, "keep_best": "model_utility"}
+        )
     resumed, _ = _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **kw)
     assert resumed.eval_curve == whole.eval_curve
     assert resumed.best == whole.best

@@ -343,6 +343,8 @@ def plan_evaluation(
             need = ""
             if any(n in ("forget_quality", "privleak") for n in unknown) and not retain_model:
                 need = f" ({', '.join(unknown)} needs --retain-model ORACLE)"
+            elif "forget_quality" in unknown and protocol == "tofu":
+                need = " (forget quality needs paraphrased_answer and perturbed_answer on every forget row)"
             raise UserError(
                 f"--keep-best {keep_best}: unknown metric {', '.join(unknown)}{need}; the {protocol} "
                 f"protocol here reports {', '.join(known)}"
