@@ -56,8 +56,9 @@ def test_relearning_probes_are_a_table_by_data_kind():
     rows = [{"question": "q", "answer": "a", "fact_value": "v"}]
     assert [p.key for p in probes_for("qa", rows)] == ["fact_recall"]
     assert probes_for("qa", [{"question": "q", "answer": "a"}]) == ()  # no fact_value: no fact score
-    assert probes_for("muse", rows) == ()  # a kind without an entry yet
-    assert set(RELEARN_PROBES) == {"qa"}
+    # the raw-text kinds' probes run the model (TextProbe, by their plan), not the QA generations
+    assert probes_for("muse", rows) == () and probes_for("text", rows) == ()
+    assert set(RELEARN_PROBES) == {"qa", "muse", "wmdp"}
     assert data_kind(object()) == "qa"
 
 

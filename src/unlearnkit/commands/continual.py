@@ -32,7 +32,12 @@ def add_parser(subparsers) -> None:
     c.add_argument("--output", required=True, help="folder for curve.json, curve.png and the final model")
     c.add_argument("--config", default=None, help="YAML recipe; --set wins over it")
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every request")
-    c.add_argument("--max-new-tokens", type=int, default=64, help="generation length of the evaluations")
+    c.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=64,
+        help="generation length of the evaluations (QA data; raw-text folders use their protocol's, MUSE's 128 / 32)",
+    )
     c.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     add_trust_remote_code(c)
 
@@ -42,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
-    from unlearnkit.train.continual import split_requests
 
     values = overrides(args, lambda: method_config(args.method))
     values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
@@ -53,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.output, args.overwrite)
     bench = check_data(args.data, eval_fields=True)
     if bench is not None:
-        split_requests(bench.forget, args.requests)  # checks --requests against the forget set now
+        plan = text_setup(bench, args.data)
+        requests_of(bench, plan, args.requests)  # checks --requests against the forget set now
     check_model_path(args.model)
     if defaults_note:
         note(defaults_note)
@@ -61,22 +66,46 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.evaluation.evaluate import EvalSettings
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, save_model
-    from unlearnkit.train.continual import continual_unlearning, plot_curve, tofu_eval_fn
+    from unlearnkit.train.continual import (
+        DEFAULT_PLOT_KEYS,
+        continual_unlearning,
+        plot_curve,
+        text_eval_fn,
+        text_plot_keys,
+        tofu_eval_fn,
+    )
     from unlearnkit.unlearn import resolve_configs
 
     method, train_cfg, method_cfg = resolve_configs(args.method, values)
     bench = load_data(args.data, bench, eval_fields=True)
-    requests = split_requests(bench.forget, args.requests)
+    plan = text_setup(bench, args.data)
+    if plan is not None and (method.needs_idk(method_cfg) or method.token_level):
+        raise UserError(
+            f"{method.name} needs question/answer rows (a refusal or token scores per answer); "
+            f"--data {args.data} has raw 'text' rows: use e.g. ga, npo, asu or rmu"
+        )
+    requests = requests_of(bench, plan, args.requests)
     torch_threads()
     model, tokenizer = load(args.model, args.trust_remote_code)
-    eval_fn = tofu_eval_fn(bench, EvalSettings(max_new_tokens=args.max_new_tokens, progress=False))
+    if plan is None:
+        eval_fn = tofu_eval_fn(bench, EvalSettings(max_new_tokens=args.max_new_tokens, progress=False))
+        plot_keys = DEFAULT_PLOT_KEYS
+    else:
+        note(
+            f"{plan.what}: each request forgets whole {plan.unit}s; every point is measured with the "
+            "benchmark's protocol (" + ", ".join(p.source for p in plan.probes) + ")"
+        )
+        eval_fn, plot_keys = text_eval_fn(bench, plan), text_plot_keys(plan)
     curve = continual_unlearning(
         model, tokenizer, bench, method.name, requests, eval_fn, quiet=True, progress=True, **values
     )
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "curve.json", curve)
         plot_curve(
-            curve, tmp / "curve.png", title=f"continual unlearning: {method.name}, {args.requests} requests"
+            curve,
+            tmp / "curve.png",
+            keys=plot_keys,
+            title=f"continual unlearning: {method.name}, {args.requests} requests",
         )
     save_model(
         model,
@@ -91,9 +120,42 @@ def run(args: argparse.Namespace) -> int:
         },
         overwrite=True,
     )
+    columns = CURVE_COLUMNS if plan is None else text_columns(plan)
     for point in curve:
-        print(curve_line(point))
+        print(curve_line(point, columns))
     return 0
+
+
+def text_setup(bench, data):
+    """The raw-text plan of ``bench`` (None for QA data); a one-line UserError for raw text that the
+    continual pipeline cannot measure (plain passages, WMDP corpora, MUSE without entities)."""
+    from unlearnkit.evaluation.probes import text_plan
+
+    if getattr(bench, "kind", None) != "text":
+        return None
+    plan = text_plan(bench)
+    if plan is None:
+        raise UserError(
+            f"--data {data}: raw text without a protocol to measure requests with; continual unlearning on "
+            "raw text needs a MUSE-like or WMDP-like folder (`unlearnkit world` writes WORLD/muse and "
+            "WORLD/wmdp), or use a question-answer folder"
+        )
+    problem = plan.problem(bench, min_entities=1)
+    if problem:
+        raise UserError(
+            f"--data {data}: {problem}; continual unlearning on {plan.what} forgets whole {plan.unit}s "
+            "per request (use the folder `unlearnkit world` writes, or a question-answer folder)"
+        )
+    return plan
+
+
+def requests_of(bench, plan, k: int) -> list[list[dict]]:
+    """The forget set cut into ``k`` requests: consecutive rows (QA), whole entities (raw text)."""
+    from unlearnkit.train.continual import split_requests, split_requests_by_entity
+
+    if plan is None:
+        return split_requests(bench.forget, k)
+    return split_requests_by_entity(bench.forget, k, plan.unit)
 
 
 CURVE_COLUMNS = (
@@ -103,11 +165,21 @@ CURVE_COLUMNS = (
 )
 
 
-def curve_line(point: dict) -> str:
+def text_columns(plan) -> tuple[tuple[str, str], ...]:
+    """The printed columns of a raw-text curve: the headline forgotten / upcoming, and the utility."""
+    label = plan.metric(plan.headline).label.removesuffix(" ROUGE-L F1")
+    return (
+        (f"forget_{plan.headline}", f"forget {label}"),
+        (f"upcoming_{plan.headline}", f"upcoming {label}"),
+        ("model_utility", plan.metric(plan.utility).label.removesuffix(" ROUGE-L F1")),
+    )
+
+
+def curve_line(point: dict, columns: tuple[tuple[str, str], ...] = CURVE_COLUMNS) -> str:
     """One line per evaluation; a number that does not exist yet (no forget row before the first
     request) is left out rather than printed as nan."""
     parts = [f"step {point['step']:3d}: forgotten {point['n_forgotten']:4d}"]
-    for key, label in CURVE_COLUMNS:
+    for key, label in columns:
         value = point.get(key)
         if isinstance(value, (int, float)) and not math.isnan(value):
             parts.append(f"{label} {value:.3f}")

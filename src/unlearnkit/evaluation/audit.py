@@ -37,6 +37,17 @@ answers is dominated by the name and template words). Each is set beside the gap
 after = the knowledge came back (:func:`relearn_reading`). The verdict's verb follows the direction of
 the change (raises / lowers / leaves), and when the attack lowers the original model itself the audit
 warns that it damages rather than relearns (``warnings``).
+
+Raw-text data (a MUSE-like or WMDP-like folder, ``kind`` ``text``) has no forget questions: the attack
+fine-tunes on the forget passages of half the *entities* (events, agents; every token a target, each
+document ended with EOS as fine-tuning does) and measures the data kind's protocol passes on the other
+half (:mod:`unlearnkit.evaluation.probes`: KnowMem, VerbMem; hazardous accuracy), plus a utility pass
+on every question (KnowMem retain; general accuracy) that shows damage done by the attack itself. The
+summary gap is ``relearn_gap_knowmem_20`` / ``relearn_gap_hazard_20`` (``relearn_headline`` names it;
+``relearn_gap_20`` is None with the reason). Membership inference scores the forget vs holdout texts
+whole (:func:`text_membership_scores`); a folder without holdout texts (WMDP-like) skips it with the
+reason. Quantisation re-runs the forget-side passes on every forget entity's rows; paraphrase probes do
+not apply to passages and are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -182,6 +193,75 @@ def _free() -> None:
         pass
 
 
+def is_raw_text(bench) -> bool:
+    """True for a raw-text benchmark (``kind`` ``text``: MUSE-like, WMDP-like, plain passages)."""
+    return getattr(bench, "kind", None) == "text"
+
+
+def _text_limit(model, max_length: int) -> int:
+    """Tokens of a text scored or trained on at once: ``max_length``, at most the model's positions."""
+    from unlearnkit.protocols.muse import model_context
+
+    context = model_context(model)
+    return max_length if context is None else min(max_length, context)
+
+
+def text_membership_scores(
+    model, tokenizer, texts: Sequence[str], max_length: int = 512, batch_size: int = 32
+) -> dict[str, list[float]]:
+    """Per-text membership scores (higher = more likely trained on) of the audit's four attacks.
+
+    Each text is scored whole, as MUSE scores its PrivLeak texts (:func:`unlearnkit.protocols.muse.
+    min_k_scores`): tokenised with the tokenizer's special tokens, cut to its first ``max_length``
+    tokens, every token after the first a target. LOSS and zlib (over the scored text) read the mean
+    log-prob, Min-K% and Min-K%++ the lowest 40 % (k = 0.4, MUSE's); the Min-K% numbers are
+    :func:`~unlearnkit.protocols.muse.min_k_scores`'. A text of fewer than 2 tokens is a UserError."""
+    import torch
+
+    from unlearnkit.data.encode import pad_batch, pad_id_of
+    from unlearnkit.metrics import mia
+    from unlearnkit.train.tokens import shift, token_logps
+
+    encoded, scored = [], []
+    for i, text in enumerate(texts):
+        ids = list(
+            tokenizer(text, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
+        )
+        if len(ids) < 2:
+            raise UserError(
+                f"text {i + 1} has fewer than 2 tokens; nothing to score for membership inference"
+            )
+        encoded.append({"input_ids": ids, "labels": ids})
+        full = len(tokenizer(text, add_special_tokens=True)["input_ids"])
+        scored.append(text if full == len(ids) else tokenizer.decode(ids, skip_special_tokens=True))
+    out: dict[str, list[float]] = {attack: [0.0] * len(texts) for attack, _ in MIA_ATTACKS}
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
+    device, pad = next(model.parameters()).device, pad_id_of(tokenizer)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for s in range(0, len(order), batch_size):
+                idx = order[s : s + batch_size]
+                batch = {k: v.to(device) for k, v in pad_batch([encoded[i] for i in idx], pad).items()}
+                logits = model(
+                    input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
+                ).logits
+                logps, mask = token_logps(logits, batch["labels"], exact=True)
+                mu, sigma = mia.logprob_stats(shift(logits, batch["labels"])[0].float())
+                for row, i in enumerate(idx):
+                    lp, m = logps[row : row + 1], mask[row : row + 1]
+                    out["loss"][i] = float(mia.loss_score(lp, m)[0])
+                    out["zlib"][i] = float(mia.zlib_score(lp, m, [scored[i]])[0])
+                    out["min_k"][i] = float(mia.min_k_score(lp, m, 0.4)[0])
+                    out["min_k_plus_plus"][i] = float(
+                        mia.min_k_plus_plus_score(lp, mu[row : row + 1], sigma[row : row + 1], m, 0.4)[0]
+                    )
+    finally:
+        model.train(was_training)
+    return out
+
+
 def _qa_only(rows: Sequence[dict], question_key: str = "question") -> list[dict]:
     """Rows with just question/answer (so evaluate_split skips the truth-ratio passes)."""
     return [{"question": r[question_key], "answer": r["answer"]} for r in rows]
@@ -227,13 +307,20 @@ class _Auditor:
             seed=settings.seed,
             progress=False,
         )
+        from unlearnkit.evaluation.probes import data_kind
+
+        self.kind = data_kind(bench)
+        self.text = is_raw_text(bench)
         self.forget = subsample(bench.forget, settings.max_items, settings.seed)
         self.holdout = subsample(bench.holdout, settings.max_items, settings.seed)
-        self.forget_qa = _qa_only(self.forget)
-        self.probes, self.probe_source = _probe_rows(self.forget, settings)
         self.train_idx: list[int] = []
         self.held_idx: list[int] = []
         self.relearn_probes: tuple = ()
+        if self.text:
+            self._init_text(bench)
+            return
+        self.forget_qa = _qa_only(self.forget)
+        self.probes, self.probe_source = _probe_rows(self.forget, settings)
         if settings.relearn_steps:
             from unlearnkit.evaluation.probes import data_kind, probes_for
 
@@ -242,6 +329,128 @@ class _Auditor:
             )
             # Fact-level (and, per data kind, other) scores beside ROUGE-L at every point of the curve.
             self.relearn_probes = probes_for(data_kind(bench), [self.forget[i] for i in self.held_idx])
+
+    def _init_text(self, bench) -> None:
+        """Raw text (MUSE-like, WMDP-like): the attack relearns whole entities, the probes are the
+        protocol's own passes (:mod:`unlearnkit.evaluation.probes`); no forget questions to reword."""
+        from unlearnkit.evaluation.evaluate import subsample
+        from unlearnkit.evaluation.probes import ProbeSettings, entity_of, entity_split, probe_rows, text_plan
+        from unlearnkit.protocols.muse import MuseSettings
+
+        st = self.st
+        if st.probes_path:
+            raise UserError(
+                f"--probes {st.probes_path}: paraphrase probes reword forget questions, and {bench.path} is "
+                "raw text (forget passages); leave --probes out for this data"
+            )
+        self.bench = bench
+        self.forget_qa, self.probes, self.probe_source = [], [], None
+        self.plan = text_plan(bench)
+        self.probe_st = ProbeSettings(bench, st.batch_size, MuseSettings(batch_size=st.batch_size))
+        self.entities: tuple[list[str], list[str]] = ([], [])
+        self.attack_rows: list[dict] = []
+        self.held_rows: dict[str, list[dict]] = {}  # probe name -> rows (held-out entities / every row)
+        self.full_rows: dict[str, list[dict]] = {}  # forget-side probe name -> rows of every entity
+        self.curve_metrics: list = []  # the TextMetrics measured at every point of the curve
+        self.quant_metrics: list = []  # the forget-side TextMetrics measured under quantisation
+        self.relearn_skip: str | None = None
+        if self.plan is None:
+            self.relearn_skip = (
+                "plain raw-text data has no probe sets to measure relearning on (a MUSE-like folder has "
+                "knowmem_forget / verbmem, a WMDP-like folder multiple-choice tasks)"
+            )
+            return
+
+        def sub(rows: list[dict]) -> list[dict]:
+            return subsample(rows, st.max_items, st.seed)
+
+        for probe in self.plan.probes:
+            if probe.held_out:
+                rows = sub(probe_rows(probe, bench, None))
+                self.full_rows[probe.name] = rows
+                self.quant_metrics += [m for m in probe.metrics if m.gap and rows and m.applies(rows)]
+        if not st.relearn_steps:
+            self.relearn_skip = "relearn_steps is empty"
+            return
+        self.relearn_skip = self.plan.problem(bench)
+        if self.relearn_skip:
+            return
+        self.entities = entity_split([entity_of(r) for r in bench.forget], st.relearn_fraction, st.seed)
+        self.attack_rows = self.plan.attack_rows(bench, self.entities[0])
+        for probe in self.plan.probes:
+            rows = sub(probe_rows(probe, bench, self.entities[1]))
+            if rows:
+                self.held_rows[probe.name] = rows
+                self.curve_metrics += [m for m in probe.metrics if m.applies(rows)]
+        if not any(m.gap for m in self.curve_metrics):
+            sources = ", ".join(p.source for p in self.plan.probes if p.held_out)
+            self.relearn_skip = (
+                f"no row of {sources} is about a held-out {self.plan.unit} "
+                f"({', '.join(self.entities[1])}): nothing to measure the relearning on"
+            )
+            self.held_rows, self.curve_metrics = {}, []
+
+    def text_scores(self, model, tok, rows_by_probe: dict[str, list[dict]], metrics) -> dict[str, Any]:
+        """``{metric key: value}`` of ``metrics``, each probe's pass run once on its rows."""
+        wanted = {m.key for m in metrics}
+        out: dict[str, Any] = {}
+        for probe in self.plan.probes:
+            keys = [m.key for m in probe.metrics if m.key in wanted]
+            rows = rows_by_probe.get(probe.name)
+            if keys and rows:
+                values = probe.measure(model, tok, rows, self.probe_st)
+                out.update({k: _num(values.get(k)) for k in keys})
+        return out
+
+    def measure_text(self, role: str, model, tok) -> dict[str, Any]:
+        """Every number of every check for one model on raw-text data."""
+        from unlearnkit.metrics import scores as S
+
+        out: dict[str, Any] = {}
+        if self.holdout:
+            self.log(f"{role}: forget and holdout texts (membership inference)")
+            limit = _text_limit(model, self.st.max_length)
+            member = text_membership_scores(
+                model, tok, [r["text"] for r in self.forget], limit, self.st.batch_size
+            )
+            non = text_membership_scores(
+                model, tok, [r["text"] for r in self.holdout], limit, self.st.batch_size
+            )
+            for attack, _label in MIA_ATTACKS:
+                out[f"mia_{attack}_auc"] = _num(S.auc(member[attack], non[attack]))
+        if self.quant_metrics:
+            self.log(f"{role}: probes on every forget {self.plan.unit}")
+            out.update(self.text_scores(model, tok, self.full_rows, self.quant_metrics))
+        if self.curve_metrics:
+            out["relearn"] = self.relearn_text(role, model, tok)
+        for bits in self.st.quant_bits if self.quant_metrics else ():
+            from unlearnkit.evaluation.quantize import quantized_copy
+
+            self.log(f"{role}: {bits}-bit quantised copy")
+            quant = quantized_copy(model, bits, self.st.group_size)
+            scores = self.text_scores(quant, tok, self.full_rows, self.quant_metrics)
+            out.update({f"quant{bits}_{k}": v for k, v in scores.items()})
+            del quant
+            _free()
+        return out
+
+    def relearn_text(self, role: str, model, tok) -> dict[str, Any]:
+        """The probes on the held-out entities after k relearning steps on the other entities' passages
+        (k = 0: before the attack); one run, measured on the way (:func:`relearn_curve`)."""
+        res: dict[str, Any] = {"0": self.text_scores(model, tok, self.held_rows, self.curve_metrics)}
+
+        def at_step(k: int, attacked) -> None:
+            res[str(k)] = self.text_scores(attacked, tok, self.held_rows, self.curve_metrics)
+
+        steps = self.st.relearn_steps
+        st = dataclasses.replace(self.st, max_length=_text_limit(model, self.st.max_length))
+        self.log(
+            f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} forget {self.plan.passages} "
+            f"of {_n(len(self.entities[0]), self.plan.unit)} (measured at {steps})"
+        )
+        relearn_curve(model, tok, self.attack_rows, steps, st, at_step)
+        _free()
+        return res
 
     def log(self, msg: str) -> None:
         if self.st.progress:
@@ -261,6 +470,8 @@ class _Auditor:
         """Every number of every check for one model."""
         from unlearnkit.metrics import scores as S
 
+        if self.text:
+            return self.measure_text(role, model, tok)
         out: dict[str, Any] = {}
         self.log(f"{role}: forget questions")
         fm, fd = self.split(model, tok, self.forget_qa, "forget")
@@ -358,7 +569,9 @@ def _relearn_run(model, tokenizer, rows: list[dict], steps: int, settings: Audit
 
     cfg = _relearn_config(steps, settings)
     fmt = PromptFormat.for_tokenizer(tokenizer, cfg.prompt_format)
-    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train")
+    # Raw-text rows (MUSE-like articles, WMDP-like passages): every token a target, each document ended
+    # with EOS, as `unlearnkit finetune` teaches them; QA rows are encoded as the fine-tuning encodes them.
+    encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train", text_eos=True)
     work = tempfile.mkdtemp(prefix="unlearnkit-relearn-")
     try:
         trainer = Trainer(
@@ -465,7 +678,15 @@ def run_audit(
     "audited", "oracle", "original"}`` and a ``verdict`` line. ``relearn_gap_20`` = audited minus oracle
     forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
     ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
-    the attack.
+    the attack. ``relearn_headline``: ``{"key", "metric", "label", "value", "note"}`` of the gap to read
+    (``relearn_gap_20`` for QA data).
+
+    Raw-text data (:func:`is_raw_text`): the curve's points hold the plan's metrics (MUSE-like:
+    ``knowmem_f1``, ``knowmem_fact_recall``, ``verbmem_f1``, ``knowmem_retain_f1``; WMDP-like:
+    ``hazard_acc``, ``general_acc``), each forget-side one with ``relearn_gap_<short>`` (by step),
+    ``_0``, ``_20`` and ``relearn_reading_<short>`` (``knowmem``, ``knowmem_fact``, ``verbmem``;
+    ``hazard``); ``measured`` holds the same metrics on every forget entity's rows and
+    ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
     """
     st = settings or AuditSettings()
     auditor = _Auditor(bench, st)
@@ -473,64 +694,162 @@ def run_audit(
     pairs["original"] = _as_pair(original, tokenizer)
     roles = [r for r in ROLES if pairs[r] is not None]
     measured = {role: auditor.measure(role, *pairs[role]) for role in roles}
-    checks = [
-        _mia_check(measured, auditor),
-        _relearn_check(measured, auditor),
-        _quant_check(measured, auditor),
-        _probe_check(measured, auditor),
-    ]
+    if auditor.text:
+        checks = [
+            _mia_check(measured, auditor),
+            _text_relearn_check(measured, auditor),
+            _text_quant_check(measured, auditor),
+            _text_paraphrase_check(auditor),
+        ]
+    else:
+        checks = [
+            _mia_check(measured, auditor),
+            _relearn_check(measured, auditor),
+            _quant_check(measured, auditor),
+            _probe_check(measured, auditor),
+        ]
     settings_dict = dataclasses.asdict(st)
     settings_dict.pop("progress", None)
     curve = {role: measured[role]["relearn"] for role in roles if "relearn" in measured[role]}
-    gaps = relearn_gaps(curve)
-    gap20, note20 = gaps.get("20"), None
-    if gap20 is None:
-        note20 = (
+
+    def missing_gap(what: str) -> str:
+        return (
             "the relearning attack was skipped (relearn_steps is empty)"
             if not st.relearn_steps
+            else f"the relearning attack was skipped: {auditor.relearn_skip}"
+            if auditor.text and auditor.relearn_skip
             else "no retain oracle was given: the gap is measured against it"
             if "oracle" not in curve
             else "20 is not among relearn_steps"
             if 20 not in st.relearn_steps
-            else "the forget ROUGE-L after 20 steps could not be computed"
+            else f"the {what} after 20 steps could not be computed"
         )
-    summary: dict[str, Any] = {
-        "relearn_curve": curve,
-        "relearn_gap": gaps,
-        "relearn_gap_0": gaps.get("0"),
-        "relearn_gap_20": gap20,
-        "relearn_gap_20_note": note20,
-        "relearn_reading": relearn_reading(gaps),
-    }
-    probes = []
-    for probe in auditor.relearn_probes:
-        pgaps = relearn_gaps(curve, probe.key)
-        summary[f"relearn_gap_{probe.short}"] = pgaps
-        summary[f"relearn_gap_{probe.short}_0"] = pgaps.get("0")
-        summary[f"relearn_gap_{probe.short}_20"] = pgaps.get("20")
-        summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps)
-        probes.append({"key": probe.key, "short": probe.short, "label": probe.label, "about": probe.about})
+
+    if auditor.text:
+        summary, probes, warnings = _text_summary(curve, measured, auditor, missing_gap)
+    else:
+        gaps = relearn_gaps(curve)
+        gap20 = gaps.get("20")
+        note20 = None if gap20 is not None else missing_gap("forget ROUGE-L")
+        summary = {
+            "relearn_curve": curve,
+            "relearn_gap": gaps,
+            "relearn_gap_0": gaps.get("0"),
+            "relearn_gap_20": gap20,
+            "relearn_gap_20_note": note20,
+            "relearn_reading": relearn_reading(gaps),
+        }
+        probes = []
+        for probe in auditor.relearn_probes:
+            pgaps = relearn_gaps(curve, probe.key)
+            summary[f"relearn_gap_{probe.short}"] = pgaps
+            summary[f"relearn_gap_{probe.short}_0"] = pgaps.get("0")
+            summary[f"relearn_gap_{probe.short}_20"] = pgaps.get("20")
+            summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps)
+            probes.append(
+                {"key": probe.key, "short": probe.short, "label": probe.label, "about": probe.about}
+            )
+        summary["relearn_headline"] = {
+            "key": "relearn_gap_20",
+            "metric": "rougeL_recall",
+            "label": "forget ROUGE-L",
+            "value": gap20,
+            "note": note20,
+        }
+        warnings = relearn_warnings(measured, st)
     return {
         "version": AUDIT_VERSION,
         "settings": settings_dict,
         "models": {role: (names or {}).get(role, role) for role in roles},
         "method": method,
-        "data": {
-            "path": str(bench.path),
-            "forget_items": len(auditor.forget),
-            "holdout_items": len(auditor.holdout),
-            "relearn_train_items": len(auditor.train_idx),
-            "relearn_held_items": len(auditor.held_idx),
-            "probe_items": len(auditor.probes),
-            "probe_source": auditor.probe_source if auditor.probes else None,
-        },
+        "data": _data_summary(bench, auditor),
         "measured": measured,
         "checks": checks,
         "verdicts": [c["verdict"] for c in checks],
-        "warnings": relearn_warnings(measured, st),
+        "warnings": warnings,
         "relearn_probes": probes,
         **summary,
     }
+
+
+def _data_summary(bench: Benchmark, auditor: _Auditor) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "path": str(bench.path),
+        "kind": auditor.kind,
+        "forget_items": len(auditor.forget),
+        "holdout_items": len(auditor.holdout),
+        "relearn_train_items": len(auditor.train_idx),
+        "relearn_held_items": len(auditor.held_idx),
+        "probe_items": len(auditor.probes),
+        "probe_source": auditor.probe_source if auditor.probes else None,
+    }
+    if auditor.text:
+        plan = auditor.plan
+        headline = (
+            next((p for p in plan.probes if any(m.key == plan.headline for m in p.metrics)), None)
+            if plan
+            else None
+        )
+        data["relearn_train_items"] = len(auditor.attack_rows)
+        data["relearn_held_items"] = len(auditor.held_rows.get(headline.name, [])) if headline else 0
+        data["relearn_entities"] = {
+            "unit": plan.unit if plan else None,
+            "relearned": auditor.entities[0],
+            "held_out": auditor.entities[1],
+        }
+        data["relearn_rows"] = (
+            {p.source: len(auditor.held_rows.get(p.name, [])) for p in plan.probes} if plan else {}
+        )
+        data["quant_rows"] = (
+            {p.source: len(auditor.full_rows[p.name]) for p in plan.probes if p.name in auditor.full_rows}
+            if plan
+            else {}
+        )
+    return data
+
+
+def _text_summary(curve: dict, measured: dict, auditor: _Auditor, missing_gap) -> tuple[dict, list, list]:
+    """The relearning summary of raw-text data: per forget-side metric ``relearn_gap_<short>`` (by step),
+    ``_0``, ``_20`` and ``relearn_reading_<short>``; ``relearn_headline`` names the plan's headline
+    gap. ``relearn_gap_20`` (forget ROUGE-L of QA data) is None with the reason."""
+    plan = auditor.plan
+    summary: dict[str, Any] = {
+        "relearn_curve": curve,
+        "relearn_gap": {},
+        "relearn_gap_0": None,
+        "relearn_gap_20": None,
+        "relearn_reading": None,
+    }
+    probes = []
+    for metric in auditor.curve_metrics:
+        entry = {"key": metric.key, "short": metric.short, "label": metric.label, "about": metric.about}
+        entry.update(gap=metric.gap, on=f"held-out {plan.unit}s" if metric.gap else "every question")
+        probes.append(entry)
+        if metric.gap:
+            pgaps = relearn_gaps(curve, metric.key)
+            summary[f"relearn_gap_{metric.short}"] = pgaps
+            summary[f"relearn_gap_{metric.short}_0"] = pgaps.get("0")
+            summary[f"relearn_gap_{metric.short}_20"] = pgaps.get("20")
+            summary[f"relearn_reading_{metric.short}"] = relearn_reading(pgaps)
+    if plan is None:
+        summary["relearn_gap_20_note"] = f"plain raw-text data: {auditor.relearn_skip}"
+        summary["relearn_headline"] = None
+        return summary, probes, []
+    head = plan.metric(plan.headline)
+    key = f"relearn_gap_{head.short}_20"
+    value = summary.get(key)
+    summary["relearn_gap_20_note"] = (
+        f"raw-text data ({plan.what}): no forget questions to score with ROUGE-L; the relearning gap is "
+        f"{key} ({head.label})"
+    )
+    summary["relearn_headline"] = {
+        "key": key,
+        "metric": head.key,
+        "label": head.label,
+        "value": value,
+        "note": None if value is not None else missing_gap(head.label),
+    }
+    return summary, probes, text_relearn_warnings(measured, auditor.st, auditor.curve_metrics)
 
 
 def relearn_gaps(curve: dict[str, dict], key: str = "rougeL_recall") -> dict[str, float | None]:
@@ -651,16 +970,34 @@ def _others(parts: dict[str, str]) -> str:
 
 
 def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    noun = "texts" if a.text else "items"
     check: dict[str, Any] = {
         "id": "mia",
         "title": "Membership inference (forget = members, holdout = non-members)",
         "about": "ROC AUC per attack; 0.5 = no membership signal (what the retain oracle gets). "
-        "Above 0.5: forget items still look trained-on; below 0.5: they look less likely than "
-        "never-seen items, which also gives the unlearning away.",
+        f"Above 0.5: forget {noun} still look trained-on; below 0.5: they look less likely than "
+        f"never-seen {noun}, which also gives the unlearning away."
+        + (
+            " Each text is scored whole (every token after the first, at most max_length tokens); "
+            "MUSE's PrivLeak AUC is 1 minus the Min-K% one here (it counts holdout above forget)."
+            if a.text
+            else ""
+        ),
     }
     if not a.holdout:
-        check.update(rows=[], skipped="the benchmark has no holdout split (holdout.jsonl)")
-        check["verdict"] = "membership inference: skipped, no holdout split to compare the forget set with"
+        if a.text and a.kind == "wmdp":
+            reason = (
+                "a WMDP-like folder has no holdout passages (holdout.jsonl): its hazardous knowledge is "
+                "learned in pretraining and no passage of the domain was held out as a non-member"
+            )
+        else:
+            reason = "the benchmark has no holdout split (holdout.jsonl)"
+        check.update(rows=[], skipped=reason)
+        check["verdict"] = (
+            f"membership inference: skipped, {reason}"
+            if a.text
+            else "membership inference: skipped, no holdout split to compare the forget set with"
+        )
         return check
     check["rows"] = [
         _row(f"AUC {label}", measured, lambda m, k=k: m[f"mia_{k}_auc"]) for k, label in MIA_ATTACKS
@@ -682,8 +1019,8 @@ def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
             parts[role] = f"{measured[role][f'mia_{_attack_key(label)}_auc']:.2f}"
     direction = "above" if value >= 0.5 else "below"
     check["verdict"] = (
-        f"membership inference: the strongest attack ({label}) separates the {len(a.forget)} forget items "
-        f"from the {len(a.holdout)} holdout items with AUC {value:.2f} ({abs(value - 0.5):.2f} {direction} "
+        f"membership inference: the strongest attack ({label}) separates the {len(a.forget)} forget {noun} "
+        f"from the {len(a.holdout)} holdout {noun} with AUC {value:.2f} ({abs(value - 0.5):.2f} {direction} "
         f"the no-signal 0.5){_others(parts)}"
     )
     check["strongest_attack"] = label
@@ -839,6 +1176,212 @@ def _probe_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     return check
 
 
+def _moves_text(measured: dict, key: str, k: str) -> str:
+    """'the oracle 0.25 -> 0.30, the original model 0.90 -> 0.95' for the roles present besides the audited."""
+    words = {"oracle": "the oracle", "original": "the original model"}
+    parts = []
+    for role in ("oracle", "original"):
+        points = measured.get(role, {}).get("relearn")
+        if points:
+            moved = _movement(points, "0", k, key)
+            parts.append(f"{words[role]} {_f(moved['before'])} -> {_f(moved['after'])}")
+    return ", ".join(parts)
+
+
+def _n(count: int, noun: str) -> str:
+    """'1 event', '3 events'."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _text_relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    """The relearning check of raw-text data: whole entities relearned, the protocol's probes measured
+    on the others (:mod:`unlearnkit.evaluation.probes`)."""
+    st, plan = a.st, a.plan
+    check: dict[str, Any] = {"id": "relearning", "title": "Relearning attack"}
+    if plan is None or a.relearn_skip:
+        reason = a.relearn_skip or "no probe"
+        about = (
+            "A copy of each model is fine-tuned on the forget passages of half the entities, then measured "
+            "with the benchmark's protocol on the other half."
+        )
+        check.update(about=about, rows=[], skipped=reason)
+        check["verdict"] = f"relearning attack: skipped ({reason})"
+        return check
+    relearned, held = a.entities
+    check["about"] = (
+        f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch {st.relearn_batch_size}, "
+        f"every token a target) on the {len(a.attack_rows)} forget {plan.passages} of {len(relearned)} of the "
+        f"{len(relearned) + len(held)} {plan.unit}s (split by entity, seed {st.seed}: no {plan.unit} on both "
+        f"sides), then measured on the other {len(held)}. A rise is knowledge coming back; a fall of the "
+        "original model, or of a utility number, is the attack damaging the model, not relearning."
+        + "".join(f" {m.about[0].upper()}{m.about[1:]}." for m in a.curve_metrics)
+    )
+    ks = ["0", *[str(k) for k in st.relearn_steps]]
+    check["rows"] = [
+        _row(f"{m.label} after {k} steps", measured, lambda r, k=k, key=m.key: r["relearn"][k][key])
+        for m in a.curve_metrics
+        for k in ks
+    ]
+    k = ks[-1]
+    head = plan.metric(plan.headline)
+    n_held = len(a.held_rows.get(next(p.name for p in plan.probes if head in p.metrics), []))
+    source = next(p.source for p in plan.probes if head in p.metrics)
+    what = f"relearning {k} steps on the forget {plan.passages} of {_n(len(relearned), plan.unit)}"
+    audited = _movement(measured["audited"]["relearn"], "0", k, head.key)
+    base = measured.get("original", {}).get("relearn", {}).get("0", {}).get(head.key)
+    share = ""
+    if audited["direction"] == "up" and base is not None and base > 1e-6:
+        share = f", {_pct(audited['after'] / base)} of the original model's {_f(base)}"
+    others = _moves_text(measured, head.key, k)
+    verdict = (
+        f"{what} {audited['verb']} {head.label} on the {n_held} {source} rows about the other "
+        f"{_n(len(held), plan.unit)} {audited['span']}{share}" + (f"; {others}" if others else "")
+    )
+    for metric in a.curve_metrics:
+        if metric.key == head.key:
+            continue
+        moved = _movement(measured["audited"]["relearn"], "0", k, metric.key)
+        rest = _moves_text(measured, metric.key, k)
+        verdict += f"; {metric.label} {_f(moved['before'])} -> {_f(moved['after'])}" + (
+            f" ({rest})" if rest else ""
+        )
+    codes = {w["code"] for w in text_relearn_warnings(measured, st, a.curve_metrics)}
+    if "relearn_attack_damages" in codes:
+        verdict += (
+            "; the attack lowers the original model too: it damages rather than relearns (see the warning)"
+        )
+    if "relearn_attack_damages_utility" in codes:
+        verdict += "; it lowers a utility number: the attack damages the model (see the warning)"
+    if "original" not in measured and audited["direction"] == "down":
+        verdict += (
+            "; a fall under relearning means the attack damages the model (pass the original model to check)"
+        )
+    check["verdict"] = verdict
+    check["direction"] = audited["direction"]
+    return check
+
+
+def _text_quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    """The quantisation check of raw-text data: the forget-side probes on every forget entity's rows."""
+    st = a.st
+    check: dict[str, Any] = {"id": "quantization", "title": "Quantisation attack"}
+    if not st.quant_bits:
+        check.update(about="", rows=[], skipped="quant_bits is empty")
+        check["verdict"] = "quantisation attack: skipped (no bit widths)"
+        return check
+    if not a.quant_metrics:
+        reason = (
+            "plain raw-text data has no probe sets to ask the quantised copies"
+            if a.plan is None
+            else "no forget-side probe set (knowmem_forget, verbmem, the hazardous questions) has rows"
+        )
+        check.update(about="", rows=[], skipped=reason)
+        check["verdict"] = f"quantisation attack: skipped ({reason})"
+        return check
+    sources = ", ".join(
+        f"{len(a.full_rows[p.name])} {p.source}" for p in a.plan.probes if a.full_rows.get(p.name)
+    )
+    check["about"] = (
+        "Round-to-nearest fake-quantised copies (8-bit per output channel, lower widths in groups of "
+        f"{st.group_size} inputs) measured with the relearning check's forget-side probes on the rows of "
+        f"every forget {a.plan.unit} ({sources}). A rise over full precision means the knowledge was hidden "
+        "by small weight changes, not removed."
+    )
+    rows = []
+    for m in a.quant_metrics:
+        rows.append(_row(f"{m.label}, full precision", measured, lambda r, key=m.key: r[key]))
+        rows += [
+            _row(f"{m.label}, {b}-bit", measured, lambda r, b=b, key=m.key: r[f"quant{b}_{key}"])
+            for b in st.quant_bits
+        ]
+    check["rows"] = rows
+    bits = min(st.quant_bits)
+    parts = []
+    words = {"oracle": "the oracle", "original": "the original model"}
+    for m in a.quant_metrics:
+        moves = {
+            role: f"{_f(measured[role].get(m.key))} -> {_f(measured[role].get(f'quant{bits}_{m.key}'))}"
+            for role in ROLES
+            if role in measured
+        }
+        audited = moves.pop("audited")
+        others = ", ".join(f"{words[r]} {text}" for r, text in moves.items())
+        parts.append(f"{m.label} {audited}" + (f" ({others})" if others else ""))
+    check["verdict"] = f"quantisation to {bits} bits moves " + "; ".join(parts)
+    return check
+
+
+def _text_paraphrase_check(a: _Auditor) -> dict[str, Any]:
+    what = a.plan.what if a.plan else "a raw-text folder"
+    reason = (
+        f"raw-text data: paraphrase probes reword forget questions, and the forget set of {what} is "
+        "passages; its own questions are asked by the relearning and quantisation checks"
+    )
+    return {
+        "id": "paraphrase",
+        "title": "Paraphrase probes",
+        "about": "",
+        "rows": [],
+        "skipped": reason,
+        "verdict": f"paraphrase probes: skipped ({reason})",
+    }
+
+
+def text_relearn_warnings(measured: dict, settings: AuditSettings, metrics) -> list[dict[str, Any]]:
+    """Raw-text data: a warning when the attack lowers the original (target) model's forget-side numbers
+    (relearning half of the entities should not make it forget the others), and one when it lowers a
+    utility number (general accuracy, KnowMem retain) of any model: the curves then show damage."""
+    if not settings.relearn_steps:
+        return []
+    k = str(max(settings.relearn_steps))
+    out = []
+    falls = _falls(
+        measured.get("original", {}).get("relearn"), k, [(m.key, m.label) for m in metrics if m.gap]
+    )
+    if falls:
+        out.append(
+            _damage_warning(
+                "relearn_attack_damages", "the original (target) model itself", falls, k, settings
+            )
+        )
+    for role, title in (
+        ("audited", "the audited model"),
+        ("oracle", "the oracle"),
+        ("original", "the original model"),
+    ):
+        falls = _falls(
+            measured.get(role, {}).get("relearn"), k, [(m.key, m.label) for m in metrics if not m.gap]
+        )
+        if falls:
+            out.append(_damage_warning("relearn_attack_damages_utility", title, falls, k, settings))
+    return out
+
+
+def _falls(points: dict | None, k: str, metrics: list[tuple[str, str]]) -> list[str]:
+    if not points:
+        return []
+    falls = []
+    for key, label in metrics:
+        before, after = points.get("0", {}).get(key), points.get(k, {}).get(key)
+        if before is not None and after is not None and after < before - FLAT:
+            falls.append(f"{label} {before:.2f} -> {after:.2f}")
+    return falls
+
+
+def _damage_warning(
+    code: str, whom: str, falls: list[str], k: str, settings: AuditSettings
+) -> dict[str, Any]:
+    return {
+        "code": code,
+        "message": (
+            f"the relearning attack lowers {whom} ({'; '.join(falls)} after {k} steps at lr "
+            f"{settings.relearn_lr:g}): it damages the model rather than relearning, so falls on the curves "
+            f"are damage, not forgetting; lower --relearn-lr (e.g. {settings.relearn_lr / 10:g}) until the "
+            "target keeps what it knows"
+        ),
+    }
+
+
 # ------------------------------------------------------------------------------------------- output
 
 
@@ -886,7 +1429,7 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
     from matplotlib.figure import Figure  # no pyplot: no global state, Agg canvas, no display needed
 
     series = curve_series(audit, compare)
-    if not series:
+    if not series or not _curve_metrics(audit):
         return None
     styles = {
         "audited": dict(color="#1f77b4", marker="o", linewidth=2.2),
@@ -896,7 +1439,7 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
     extra = ["#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
     metrics = _curve_metrics(audit)
     fig = Figure(figsize=(4.5 * len(metrics), 3.6), dpi=110, layout="constrained")
-    axes = fig.subplots(1, len(metrics))
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for i, (key, label, points) in enumerate(series):
         ks = sorted(points, key=int)
         style = styles.get(key) or dict(color=extra[i % len(extra)], marker="^", linewidth=1.6)
@@ -904,7 +1447,10 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
             xy = [(int(k), points[k].get(metric)) for k in ks if points[k].get(metric) is not None]
             if xy:
                 ax.plot([x for x, _ in xy], [y for _, y in xy], label=label, **style)
-    titles = [f"forget {name} (held-out half)" for _, name in metrics]
+    if _is_text_audit(audit):
+        titles = [f"{p['label']} ({p.get('on', 'held-out half')})" for p in audit.get("relearn_probes") or []]
+    else:
+        titles = [f"forget {name} (held-out half)" for _, name in metrics]
     for i, (metric, _) in enumerate(metrics):
         gap_key = "relearn_gap_20" if metric == "rougeL_recall" else _gap_key(audit, metric)
         gap = audit.get(gap_key) if gap_key else None
@@ -948,8 +1494,11 @@ def _write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def _curve_metrics(audit: dict) -> list[tuple[str, str]]:
-    """``[(point key, name)]`` of the curve: ROUGE-L, the data kind's probes (fact recall), probability."""
+    """``[(point key, name)]`` of the curve: ROUGE-L, the data kind's probes (fact recall), probability;
+    for raw-text data the plan's probes only (KnowMem, VerbMem ...; hazardous and general accuracy)."""
     probes = [(p["key"], p["label"]) for p in audit.get("relearn_probes") or []]
+    if _is_text_audit(audit):
+        return probes
     return [("rougeL_recall", "ROUGE-L recall"), *probes, ("prob", "probability")]
 
 
@@ -959,8 +1508,25 @@ def _gap_key(audit: dict, metric: str) -> str | None:
 
 
 def _curve_heading(audit: dict) -> str:
+    if _is_text_audit(audit):  # column headings: "KnowMem / VerbMem", the F1 is in the caption
+        return " / ".join(name.removesuffix(" ROUGE-L F1") for _, name in _curve_metrics(audit))
     return " / ".join("ROUGE-L" if k == "rougeL_recall" else "prob" if k == "prob" else name
                       for k, name in _curve_metrics(audit))  # fmt: skip
+
+
+def _curve_caption(audit: dict) -> str:
+    """What the curve's numbers are, for the card: 'forget ROUGE-L / ... on the held-out half' (QA)."""
+    if not _is_text_audit(audit):
+        return f"forget {_curve_heading(audit)} on the held-out half"
+    unit = (audit.get("data", {}).get("relearn_entities") or {}).get("unit") or "entity"
+    held = [p["label"] for p in audit.get("relearn_probes") or [] if p.get("gap")]
+    every = [p["label"] for p in audit.get("relearn_probes") or [] if not p.get("gap")]
+    text = f"{' / '.join(held)} on the held-out {unit}s"
+    return text + (f"; {' / '.join(every)} on every question" if every else "")
+
+
+def _is_text_audit(audit: dict) -> bool:
+    return audit.get("data", {}).get("kind") in ("muse", "wmdp", "text")
 
 
 def _curve_table_md(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
@@ -988,7 +1554,10 @@ def gap_lines(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
     """The relearning gaps after 20 steps (forget ROUGE-L, then each probe's, e.g. fact recall), each
     beside the gap before the attack and what the two say together (:func:`relearn_reading`); then the
     same for each compared audit's model (e.g. the plain method next to its robust version), measured
-    against this audit's oracle."""
+    against this audit's oracle. Raw-text data: the same for each forget-side probe (KnowMem first, the
+    headline; hazardous accuracy)."""
+    if _is_text_audit(audit):
+        return _text_gap_lines(audit, compare)
     gap = audit.get("relearn_gap_20")
     if gap is None:
         note = audit.get("relearn_gap_20_note")
@@ -1025,6 +1594,45 @@ def gap_lines(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
     return lines
 
 
+def _text_gap_lines(audit: dict, compare: dict[str, dict] | None) -> list[str]:
+    head = audit.get("relearn_headline")
+    if not head:
+        note = audit.get("relearn_gap_20_note")
+        return [f"relearning gap: n/a ({note})"] if note else []
+    if head.get("value") is None:
+        return [f"{head['key']}: n/a ({head.get('note')})"]
+    unit = (audit.get("data", {}).get("relearn_entities") or {}).get("unit") or "entity"
+    probes = [p for p in audit.get("relearn_probes") or [] if p.get("gap")]
+    lines = []
+    for probe in probes:
+        key = f"relearn_gap_{probe['short']}_20"
+        value = audit.get(key)
+        if value is None:
+            continue
+        about = (
+            f"audited minus retain-oracle {probe['label']} on the held-out {unit}s after 20 relearning steps; "
+            "0 = as robust as never having seen the data"
+            if probe["key"] == head["metric"]
+            else f"the same gap in {probe['label']}"
+        )
+        lines.append(
+            f"{key} = {value:+.3f} ({about})" + _reading(audit.get(f"relearn_reading_{probe['short']}"))
+        )
+    oracle = (audit.get("relearn_curve") or {}).get("oracle")
+    for label, other in (compare or {}).items():
+        points = (other.get("relearn_curve") or {}).get("audited")
+        if not points or not oracle:
+            continue
+        for probe in probes:
+            gaps = relearn_gaps({"audited": points, "oracle": oracle}, probe["key"])
+            if gaps.get("20") is not None:
+                lines.append(
+                    f"{label}: relearn_gap_{probe['short']}_20 = {gaps['20']:+.3f} ({probe['label']}, against "
+                    "the same oracle)" + _reading(relearn_reading(gaps))
+                )
+    return lines
+
+
 def _reading(reading: dict | None) -> str:
     return f"; {reading['text']}" if reading else ""
 
@@ -1044,9 +1652,10 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
     for role in roles:
         lines.append(f"- **{role_title(audit, role)}** ({ROLE_ABOUT[role]}){_name_md(audit, role)}")
     data = audit.get("data", {})
+    noun = "texts" if _is_text_audit(audit) else "items"
     lines += [
-        f"- **data**: `{data.get('path')}` ({data.get('forget_items')} forget items, "
-        f"{data.get('holdout_items')} holdout items)",
+        f"- **data**: `{data.get('path')}` ({data.get('forget_items')} forget {noun}, "
+        f"{data.get('holdout_items')} holdout {noun})",
         "",
     ]
     heads = [role_title(audit, r) for r in roles]
@@ -1061,7 +1670,7 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
                 lines.append(f"| {_md_escape(row['label'])} | " + " | ".join(cells) + " |")
             lines.append("")
         if curve:
-            lines += [f"Relearning curve (forget {_curve_heading(audit)} on the held-out half):", ""]
+            lines += [f"Relearning curve ({_curve_caption(audit)}):", ""]
             lines += [*_curve_table_md(audit), ""]
             if plot:
                 lines += [f"![relearning curve]({plot})", ""]
@@ -1149,7 +1758,7 @@ def _curve_html(audit: dict, compare: dict[str, dict] | None) -> list[str]:
     series = curve_series(audit, compare)
     if not series:
         return []
-    out = [f"<p class='about'>Relearning curve: forget {e(_curve_heading(audit))} on the held-out half.</p>"]
+    out = [f"<p class='about'>Relearning curve: {e(_curve_caption(audit))}.</p>"]
     out.append("<table><tr><th>steps</th>" + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series) + "</tr>")
     for k in _curve_steps(series):
         cells = "".join(
@@ -1256,8 +1865,9 @@ def audit_command(args) -> int:
     for path in paths.values():
         if path is not None:
             check_model_path(path)
-    if settings.relearn_steps and len(bench.forget) < 2:
+    if settings.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
         raise UserError("the relearning attack needs at least 2 forget items; pass --relearn-steps none")
+    _Auditor(bench, settings)  # the data checked against the settings before any model is loaded
     import torch
 
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))

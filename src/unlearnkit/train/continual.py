@@ -9,6 +9,11 @@ own schedule). Methods with a reference model (NPO, KL retain, the ASU teacher) 
 The returned curve has one dict per evaluation point: ``step`` (0 = before any request),
 ``request_size``, ``n_forgotten`` (rows requested so far), ``train_loss`` and the metrics of
 ``eval_fn``. :func:`plot_curve` draws it as a PNG.
+
+Raw-text folders (MUSE-like, WMDP-like; MUSE's own sustainability setting): a request forgets whole
+entities (:func:`split_requests_by_entity`: every article of an event, every passage of an agent), and
+:func:`text_eval_fn` measures each point with the benchmark's protocol passes
+(:mod:`unlearnkit.evaluation.probes`) on the entities forgotten so far and those still to come.
 """
 
 from __future__ import annotations
@@ -78,6 +83,91 @@ def tofu_eval_fn(bench, settings=None) -> EvalFn:
     return run
 
 
+def split_requests_by_entity(rows: Sequence[dict], k: int, unit: str = "entity") -> list[list[dict]]:
+    """``rows`` cut into ``k`` requests of whole entities (``entity``: an event, an agent), in the order
+    the entities first appear; the numbers of entities per request differ by at most one, and every row
+    of an entity is in its request (a fact is never half forgotten)."""
+    from unlearnkit.evaluation.probes import ENTITY_FIELD, entity_of
+
+    units = unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+    missing = sum(1 for r in rows if entity_of(r) is None)
+    if missing:
+        raise UserError(
+            f"{missing} of the {len(rows)} forget rows carry no '{ENTITY_FIELD}' field: requests forget whole "
+            f"{units}, so every forget row must name its {unit}"
+        )
+    entities = list(dict.fromkeys(entity_of(r) for r in rows))
+    if k < 1 or k > len(entities):
+        raise UserError(
+            f"cannot split the {len(entities)} {units} of the forget set into {k} requests (need 1 <= k <= "
+            f"{len(entities)}: a request forgets whole {units})"
+        )
+    groups = split_requests(entities, k)
+    return [[r for r in rows if entity_of(r) in set(group)] for group in groups]
+
+
+def text_eval_fn(
+    bench, plan=None, *, batch_size: int = 8, max_items: int | None = None, seed: int = 0
+) -> EvalFn:
+    """An ``eval_fn`` for a raw-text folder: its protocol's passes on the entities forgotten so far and on
+    those still to come, and its utility (:mod:`unlearnkit.evaluation.probes`).
+
+    Keys, MUSE-like: ``forget_knowmem_f1``, ``forget_verbmem_f1`` (and ``forget_knowmem_fact_recall`` when
+    the rows carry ``fact_value``), the same with ``upcoming_``, ``knowmem_retain_f1``; WMDP-like:
+    ``forget_hazard_acc``, ``upcoming_hazard_acc``, ``general_acc``. ``model_utility`` = the plan's utility
+    number (KnowMem retain, general accuracy). A set without rows for a point is left out. ``plan``:
+    None = the benchmark's (:func:`unlearnkit.evaluation.probes.text_plan`). ``max_items``: a seeded
+    subsample of each set (None = every row)."""
+    from unlearnkit.evaluation.evaluate import subsample
+    from unlearnkit.evaluation.probes import ProbeSettings, entity_of, probe_rows, text_plan
+    from unlearnkit.protocols.muse import MuseSettings
+
+    plan = plan or text_plan(bench)
+    if plan is None:
+        raise UserError(
+            f"{bench.path}: not a MUSE-like or WMDP-like folder: no protocol to measure requests with"
+        )
+    st = ProbeSettings(bench, batch_size, MuseSettings(batch_size=batch_size))
+
+    def rows_of(probe, entities) -> list[dict]:
+        rows = probe_rows(probe, bench, entities)
+        return rows if max_items is None else subsample(rows, max_items, seed)
+
+    def run(
+        model, tokenizer, forgotten: Sequence[dict], upcoming: Sequence[dict], step: int
+    ) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for probe in plan.probes:
+            if not probe.held_out:
+                rows = rows_of(probe, None)
+                if rows:
+                    out.update(probe.measure(model, tokenizer, rows, st))
+                continue
+            for prefix, part in (("forget", forgotten), ("upcoming", upcoming)):
+                entities = sorted({entity_of(r) for r in part} - {None})
+                rows = rows_of(probe, entities) if entities else []
+                if rows:
+                    values = probe.measure(model, tokenizer, rows, st)
+                    out.update({f"{prefix}_{k}": v for k, v in values.items()})
+        out = {k: float("nan") if v is None else float(v) for k, v in out.items()}
+        out["model_utility"] = out.get(plan.utility, float("nan"))
+        return out
+
+    return run
+
+
+def text_plot_keys(plan) -> tuple[str, ...]:
+    """What :func:`plot_curve` draws for a raw-text plan: the headline forgotten / upcoming, the forget
+    side's other numbers, the utility."""
+    forget = [m.key for p in plan.probes if p.held_out for m in p.metrics]
+    return (
+        f"forget_{plan.headline}",
+        f"upcoming_{plan.headline}",
+        *[f"forget_{k}" for k in forget if k != plan.headline],
+        "model_utility",
+    )
+
+
 def continual_unlearning(
     model,
     tokenizer,
@@ -96,7 +186,8 @@ def continual_unlearning(
 
     ``bench`` supplies the retain set (``bench.retain``) paired with every request. ``eval_fn`` is
     called as ``eval_fn(model, tokenizer, forgotten=rows_so_far, upcoming=rows_of_later_requests,
-    step=i)`` and returns a dict of numbers; None = :func:`tofu_eval_fn` on ``bench``. ``overrides``
+    step=i)`` and returns a dict of numbers; None = :func:`tofu_eval_fn` on ``bench`` (on a raw-text
+    folder :func:`text_eval_fn`). ``overrides``
     are config keys (``lr=...``, ``epochs=...``) for every request, validated as ``--set``.
     The model is updated in place and the last one is ``curve``'s subject: pass a copy to keep the
     original. ``progress``: one progress bar per request (with the loss). Returns the curve (see the
@@ -111,7 +202,9 @@ def continual_unlearning(
     if empty:
         raise UserError(f"forget request(s) {empty} are empty")
     resolve_configs(method, overrides)  # bad keys fail before any training
-    eval_fn = eval_fn or tofu_eval_fn(bench)
+    if eval_fn is None:
+        raw_text = getattr(bench, "kind", None) == "text"
+        eval_fn = text_eval_fn(bench) if raw_text else tofu_eval_fn(bench)
     curve: list[dict] = []
     forgotten: list[dict] = []
 
