@@ -58,6 +58,9 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   the step by at most 2 d * lr per coordinate. So after k steps at learning rate lr the weights agree
   to k * lr * 2 d (the students' own drift feeds back at second order). Measured: 3.8e-8 after 6
   steps at lr 1e-2 (bound 1.2e-5); a wrong teacher output (another example's) moves them by ~k * lr.
+* ``CURVE_ROUNDING_ATOL``: a metric of ``unlearn --eval-every``'s curve (stored rounded to 6 decimals,
+  ``unlearnkit.train.evaluation_callback``) vs the same metric recomputed on the same weights by the
+  same code: only the rounding differs, at most half a unit of the 6th decimal.
 """
 
 EXACT_LOGP_ATOL = 5e-6
@@ -70,3 +73,4 @@ RECOMPUTED_STEP_REL = 1e-6
 LAYOUT_WEIGHT_ATOL = 1e-5
 LAYOUT_LOSS_TOL = 1e-5
 REORDERED_TEACHER_ADAM_STEP = 2 * REORDERED_FORWARD_LOGP_ATOL  # x steps x lr
+CURVE_ROUNDING_ATOL = 5e-7

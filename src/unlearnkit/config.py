@@ -18,6 +18,7 @@ from typing import Any
 from unlearnkit.errors import UserError
 
 RETAIN_LOSSES = ("nll", "kl", "none")
+COLLAPSE_ACTIONS = ("off", "warn", "stop")
 
 
 def _check(cond: bool, name: str, value: Any, rule: str) -> None:
@@ -59,6 +60,12 @@ class TrainConfig:
     lora_dropout: float = 0.0
     lora_target: str = "all-linear"
     lora_save: str = "merged"  # merged | adapter
+    # unlearn only (unlearnkit.train.collapse_guard): a few retain / general questions answered greedily
+    # every ~10 % of the steps; off | warn (a line on stderr, a record in the card) | stop (end training,
+    # keep the weights of the last probe that passed). collapse_fraction: the probe's ROUGE-L (and
+    # token entropy) below this share of its step-0 value counts as a collapse.
+    collapse_guard: str = "warn"
+    collapse_fraction: float = 0.5
 
     def __post_init__(self) -> None:
         _check(self.lr > 0, "lr", self.lr, "must be > 0")
@@ -105,6 +112,21 @@ class TrainConfig:
         )
         _check(self.lora_save in ("merged", "adapter"), "lora_save", self.lora_save, "use merged or adapter")
         _check(0 <= self.lora_dropout < 1, "lora_dropout", self.lora_dropout, "must be in [0, 1)")
+        # YAML reads a bare `collapse_guard: off` as false (and `on` as true)
+        aliases = {"false": "off", "no": "off", "0": "off", "true": "warn", "on": "warn", "yes": "warn"}
+        self.collapse_guard = aliases.get(str(self.collapse_guard).strip().lower(), self.collapse_guard)
+        _check(
+            self.collapse_guard in COLLAPSE_ACTIONS,
+            "collapse_guard",
+            self.collapse_guard,
+            "use off, warn or stop",
+        )
+        _check(
+            0 < self.collapse_fraction < 1,
+            "collapse_fraction",
+            self.collapse_fraction,
+            "must be in (0, 1) (a share of the probe's value at step 0)",
+        )
 
 
 @dataclass

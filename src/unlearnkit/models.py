@@ -336,10 +336,18 @@ def check_supported(
 
 
 def save_model(
-    model, tokenizer, output: str | Path, provenance: dict[str, Any], overwrite: bool = False
+    model,
+    tokenizer,
+    output: str | Path,
+    provenance: dict[str, Any],
+    overwrite: bool = False,
+    files: dict[str, bytes] | None = None,
 ) -> Path:
-    """Write a model folder atomically (temporary sibling, renamed when complete)."""
+    """Write a model folder atomically (temporary sibling, renamed when complete); ``files``: extra
+    files (name -> bytes) written into it too (``unlearn --eval-every``: ``curve.json``, ``curve.png``)."""
     with atomic_dir(output, overwrite=overwrite) as tmp:
+        for name, data in (files or {}).items():
+            (tmp / name).write_bytes(data)
         model.save_pretrained(tmp, safe_serialization=True)
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)

@@ -73,6 +73,17 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "lora_dropout": ("LoRA dropout", "[0, 1)"),
     "lora_target": ("modules that get LoRA adapters", "all-linear or comma-separated module names"),
     "lora_save": ("with LoRA: save the merged model or the adapter alone", "merged | adapter"),
+    "collapse_guard": (
+        "unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at "
+        "step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below "
+        "collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the "
+        "last state that passed (--no-collapse-guard = off)",
+        "off | warn | stop",
+    ),
+    "collapse_fraction": (
+        "collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy)",
+        "(0, 1)",
+    ),
     # --- every method (MethodConfig) ---
     "forget_weight": ("weight of the forget term (alias 'lambda': ASU's lambda)", ">= 0"),
     "retain_weight": ("weight of the retain term (RMU: the paper's alpha)", ">= 0"),
@@ -164,6 +175,11 @@ COMMAND_MEANINGS: dict[str, dict[str, tuple[str, str]]] = {
             "when it fits in 2 GiB",
             "auto | copy | cache",
         ),
+        "collapse_guard": (
+            "accepted and not used: the collapse guard runs in unlearn only",
+            "off | warn | stop",
+        ),
+        "collapse_fraction": ("accepted and not used: the collapse guard runs in unlearn only", "(0, 1)"),
     },
     "finetune": {
         "seed": ("seed of the data order and of the tiny model's init (--seed sets it too)", "any integer"),
@@ -184,6 +200,8 @@ FINETUNE_UNUSED = {
     "lora_dropout": "finetune trains every weight",
     "lora_target": "finetune trains every weight",
     "lora_save": "finetune trains every weight",
+    "collapse_guard": "no collapse guard outside unlearn",
+    "collapse_fraction": "no collapse guard outside unlearn",
 }
 
 ALIASES = {"lambda": "forget_weight"}

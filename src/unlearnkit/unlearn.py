@@ -31,6 +31,8 @@ from unlearnkit.errors import UserError
 from unlearnkit.models import check_supported
 from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.train.compute import ComputeCounter
+from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
+from unlearnkit.train.evaluation_callback import DEFAULT_MAX_NEW_TOKENS as DEFAULT_EVAL_MAX_NEW_TOKENS
 from unlearnkit.train.methods import Method, StepContext, get_method, step_asu_rmu, step_rmu
 from unlearnkit.train.reference import (
     AdapterReference,
@@ -68,6 +70,11 @@ class UnlearnResult:
     compute: dict[str, Any] = field(
         default_factory=dict
     )  # unlearnkit.train.compute: tokens x passes, seconds
+    # --eval-every (unlearnkit.train.evaluation_callback): what was evaluated, the curve, the best step
+    evaluation: dict[str, Any] | None = None
+    eval_curve: list[dict] = field(default_factory=list)
+    best: dict[str, Any] | None = None
+    collapse_guard: dict[str, Any] | None = None  # unlearnkit.train.collapse_guard: its probes, any trigger
 
 
 def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = None):
@@ -271,14 +278,51 @@ def unlearn(
     quiet: bool = False,
     progress: str | None = None,
     attribution_dir: str | Path | None = None,
+    general: Sequence[dict] = (),
+    probe_retain: Sequence[dict] | None = None,
+    eval_every: int | str | None = None,
+    keep_best: str | None = None,
+    eval_data=None,
+    retain_model: str | None = None,
+    eval_max_items: int = DEFAULT_EVAL_MAX_ITEMS,
+    eval_max_new_tokens: int = DEFAULT_EVAL_MAX_NEW_TOKENS,
     **overrides: Any,
 ) -> UnlearnResult:
     """Unlearn ``forget`` from ``model`` while keeping ``retain``; returns the updated model.
 
     ``overrides`` are config keys (``lr=1e-5``, ``tau=2.3``, ``lambda=0.1`` ...), validated like ``--set``.
     ``progress``: one compact progress bar with the loss, labelled so, instead of the Trainer's output.
+    The collapse guard (settings ``collapse_guard``, ``collapse_fraction``;
+    :mod:`unlearnkit.train.collapse_guard`) asks a few ``probe_retain`` rows (default: ``retain``) and
+    ``general`` rows (utility rows never trained on).
+    ``eval_every`` (steps or ``"epoch"``): evaluate the selection half of ``eval_data`` (a benchmark)
+    during training; ``keep_best`` (``"forget_quality+model_utility"``): return the best evaluated
+    state; ``retain_model``: the oracle's folder, for forget quality (see
+    :mod:`unlearnkit.train.evaluation_callback`). ``eval_every`` may also be a ready
+    :class:`~unlearnkit.train.evaluation_callback.EvalPlan` (``plan_evaluation``; the other
+    evaluation arguments are then ignored).
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
+    plan = None
+    if keep_best and eval_every is None:
+        raise UserError("--keep-best needs --eval-every N (or epoch): the best of which evaluations?")
+    if eval_every is not None:
+        from unlearnkit.train.evaluation_callback import EvalPlan, plan_evaluation
+
+        if isinstance(eval_every, EvalPlan):
+            plan = eval_every
+        elif eval_data is None:
+            raise UserError("eval_every needs eval_data: the benchmark to evaluate the selection half of")
+        else:
+            plan = plan_evaluation(
+                eval_data,
+                train_cfg.seed,
+                eval_every,
+                keep_best,
+                retain_model,
+                eval_max_items,
+                eval_max_new_tokens,
+            )
     check_supported(
         model,
         m.name,
@@ -338,6 +382,21 @@ def unlearn(
     )
     if reference_info.get("strategy") not in (None, "none") and not quiet:
         log.info("reference: %s", reference_info)
+    probe_rows = retain if probe_retain is None else probe_retain
+    watchers = _watchers(
+        plan,
+        train_cfg,
+        method_cfg,
+        tokenizer,
+        fmt,
+        probe_rows,
+        general,
+        work_dir,
+        len(dataset),
+        args,
+        counter,
+        quiet,
+    )
     trainer = UnlearnTrainer(
         model=model,
         args=args,
@@ -346,8 +405,9 @@ def unlearn(
         method=m,
         method_config=method_cfg,
         reference=reference,
-        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter],
+        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter, *watchers.callbacks()],
     )
+    _check_watchable(trainer, watchers, plan)
     if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -360,7 +420,13 @@ def unlearn(
     counter.attach(getattr(reference, "model", None))  # a frozen copy runs its own forwards
     checkpoint = _last_checkpoint(work_dir) if resume else None
     counter.restore(checkpoint)
+    for watcher in watchers.callbacks():
+        watcher.restore(checkpoint)  # a resumed run continues the curve and the guard's record
     out = trainer.train(resume_from_checkpoint=checkpoint)
+    evaluator = watchers.evaluation
+    best = (
+        evaluator.finish(trainer.model) if evaluator is not None and trainer.is_world_process_zero() else None
+    )
     # the Trainer creates its output_dir even with nothing to save in it: leave no empty folder behind
     if not work_existed:
         with contextlib.suppress(OSError):
@@ -387,7 +453,76 @@ def unlearn(
         reference=reference_info,
         is_main_process=is_main,
         compute=compute,
+        evaluation=plan.describe() if plan is not None else None,
+        eval_curve=list(evaluator.curve) if evaluator is not None else [],
+        best=best,
+        collapse_guard=_guard_record(train_cfg, watchers),
     )
+
+
+@dataclass
+class _Watchers:
+    """The callbacks that look at the model while it trains: the collapse guard and evaluation."""
+
+    guard: Any = None
+    evaluation: Any = None
+    guard_off: str = ""  # why the guard is off although the settings ask for it
+
+    def callbacks(self) -> list:
+        return [cb for cb in (self.guard, self.evaluation) if cb is not None]
+
+
+def _watchers(
+    plan, train_cfg, method_cfg, tokenizer, fmt, retain, general, work_dir, n, args, counter, quiet
+):
+    from unlearnkit.train.trainer import hf_steps_per_epoch
+
+    out = _Watchers()
+    if train_cfg.collapse_guard != "off":
+        from unlearnkit.train.collapse_guard import CollapseGuard, UtilityProbe
+
+        probe = UtilityProbe.from_rows(tokenizer, fmt, retain, general, train_cfg.seed)
+        if probe is not None:
+            hint = {"lr": train_cfg.lr, "forget_weight": method_cfg.forget_weight}
+            if train_cfg.max_steps > 0:
+                hint["max_steps"] = train_cfg.max_steps
+            else:
+                hint["epochs"] = train_cfg.epochs
+            out.guard = CollapseGuard(
+                probe, tokenizer, train_cfg.collapse_guard, train_cfg.collapse_fraction, hint, counter, quiet
+            )
+        else:
+            out.guard_off = "no retain question, nor a retain passage of 8+ tokens, to probe"
+    if plan is not None:
+        from unlearnkit.train.evaluation_callback import EvalDuringTraining
+
+        if args.process_index == 0:
+            plan.prepare_references(args.device)  # the oracle's numbers, once, before training
+        steps = hf_steps_per_epoch(train_cfg, n)
+        out.evaluation = EvalDuringTraining(plan, tokenizer, work_dir, steps, counter, quiet)
+    return out
+
+
+def _check_watchable(trainer, watchers: _Watchers, plan) -> None:
+    """FSDP / ZeRO-3 shard the weights: one process cannot generate with them alone."""
+    if not _sharded(trainer):
+        return
+    if plan is not None:
+        raise UserError(
+            "--eval-every with FSDP / ZeRO-3: the main process cannot evaluate sharded weights alone; "
+            "use DDP (torchrun) or evaluate the saved model afterwards"
+        )
+    if watchers.guard is not None:
+        trainer.remove_callback(watchers.guard)
+        watchers.guard, watchers.guard_off = None, "FSDP / ZeRO-3 shard the weights"
+
+
+def _guard_record(train_cfg, watchers: _Watchers) -> dict[str, Any]:
+    if watchers.guard is not None:
+        return watchers.guard.record()
+    if train_cfg.collapse_guard == "off":
+        return {"action": "off"}
+    return {"action": "off", "why": watchers.guard_off}
 
 
 def _sharded(trainer) -> bool:

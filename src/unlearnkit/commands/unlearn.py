@@ -27,6 +27,10 @@ from unlearnkit.commands._common import (
 )
 from unlearnkit.errors import UserError
 
+# Light constants (the module they live in imports torch only inside functions).
+DEFAULT_MAX_ITEMS = 50  # = unlearnkit.train.evaluation_callback.DEFAULT_MAX_ITEMS (a test checks it)
+DEFAULT_MAX_NEW_TOKENS = 32  # = evaluation_callback.DEFAULT_MAX_NEW_TOKENS
+
 
 def add_parser(subparsers) -> None:
     u = subparsers.add_parser("unlearn", help="run one unlearning method and save the model")
@@ -47,6 +51,46 @@ def add_parser(subparsers) -> None:
         "--set", action="append", metavar="KEY=VALUE", help="override, e.g. --set tau=2.3 --set lr=1e-5"
     )
     u.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
+    u.add_argument(
+        "--eval-every",
+        default=None,
+        metavar="N|epoch",
+        help="evaluate the selection half of --data every N optimiser steps (or epoch) while training",
+    )
+    u.add_argument(
+        "--keep-best",
+        default=None,
+        metavar="OBJECTIVE",
+        help="with --eval-every: write the best evaluated state, e.g. forget_quality+model_utility "
+        "('-name' minimises name)",
+    )
+    u.add_argument(
+        "--retain-model",
+        default=None,
+        metavar="O",
+        help="with --eval-every: the retain oracle's model folder (forget quality; MUSE: PrivLeak)",
+    )
+    u.add_argument(
+        "--eval-max-items",
+        type=int,
+        default=DEFAULT_MAX_ITEMS,
+        metavar="N",
+        help=f"with --eval-every: rows per split (default {DEFAULT_MAX_ITEMS})",
+    )
+    u.add_argument(
+        "--eval-max-new-tokens",
+        type=int,
+        default=DEFAULT_MAX_NEW_TOKENS,
+        metavar="N",
+        help=f"with --eval-every: generated tokens per answer (default {DEFAULT_MAX_NEW_TOKENS})",
+    )
+    u.add_argument(
+        "--no-collapse-guard",
+        action="store_true",
+        help="no collapse guard: by default a few retain / general questions are answered greedily every "
+        "~10%% of the steps and a collapse warns (--set collapse_guard=stop: stops); same as "
+        "--set collapse_guard=off",
+    )
     u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     add_trust_remote_code(u)
@@ -66,12 +110,17 @@ def run(args: argparse.Namespace) -> int:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         values["save_every"] = args.save_every
+    if args.no_collapse_guard:
+        values["collapse_guard"] = "off"
+    _check_eval_flags(args)
     values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, method_cfg = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
     bench = check_data(args.data)
     check_model_path(args.model)
+    if args.eval_every is not None and args.retain_model:
+        _check_oracle(args.retain_model)
     out = Path(args.output)
     work = work_dir_of(out)
     if work.exists() and not work.is_dir():
@@ -84,10 +133,12 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.data.qa import overlap_warning
     from unlearnkit.models import load_model, load_tokenizer
+    from unlearnkit.train.collapse_guard import probe_rows_of
     from unlearnkit.unlearn import resolve_configs
 
     bench = load_data(args.data, bench)
     method, train_cfg, method_cfg = resolve_configs(args.method, values)
+    plan = _eval_plan(args, bench, train_cfg.seed)  # --keep-best names checked before any model is loaded
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     check_split_lengths(tokenizer, fmt, bench, ("forget", "retain"), train_cfg.max_length)
@@ -100,23 +151,108 @@ def run(args: argparse.Namespace) -> int:
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
-    result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values)
+    probe = probe_rows_of(bench, train_cfg.seed)  # the collapse guard's rows: selection halves
+    result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values, plan, probe)
     if not getattr(result, "is_main_process", True):
         return 0  # multi-process run: rank 0 writes the model
-    _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from)
+    files = _report_curve(result, plan)
+    _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan, files)
     if result.attribution and (work / "attribution").is_dir():
         shutil.copytree(work / "attribution", out / "attribution", dirs_exist_ok=True)
     shutil.rmtree(work, ignore_errors=True)
     # Trainer's training_loss: the mean over this run's optimiser steps (after a resume, those since it).
     since = " over the steps since resuming" if resume_from is not None else ""
     print(f"saved {out} ({method.name}, mean train loss {result.train_loss:.4f}{since})")
+    best = getattr(result, "best", None)
+    if best and best.get("chosen"):
+        print(
+            f"--keep-best {best['objective']}: the output is the state of step {best['step']} "
+            f"(epoch {best['epoch']:.2f}) of {best['last_step']}, objective {best['value']:.4g}"
+            + (" (the last step)" if best["step"] == best["last_step"] else "")
+            + f"; curve in {out / 'curve.json'}"
+        )
+    elif best:
+        note(
+            f"--keep-best {best['objective']}: no evaluation gave a finite value; the output is the last step"
+        )
     return 0
 
 
-def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from, values):
+def _check_eval_flags(args) -> None:
+    if args.keep_best and args.eval_every is None:
+        raise UserError("--keep-best needs --eval-every N (or epoch): the best of which evaluations?")
+    if args.eval_every is None:
+        for flag, given in (
+            ("--eval-max-items", args.eval_max_items != DEFAULT_MAX_ITEMS),
+            ("--eval-max-new-tokens", args.eval_max_new_tokens != DEFAULT_MAX_NEW_TOKENS),
+        ):
+            if given:
+                raise UserError(f"{flag} sets evaluation during training: add --eval-every N (or epoch)")
+        if args.retain_model:
+            note("--retain-model is read only with --eval-every (forget quality during training); ignored")
+        return
+    from unlearnkit.train.evaluation_callback import parse_every
+
+    parse_every(args.eval_every)
+    if args.eval_max_items < 2:
+        raise UserError(f"--eval-max-items {args.eval_max_items}: must be >= 2")
+    if args.eval_max_new_tokens < 1:
+        raise UserError(f"--eval-max-new-tokens {args.eval_max_new_tokens}: must be >= 1")
+
+
+def _check_oracle(path: str) -> None:
+    from unlearnkit.models import check_model_path
+
+    if Path(path).exists() and not (Path(path) / "config.json").is_file():
+        raise UserError(
+            f"--retain-model {path}: evaluation during training needs the oracle's model folder (its "
+            "truth ratios are computed on the selection half), not an eval folder"
+        )
+    check_model_path(path)
+
+
+def _eval_plan(args, bench, seed: int):
+    if args.eval_every is None:
+        return None
+    from unlearnkit.train.evaluation_callback import plan_evaluation
+
+    return plan_evaluation(
+        bench,
+        seed,
+        args.eval_every,
+        args.keep_best,
+        args.retain_model,
+        args.eval_max_items,
+        args.eval_max_new_tokens,
+        args.trust_remote_code,
+    )
+
+
+def _report_curve(result, plan) -> dict[str, bytes]:
+    """Print the curve; ``curve.json`` / ``curve.png`` for the output folder (none without --eval-every)."""
+    if plan is None or not getattr(result, "eval_curve", None):
+        return {}
+    from unlearnkit.train.evaluation_callback import curve_files, curve_table, shown_metrics
+
+    best = result.best
+    names = shown_metrics(plan, result.eval_curve)
+    chosen = best["step"] if best and best.get("chosen") else None
+    print(
+        f"evaluation during training ({plan.protocol} protocol, selection half, at most {plan.max_items} "
+        f"rows per split, {plan.max_new_tokens} new tokens{'; * = kept' if chosen is not None else ''}):"
+    )
+    for line in curve_table(result.eval_curve, names, chosen):
+        print("  " + line)
+    return curve_files(result.eval_curve, names, best, plan)
+
+
+def _run_unlearn(
+    args, model, tokenizer, bench, method, work: Path, resume_from, values, plan=None, probe=None
+):
     from unlearnkit.train.trainer import DivergenceError
     from unlearnkit.unlearn import unlearn
 
+    probe_retain, probe_general = probe if probe is not None else (None, ())
     try:
         return unlearn(
             model,
@@ -129,6 +265,9 @@ def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from,
             resume=resume_from is not None,
             attribution_dir=work / "attribution",
             progress=f"unlearning ({method.name})",
+            general=probe_general,
+            probe_retain=probe_retain,
+            eval_every=plan,
             **values,
         )
     except DivergenceError as err:
@@ -140,7 +279,9 @@ def _run_unlearn(args, model, tokenizer, bench, method, work: Path, resume_from,
         raise
 
 
-def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from) -> None:
+def _save_unlearned(
+    args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan=None, files=None
+) -> None:
     from unlearnkit.config import config_dict
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import save_model
@@ -160,12 +301,21 @@ def _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resu
     }
     if getattr(result, "reference", None):
         provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why
+    if getattr(result, "collapse_guard", None):
+        provenance["collapse_guard"] = result.collapse_guard  # unlearnkit.train.collapse_guard
+    if plan is not None and getattr(result, "evaluation", None):
+        from unlearnkit.train.evaluation_callback import card_curve
+
+        provenance["evaluation_during_training"] = result.evaluation
+        provenance["eval_curve"] = card_curve(plan, result.eval_curve)  # every metric: curve.json
+        if result.best:
+            provenance["keep_best"] = result.best
     provenance.update(layers_used(result.model, method_cfg))
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
     if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
         provenance["unlearn_defaults"] = recorded_defaults(args.model)
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
 
 
 def layers_used(model, method_cfg) -> dict:

@@ -25,8 +25,10 @@ the last checkpoint of a killed run is lost from the count, as it is from the we
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,17 @@ class ComputeCounter(TrainerCallback, ExportableState):
             handle.remove()
         self._handles.clear()
         self._attached.clear()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Forwards inside the block are not counted: evaluation during training and the collapse
+        guard's probe (``unlearnkit.train.evaluation_callback``, ``collapse_guard``) are not unlearning
+        compute."""
+        counts, self._counts = self._counts, {"forward": {}, "backward": {}}
+        try:
+            yield
+        finally:
+            self._counts = counts
 
     def _add(self, kind: str, n) -> None:
         n = n.detach().to(torch.int64) if isinstance(n, torch.Tensor) else torch.tensor(int(n))
