@@ -68,6 +68,7 @@ def test_the_base_records_what_it_was_pretrained_on(uninterrupted):
     }
     assert sorted(Path(p).name for p in card["replay"]) == ["general.jsonl", "qa.jsonl"]  # corpus/ files
     assert card["compute"]["forward_tokens"] > 0 and card["size"]["hidden"] == 32
+    assert card["finetune_defaults"]["train"]["lr"] == 5e-4  # finetune --model BASE starts from it
     from transformers import AutoModelForCausalLM
 
     assert AutoModelForCausalLM.from_pretrained(uninterrupted).config.hidden_size == 32  # plain transformers

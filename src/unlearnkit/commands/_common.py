@@ -20,7 +20,7 @@ from unlearnkit.errors import UserError
 
 CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 RUN_FILE = "run.json"  # in the unlearn work folder: what the checkpoints were made with
-RESUME_EXEMPT = ("save_every", "save_total_limit")  # may change between a run and its resume
+RESUME_EXEMPT = ("save_every", "save_total_limit", "collapse_guard", "collapse_fraction")  # may change between a run and its resume
 RECIPE_CONTEXT_KEYS = ("method", "model", "data", "retain_model")
 
 
