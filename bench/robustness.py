@@ -60,14 +60,14 @@ RELEARN_STEPS = (10, 25, 50)
 RELEARN_LR = 1e-4  # see the module docstring: the largest rate that leaves the target intact
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
 STOP_RATIO = 0.95  # UNDO / retrain stop: utility >= 0.95 x the oracle's
-CHECKPOINTS = 4
+CHECKPOINTS = 6
 EVAL = dict(max_items=100, max_new_tokens=32)
 PLAIN = {"tofu": ("npo", "asu", "t-npo"), "wmdp": ("rmu", "gd", "npo")}
 SAM_METHOD = {"tofu": "npo", "wmdp": "npo"}
 SAM_RHOS = (0.05, 0.5, 2.0)
 TEACHER = {"tofu": "npo", "wmdp": "rmu"}
 UNDO_POINTS = {
-    "tofu": (("base", 0.5), ("base", 1.0), ("init", 1.0)),
+    "tofu": (("base", 0.25), ("base", 0.5), ("base", 1.0), ("init", 0.5), ("init", 1.0)),
     "wmdp": (("init", 0.5), ("init", 1.0)),
 }
 # Distillation recipes: toward the base, the fine-tuning scale (the lab's TINY_FINETUNE: lr 5e-4, 30
