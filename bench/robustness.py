@@ -496,7 +496,7 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
             for c, r in table.items()
             if c not in ("oracle", "target")
             and col in r
-            and abs(r[col][0]) <= max_gap
+            and (abs(r[col][0]) if benchmark == "wmdp" else r[col][0]) <= max_gap  # WMDP: within, both ways
             and r["utility"][0] >= min_ratio * oracle_u
             and r.get("compute_fraction", (math.inf,))[0] <= max_compute
         ),
