@@ -38,7 +38,10 @@ def main() -> None:
     work = Path(".bench_work")
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
-    settings = AuditSettings(relearn_steps=(5, 20, 50), max_items=100, max_new_tokens=48, seed=args.seed)
+    # lr 1e-4 as the quickstart: at the audit default 1e-3 the attack damages the pretrained-base target
+    settings = AuditSettings(
+        relearn_steps=(5, 20, 50), relearn_lr=1e-4, max_items=100, max_new_tokens=48, seed=args.seed
+    )
     audits, table = {}, {}
     for name in args.methods.split(","):
         _, res = emb.run_method(name, work / name, keep_model=True)
