@@ -194,8 +194,10 @@ def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
 
 def check_work(folder: Path, settings: dict) -> None:
     """A sweep folder resumes only under the code that started it (commit and src/ hash): trials of
-    two code versions must not mix in one study. The folder records its provenance when it starts."""
-    path = folder / "bench_provenance.json"
+    two code versions must not mix in one study. The provenance is recorded beside the folder when it
+    starts (``<method>.provenance.json``): inside it, ``unlearnkit sweep`` would refuse a folder that
+    holds something but no sweep."""
+    path = folder.parent / f"{folder.name}.provenance.json"
     if path.is_file():
         stored = json.loads(path.read_text(encoding="utf-8"))
         if not matches(stored, settings):
@@ -206,7 +208,7 @@ def check_work(folder: Path, settings: dict) -> None:
                 "the folder to start over"
             )
         return
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(provenance(settings), indent=1) + "\n", encoding="utf-8")
 
 
