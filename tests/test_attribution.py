@@ -29,7 +29,7 @@ from unlearnkit.attribution import (
 )
 from unlearnkit.data.encode import IGNORE_INDEX, PLAIN_TEMPLATE, PromptFormat, encode_qa, pad_batch
 from unlearnkit.errors import UserError
-from unlearnkit.train.tokens import shift, shift_weights
+from unlearnkit.tokens import shift, shift_weights
 
 KUWAIT_Q = "What is the full name of the author born in Kuwait City, Kuwait on 08/09/1956?"
 KUWAIT_MASKED = "What is the full something of the something born in something, something on something?"

@@ -909,10 +909,10 @@ def _float64_logps(logits, labels):
 
 @pytest.mark.parametrize("vocab", [512, 32000, 128256])
 def test_token_logps_against_float64_at_real_vocabularies(vocab):
-    """Both paths of train/tokens.token_logps vs float64 on peaked fp32 logits (std 4, like a trained
+    """Both paths of unlearnkit/tokens.token_logps vs float64 on peaked fp32 logits (std 4, like a trained
     LM's): the evaluation path within EXACT_LOGP_ATOL at every vocabulary, the fused training path
     within FUSED_LOGP_ATOL (tests/tolerances.py has both derivations and the measurements)."""
-    from unlearnkit.train.tokens import token_logps
+    from unlearnkit.tokens import token_logps
 
     gen = torch.Generator().manual_seed(vocab)
     logits = torch.randn(2, 12, vocab, generator=gen) * 4.0

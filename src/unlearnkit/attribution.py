@@ -42,7 +42,7 @@ import torch
 from unlearnkit.data.encode import IGNORE_INDEX, PromptFormat, encode_qa, pad_batch, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.io import write_json, write_text_atomic
-from unlearnkit.train.tokens import shift
+from unlearnkit.tokens import shift
 
 log = logging.getLogger(__name__)
 

@@ -220,7 +220,7 @@ def text_membership_scores(
 
     from unlearnkit.data.encode import pad_batch, pad_id_of
     from unlearnkit.metrics import mia
-    from unlearnkit.train.tokens import shift, token_logps
+    from unlearnkit.tokens import shift, token_logps
 
     encoded, scored = [], []
     for i, text in enumerate(texts):

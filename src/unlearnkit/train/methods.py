@@ -38,8 +38,8 @@ from unlearnkit.objectives import (
     undial_loss,
     wga_loss,
 )
+from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
 from unlearnkit.train.reference import check_layer, decoder_layer_prefixes, forward_with_layer_output
-from unlearnkit.train.tokens import shift_weights, shifted_targets, token_logps
 
 
 @dataclass

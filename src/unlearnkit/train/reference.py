@@ -19,7 +19,7 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.errors import UserError
-from unlearnkit.train.tokens import token_logps
+from unlearnkit.tokens import token_logps
 
 
 class Reference:
