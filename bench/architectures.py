@@ -185,7 +185,7 @@ def refusal(arch: str, tokenizer, bench, work: Path, method: str = "asu_kl") -> 
 
 def describe(arch: str, tokenizer) -> dict:
     """What the architecture is made of, read from the model itself."""
-    from unlearnkit.train.reference import decoder_layer_prefixes
+    from unlearnkit.models import decoder_layer_prefixes
 
     model = random_causal_lm(arch, tokenizer)
     cfg = model.config

@@ -28,7 +28,7 @@ import torch
 from unlearnkit.config import build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
-from unlearnkit.models import check_supported
+from unlearnkit.models import check_supported, is_peft_model
 from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
@@ -38,7 +38,6 @@ from unlearnkit.train.reference import (
     AdapterReference,
     CopyReference,
     eval_mode,
-    is_peft_model,
     original_reference,
 )
 from unlearnkit.train.trainer import (

@@ -21,6 +21,7 @@ import torch
 from unlearnkit import config as C
 from unlearnkit.data.encode import IGNORE_INDEX
 from unlearnkit.errors import UserError
+from unlearnkit.models import check_layer, decoder_layer_prefixes
 from unlearnkit.objectives import (
     ap_loss,
     asu_loss,
@@ -39,7 +40,7 @@ from unlearnkit.objectives import (
     wga_loss,
 )
 from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
-from unlearnkit.train.reference import check_layer, decoder_layer_prefixes, forward_with_layer_output
+from unlearnkit.train.reference import forward_with_layer_output
 
 
 @dataclass

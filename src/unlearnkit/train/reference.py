@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 
 from unlearnkit.attention import smoothed_attention
-from unlearnkit.errors import UserError
+from unlearnkit.models import check_layer, decoder_layers, is_peft_model
 from unlearnkit.tokens import token_logps
 
 
@@ -59,39 +59,6 @@ def _forward(model, batch, output_hidden: int | None = None):
         use_cache=False,
     )
     return out
-
-
-def decoder_layers(model) -> torch.nn.ModuleList:
-    """The model's list of decoder layers (``model.model.layers`` for Llama, ``transformer.h`` for GPT-2 ...)."""
-    while not hasattr(model, "config") and hasattr(model, "module"):  # DDP / DeepSpeed wrappers
-        model = model.module
-    base = model.get_base_model() if is_peft_model(model) else model
-    n_layers = getattr(base.config.get_text_config(), "num_hidden_layers", None)
-    for _, module in base.named_modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
-            return module
-    raise UserError(f"cannot find the {n_layers} decoder layers of {type(base).__name__}")
-
-
-def decoder_layer_prefixes(model) -> list[str]:
-    """Parameter-name prefix of each decoder layer in ``model.named_parameters()``: ``model.layers.3.``
-    for Llama-style models, ``transformer.h.3.`` for GPT-2 / Bloom (so "layer 3" means the same block
-    whatever the architecture calls its list)."""
-    blocks = decoder_layers(model)
-    for name, module in model.named_modules():
-        if module is blocks:
-            return [f"{name}.{i}." if name else f"{i}." for i in range(len(blocks))]
-    raise UserError(f"cannot find the decoder layers of {type(model).__name__} among its modules")
-
-
-def check_layer(model, layer: int) -> int:
-    """``layer`` as a valid 0-based decoder-layer index of ``model``, or a one-line ``UserError``."""
-    n_layers = len(decoder_layers(model))
-    if not 0 <= int(layer) < n_layers:
-        raise UserError(
-            f"layer={layer} is out of range: the model has {n_layers} decoder layers (0..{n_layers - 1})"
-        )
-    return int(layer)
 
 
 def forward_with_layer_output(model, batch, layer: int):
@@ -135,10 +102,6 @@ def eval_mode(model):
         yield
     finally:
         model.train(was_training)
-
-
-def is_peft_model(model) -> bool:
-    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
 class ModelReference(Reference):
