@@ -641,7 +641,7 @@ def test_settings_are_validated_and_recorded():
 def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, batch, tmp_path):
     """reference=copy under bf16 mixed precision: the copy is loaded in the fp32 policy's dtype, so NPO
     starts at exactly (2/beta) log 2 = 13.8629 (a bf16 copy gave 13.8650)."""
-    from unlearnkit.unlearn import _copy_reference
+    from unlearnkit.train.reference import _copy_reference
 
     model.save_pretrained(tmp_path / "m")
     world_tokenizer.save_pretrained(tmp_path / "m")
