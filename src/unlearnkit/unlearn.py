@@ -209,6 +209,10 @@ def unlearn(
         attribution = attach_token_weights(
             model, tokenizer, fmt, forget, forget_enc, method_cfg, train_cfg, attribution_dir, quiet=quiet
         )
+        if attribution_dir is not None:
+            from unlearnkit.report.heatmap import write_heatmap
+
+            write_heatmap(attribution_dir)  # the page that shows the scores just saved (or reused)
 
     torch.manual_seed(train_cfg.seed)
     if train_cfg.gradient_checkpointing and hasattr(model, "config"):
