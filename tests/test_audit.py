@@ -15,15 +15,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from unlearnkit.commands.audit import add_audit_arguments, audit_command, parse_int_list
 from unlearnkit.data import Benchmark, load_benchmark
 from unlearnkit.errors import UserError
 from unlearnkit.evaluation.audit import (
     AuditSettings,
-    add_audit_arguments,
     audit_card_html,
-    audit_command,
     audit_markdown,
-    parse_int_list,
     relearn_curve,
     relearn_split,
     relearned_copy,
