@@ -99,14 +99,9 @@ def settings_from_args(args):
 def audit_command(args) -> int:
     """``unlearnkit audit``: validate everything, load, run the checks, write the card, print verdicts."""
     from unlearnkit.data import load_benchmark
-    from unlearnkit.evaluation.audit import (
-        _Auditor,
-        gap_lines,
-        is_raw_text,
-        run_audit,
-        warning_lines,
-        write_audit,
-    )
+    from unlearnkit.evaluation.audit import run_audit, write_audit
+    from unlearnkit.evaluation.audit.card import gap_lines, warning_lines
+    from unlearnkit.evaluation.audit.run import _Auditor, is_raw_text
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path, load
 
