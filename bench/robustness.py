@@ -268,10 +268,10 @@ def _retrain_setup(lab: Lab):
     from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, build_base, pretraining_data, read_replay
 
     if lab.benchmark == "tofu":
-        from unlearnkit.commands.finetune import model_card
+        from unlearnkit.models import read_card
         from unlearnkit.train.finetune import training_rows
 
-        replay = [Path(p) for p in model_card(str(lab.emb.base_dir)).get("replay", [])]
+        replay = [Path(p) for p in read_card(str(lab.emb.base_dir)).get("replay", [])]
         rows = training_rows(lab.emb.bench, "retain") + read_replay(replay)
         return rows, dict(TINY_FINETUNE), lambda: _model_of(lab.emb.base_dir)
     data = pretraining_data(lab.emb.world_dir, ("hazard",))

@@ -333,6 +333,23 @@ def check_supported(
             ) from None
 
 
+def read_card(model: str | Path) -> dict:
+    """The unlearnkit.json of a local model folder ({} for a hub id, 'tiny' or a folder without one)."""
+    path = Path(str(model)).expanduser() / "unlearnkit.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_defaults(model: str | Path) -> dict:
+    """``unlearn_defaults`` of a model folder's unlearnkit.json (models made by ``finetune --model
+    tiny`` record the tiny-scale recipe there); {} for any other model."""
+    found = read_card(model).get("unlearn_defaults")
+    return found if isinstance(found, dict) else {}
+
+
 # ---------------------------------------------------------------------------------------------
 # Where a model keeps its decoder layers (RMU's layer, the architecture check, LoRA / PEFT wrappers)
 

@@ -108,6 +108,17 @@ def method_overrides(name: str, seed: int, tuned: bool = True, benchmark: str = 
     }
 
 
+def tiny_unlearn_defaults(max_length: int) -> dict:
+    """The quickstart's unlearning recipe for the tiny model, recorded in its unlearnkit.json so that
+    ``unlearn`` / ``continual`` on it start from settings that work at this scale (the papers' 7B
+    defaults barely move a 1M-parameter model)."""
+    return {
+        "source": "unlearnkit quickstart's tiny-model recipe",
+        "train": {**TINY_UNLEARN, "max_length": max(int(TINY_UNLEARN.get("max_length", 0)), max_length)},
+        "method": TINY_METHOD,
+    }
+
+
 def cache_root(arg: str | None) -> Path:
     from unlearnkit.embedded import cache_root as root
 

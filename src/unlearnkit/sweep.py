@@ -146,7 +146,7 @@ def model_scale(model: str | Path | None) -> tuple[str, str]:
     """``("tiny" | "paper", why)``: the scale of the default search space for ``model``, chosen the way
     ``unlearn`` picks its defaults: a model whose unlearnkit.json records a recipe (made from scratch by
     ``finetune --model tiny``) gets spaces around that recipe, any other (pretrained) model the papers'."""
-    from unlearnkit.commands._common import recorded_defaults
+    from unlearnkit.models import recorded_defaults
 
     recorded = recorded_defaults(model) if model else {}
     if recorded:
@@ -770,8 +770,8 @@ def recipe_values(ctx: Context, params: dict[str, Any], seed: int | None = None)
     under a recipe; trials apply them the same way, so ``unlearn --config best.yaml`` runs exactly the
     chosen trial (and best.yaml spells them out, so it does on any model).
     """
-    from unlearnkit.commands._common import recorded_defaults
     from unlearnkit.config import ALIASES
+    from unlearnkit.models import recorded_defaults
 
     values = {**ctx.space.fixed, **params}
     recorded = recorded_defaults(ctx.settings.model)

@@ -18,7 +18,6 @@ from unlearnkit.commands._common import (
     note,
     overrides,
     prepare_work,
-    recorded_defaults,
     required,
     resume_point,
     run_fingerprint,
@@ -313,6 +312,8 @@ def _save_unlearned(
     provenance.update(layers_used(result.model, method_cfg))
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
+    from unlearnkit.models import recorded_defaults
+
     if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
         provenance["unlearn_defaults"] = recorded_defaults(args.model)
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
