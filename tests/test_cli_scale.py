@@ -159,7 +159,7 @@ def test_outputs_are_readable_like_every_other_file(tiny_target):
 def test_python_api_leaves_no_empty_work_folder(
     tiny_random_llama, world_tokenizer, mini_bench, tmp_path, monkeypatch
 ):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     monkeypatch.chdir(tmp_path)
     unlearn(

@@ -26,7 +26,7 @@ from unlearnkit.data.encode import PromptFormat
 
 @pytest.fixture
 def attribution_inputs(world_tokenizer, mini_bench):
-    from unlearnkit.unlearn import resolve_configs
+    from unlearnkit.pipelines.unlearn import resolve_configs
 
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     rows = [dict(r) for r in mini_bench.forget[:4]]
@@ -38,9 +38,9 @@ def test_attribution_scores_follow_the_weights_the_rows_and_the_settings(
     world_tokenizer, attribution_inputs, tmp_path, monkeypatch
 ):
     import unlearnkit.attribution as attribution
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.train.tokenweights import attach_token_weights
     from unlearnkit.train.trainer import encode_rows
-    from unlearnkit.unlearn import resolve_configs
 
     fmt, rows, train_cfg, method_cfg = attribution_inputs
     cache = tmp_path / "attribution"
@@ -203,7 +203,7 @@ def test_reference_cache_is_built_from_the_model_of_each_run(world_tokenizer, mi
     exact cache it does for two different models in a row, so the second run did not reuse the first's."""
     import math
 
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     first_losses = []
     for seed in (0, 5):

@@ -14,6 +14,7 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import PromptFormat, pad_id_of
+from unlearnkit.pipelines.unlearn import _apply_lora, resolve_configs, unlearn
 from unlearnkit.train.cache import ReferenceCache
 from unlearnkit.train.reference import AdapterReference, CopyReference, setup_reference
 from unlearnkit.train.trainer import (
@@ -23,7 +24,6 @@ from unlearnkit.train.trainer import (
     encode_rows,
     training_arguments,
 )
-from unlearnkit.unlearn import _apply_lora, resolve_configs, unlearn
 
 # (method, overrides): NPO (per-token log-probs), ASU (teacher), ASU-KL (teacher + KL retain),
 # GD with a KL retain term (full-vocab reference on retain only).

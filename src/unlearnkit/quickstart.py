@@ -188,7 +188,7 @@ class Embedded:
         keep_model: bool = False,
     ):
         """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
-        from unlearnkit.unlearn import unlearn
+        from unlearnkit.pipelines.unlearn import unlearn
 
         t0 = time.time()
         model, tok = self.load_target()
@@ -341,10 +341,10 @@ def run_quickstart(args) -> int:
     from transformers.utils import logging as hf_logging
 
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.report.page import print_table, write_report
     from unlearnkit.report.views import MUSE_VIEW, WMDP_VIEW
     from unlearnkit.train.methods import get_method
-    from unlearnkit.unlearn import resolve_configs
 
     hf_logging.disable_progress_bar()  # weight-loading and shard-writing bars of a 1M model are noise here
     console = Console(stderr=False)

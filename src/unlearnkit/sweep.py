@@ -854,7 +854,7 @@ def run_settings(
     """Unlearn the whole forget set with ``values``, evaluate on the named halves; metrics per half."""
     from unlearnkit.evaluation.evaluate import evaluate
     from unlearnkit.models import load
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     st = ctx.settings
     model, tok = load(st.model, st.trust_remote_code)

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.evaluation.evaluate import EvalSettings
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, save_model
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.train.continual import (
         DEFAULT_PLOT_KEYS,
         continual_unlearning,
@@ -74,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
         text_plot_keys,
         tofu_eval_fn,
     )
-    from unlearnkit.unlearn import resolve_configs
 
     method, train_cfg, method_cfg = resolve_configs(args.method, values)
     bench = load_data(args.data, bench, eval_fields=True)
