@@ -392,7 +392,7 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
 
 
 def test_continual_requests_forget_whole_events(world):
-    from unlearnkit.train.continual import continual_unlearning, split_requests_by_entity, text_eval_fn
+    from unlearnkit.pipelines.continual import continual_unlearning, split_requests_by_entity, text_eval_fn
 
     bench, tok = world["muse"], world["tok"]
     requests = split_requests_by_entity(bench.forget, 2, "event")
