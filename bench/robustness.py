@@ -2,10 +2,11 @@
 
     python bench/robustness.py                                  # TOFU-like and WMDP-like, seeds 0 1 2
     python bench/robustness.py --benchmarks tofu --seeds 0      # a reduced run
+    python bench/robustness.py --seeds "tofu=0,1 wmdp=0"       # seeds per miniature
     python bench/robustness.py --report                         # re-assemble from the cached runs
 
-Does the forgetting survive the audit's relearning attack (fine-tune a copy for 5 / 10 / 20 steps on
-half of the forget entities, measure on the other half), and at what compute? Per miniature and seed
+Does the forgetting survive the audit's relearning attack (fine-tune a copy for 10 / 25 / 50 steps at lr
+1e-4 on half of the forget entities, measure on the other half), and at what compute? Per miniature and seed
 (the seed varies the world, the base, target and oracle, the unlearning run and the attack's split):
 
 * the oracle (TOFU-like: the base fine-tuned on the retain authors; WMDP-like: the base pretrained
@@ -23,7 +24,13 @@ half of the forget entities, measure on the other half), and at what compute? Pe
 Compute = forward + 2 x backward tokens of every training pass after the target (UNDO: the teacher's
 unlearning plus the distillation up to the checkpoint, pro rata by optimiser steps), as a fraction of
 the oracle's training. Relearning is judged by the fact-level score (TOFU-like: recall of the fact value;
-WMDP-like: hazardous accuracy) and, for TOFU-like, ROUGE-L; the gap is audited minus oracle after 20 steps.
+WMDP-like: hazardous accuracy) and, for TOFU-like, ROUGE-L; the gap is audited minus oracle after 50 steps.
+
+Why lr 1e-4 (the audit's default is 1e-3): measured on the TOFU-like lab, seed 0, at 1e-3 the attack
+destroys the target itself (fact recall 1.00 -> 0.20 after 20 steps), so every gap reads as damage; at
+3e-4 the target still drops to 0.88; at 1e-4 the target keeps 1.00 (0.98 after 50 steps), the oracle
+stays at 0.02-0.06 and plain NPO climbs back from 0.00 to 0.16 after 50 steps: an attack that relearns
+without damaging.
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
 only by the same commit, ``src/`` hash and settings (``_common.RunCache``); results are rewritten after
@@ -49,16 +56,18 @@ from _common import RunCache, embedded_settings, write_result  # noqa: E402
 WORK = Path(".bench_work") / "robustness"
 NAME = "robustness"
 SEEDS = (0, 1, 2)
-RELEARN_STEPS = (5, 10, 20)
+RELEARN_STEPS = (10, 25, 50)
+RELEARN_LR = 1e-4  # see the module docstring: the largest rate that leaves the target intact
+HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
 STOP_RATIO = 0.95  # UNDO / retrain stop: utility >= 0.95 x the oracle's
-CHECKPOINTS = 6
+CHECKPOINTS = 4
 EVAL = dict(max_items=100, max_new_tokens=32)
 PLAIN = {"tofu": ("npo", "asu", "t-npo"), "wmdp": ("rmu", "gd", "npo")}
 SAM_METHOD = {"tofu": "npo", "wmdp": "npo"}
 SAM_RHOS = (0.05, 0.5, 2.0)
 TEACHER = {"tofu": "npo", "wmdp": "rmu"}
 UNDO_POINTS = {
-    "tofu": (("base", 0.25), ("base", 0.5), ("base", 1.0), ("init", 0.5), ("init", 1.0)),
+    "tofu": (("base", 0.5), ("base", 1.0), ("init", 1.0)),
     "wmdp": (("init", 0.5), ("init", 1.0)),
 }
 # Distillation recipes: toward the base, the fine-tuning scale (the lab's TINY_FINETUNE: lr 5e-4, 30
@@ -112,7 +121,9 @@ class Lab:
         """The audit's relearning curve of ``model`` (the audit's own settings, this seed's split)."""
         from unlearnkit.evaluation.audit import AuditSettings, run_audit
 
-        st = AuditSettings(relearn_steps=RELEARN_STEPS, quant_bits=(), seed=self.seed, **EVAL)
+        st = AuditSettings(
+            relearn_steps=RELEARN_STEPS, relearn_lr=RELEARN_LR, quant_bits=(), seed=self.seed, **EVAL
+        )
         audit = run_audit(model, tok, self.emb.bench, settings=st)
         measured = audit["measured"]["audited"]
         return {"curve": measured["relearn"], "mia_min_k_auc": measured.get("mia_min_k_auc")}
@@ -297,6 +308,7 @@ def run_settings(benchmark: str, cfg: str, seed: int) -> dict:
         "seed": seed,
         "eval": EVAL,
         "relearn_steps": list(RELEARN_STEPS),
+        "relearn_lr": RELEARN_LR,
         "embedded": embedded_settings(argparse.Namespace(seed=seed), **EVAL),
     }
     method = cfg.split("+")[0]
@@ -346,7 +358,7 @@ def cached_or_run(lab: Lab, cfg: str, oracle: dict | None = None) -> dict:
 # ------------------------------------------------------------------------------------ aggregation
 
 
-def gap(run: dict, oracle: dict, key: str, step: str = "20") -> float | None:
+def gap(run: dict, oracle: dict, key: str, step: str = HEADLINE) -> float | None:
     a = run.get("relearn", {}).get("curve", {}).get(step, {}).get(key)
     b = oracle.get("relearn", {}).get("curve", {}).get(step, {}).get(key)
     return None if a is None or b is None else float(a) - float(b)
@@ -509,14 +521,15 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
     return out
 
 
-def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: list[int]) -> str:
+def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, list[int]]) -> str:
+    said = "; ".join(f"{b}: {', '.join(map(str, v))}" for b, v in seeds.items())
     lines = [
         "## Robust forgetting, against the right baselines",
         "",
-        "Each configuration per miniature over seeds "
-        f"{seeds} (the seed varies the world, base, target, oracle, unlearning and the attack's split): compute "
+        f"Each configuration per miniature over seeds ({said}; the seed varies the world, base, target, oracle, unlearning and the attack's split): compute "
         "as a fraction of the oracle's training (UNDO: to reach 0.95x the oracle's utility, else its last "
-        "checkpoint), utility, the forget-side score, the relearning gap after 20 attack steps (audited minus "
+        f"checkpoint), utility, the forget-side score, the relearning gap after {HEADLINE} attack steps at lr "
+        f"{RELEARN_LR:g} (audited minus "
         "oracle; fact-level first), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
         "training stopped at fraction f of its compute (the same-compute retrain). Mean ± sd. **Bold**: on "
         "the frontier of compute, fact-level gap and |MIA - 0.5| among configurations keeping 0.95x the "
@@ -536,7 +549,7 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: list[int]) -
             f"### {title}",
             "",
             "| configuration | compute / oracle | utility | forget side | "
-            + " | ".join(f"gap {k} @20" for k in keys)
+            + " | ".join(f"gap {k} @{HEADLINE}" for k in keys)
             + " | MIA AUC |",
             "|---|---:|---:|---:|" + "---:|" * len(keys) + "---:|",
         ]
@@ -551,40 +564,58 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: list[int]) -
     return "\n".join(lines)
 
 
+def parse_seeds(text: str, benchmarks: list[str]) -> dict[str, list[int]]:
+    """``"0,1,2"`` (every benchmark) or ``"tofu=0,1 wmdp=0"`` (per benchmark)."""
+    if "=" not in text:
+        return {b: [int(x) for x in text.split(",")] for b in benchmarks}
+    given = dict(part.split("=", 1) for part in text.split())
+    return {b: [int(x) for x in given[b].split(",")] for b in benchmarks if b in given}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--benchmarks", default="tofu,wmdp")
-    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--seeds", default="0,1,2", help='"0,1,2" for every benchmark, or "tofu=0,1 wmdp=0"')
     p.add_argument("--only", default=None, help="only these configurations (comma-separated)")
     p.add_argument("--cache-dir", default=str(WORK / "cache"))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--report", action="store_true", help="only re-assemble from cached runs")
     args = p.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
     benchmarks = [b for b in args.benchmarks.split(",") if b]
-    results: dict[str, dict[int, dict[str, dict]]] = {b: {} for b in benchmarks}
-    settings = {"seeds": seeds, "benchmarks": benchmarks, "eval": EVAL, "relearn_steps": list(RELEARN_STEPS)}
+    seeds = parse_seeds(args.seeds, benchmarks)
+    results: dict[str, dict[int, dict[str, dict]]] = {b: {} for b in seeds}
+    settings = {
+        "seeds": seeds,
+        "benchmarks": list(seeds),
+        "eval": EVAL,
+        "relearn_steps": list(RELEARN_STEPS),
+        "relearn_lr": RELEARN_LR,
+    }
 
     def save() -> None:
         write_result(NAME, markdown(results, seeds), results, "python bench/robustness.py", settings)
 
-    for benchmark in benchmarks:
-        for seed in seeds:
-            wanted = [c for c in configs(benchmark) if not args.only or c in args.only.split(",")]
-            if args.report:
-                found = {
-                    c: r
-                    for c in wanted
-                    if (r := _cache().get(f"{benchmark}__{c}__s{seed}", run_settings(benchmark, c, seed)))
-                }
-                results[benchmark][seed] = found
-                continue
-            lab = Lab(benchmark, seed, Path(args.cache_dir), args.threads)
-            seed_runs = results[benchmark].setdefault(seed, {})
-            seed_runs["oracle"] = cached_or_run(lab, "oracle")
-            for cfg in wanted:
-                seed_runs[cfg] = cached_or_run(lab, cfg, seed_runs["oracle"])
-                save()
+    # seed-major: every miniature's first seed before any second seed, so a cut-short run covers both
+    order = sorted(
+        ((s, i, b) for i, b in enumerate(seeds) for s in seeds[b]),
+        key=lambda t: (seeds[t[2]].index(t[0]), t[1]),
+    )
+    for seed, _, benchmark in order:
+        wanted = [c for c in configs(benchmark) if not args.only or c in args.only.split(",")]
+        if args.report:
+            found = {
+                c: r
+                for c in wanted
+                if (r := _cache().get(f"{benchmark}__{c}__s{seed}", run_settings(benchmark, c, seed)))
+            }
+            results[benchmark][seed] = found
+            continue
+        lab = Lab(benchmark, seed, Path(args.cache_dir), args.threads)
+        seed_runs = results[benchmark].setdefault(seed, {})
+        seed_runs["oracle"] = cached_or_run(lab, "oracle")
+        for cfg in wanted:
+            seed_runs[cfg] = cached_or_run(lab, cfg, seed_runs["oracle"])
+            save()
     save()
     return 0
 

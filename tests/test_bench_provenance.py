@@ -67,13 +67,16 @@ def test_robustness_reuses_a_run_only_for_its_settings(common, monkeypatch, tmp_
     import robustness
 
     monkeypatch.setattr(robustness, "WORK", tmp_path / "work")
-    robustness._cache().put(
-        "npo+undo0.5__s0", robustness.run_settings("npo+undo0.5", 0), {"config": "x", "seed": 0}
-    )
-    assert robustness.cached("npo+undo0.5", 0) == {"config": "x", "seed": 0}
-    assert [r["config"] for r in robustness.load_runs()] == ["x"]
-    monkeypatch.setattr(robustness, "DISTILL_NLL", 1.0)  # another distillation recipe: not reused
-    assert robustness.cached("npo+undo0.5", 0) is None and robustness.load_runs() == []
-    monkeypatch.setattr(robustness, "DISTILL_NLL", 3.0)
-    monkeypatch.setattr(robustness, "WORLD_SEED", 1)  # another world
-    assert robustness.cached("npo+undo0.5", 0) is None
+    cfg, key = "npo+undo-base1", "tofu__npo+undo-base1__s0"
+    robustness._cache().put(key, robustness.run_settings("tofu", cfg, 0), {"config": cfg, "seed": 0})
+    assert robustness._cache().get(key, robustness.run_settings("tofu", cfg, 0)) == {
+        "config": cfg,
+        "seed": 0,
+    }
+    assert robustness._cache().get(key, robustness.run_settings("tofu", cfg, 1)) is None  # other seed
+    recipe = robustness.DISTILL[("tofu", "base")]
+    monkeypatch.setitem(robustness.DISTILL, ("tofu", "base"), {**recipe, "lr": 1e-3})  # another recipe
+    assert robustness._cache().get(key, robustness.run_settings("tofu", cfg, 0)) is None
+    monkeypatch.setitem(robustness.DISTILL, ("tofu", "base"), recipe)
+    monkeypatch.setattr(robustness, "EVAL", {**robustness.EVAL, "max_items": 50})  # other evaluation
+    assert robustness._cache().get(key, robustness.run_settings("tofu", cfg, 0)) is None
