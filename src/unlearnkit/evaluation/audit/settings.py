@@ -12,8 +12,11 @@ from unlearnkit.errors import UserError
 
 @dataclass
 class AuditSettings:
-    """How hard to attack. ``relearn_lr`` 1e-3 suits the embedded tiny model trained from scratch;
-    for pretrained 1B+ models 1e-5 (the usual fine-tuning rate) is typical: set it explicitly."""
+    """How hard to attack. ``relearn_lr``: the attack must relearn, not damage. The default 1e-3 is
+    the scale of a tiny model trained from scratch; the embedded lab's pretrained-base miniatures need
+    1e-4 (at 1e-3 the target itself falls from fact recall 1.00 to 0.20 in 20 steps; the quickstart and
+    bench/robustness.py use 1e-4), and pretrained 1B+ models 1e-5 (the usual fine-tuning rate): set it
+    explicitly. The audit warns when the attack lowers the target's own score."""
 
     relearn_steps: tuple[int, ...] = (5, 10, 20, 50)  # the curve's points; () skips the attack
     relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
