@@ -27,19 +27,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
-# RMU on the 2-layer tiny model: steer the first layer's output, train only its MLP down-projection (the
-# paper's structure: layer l and the down_proj of the layers up to it). The paper's c = 6.5 / alpha = 1200
-# are for Zephyr-7B's 4096-wide layer 7; here c = 4 / alpha = 50 at lr 1e-3 did not move the model at
-# all (forget loss 2.63 -> 2.60), so c = 20, alpha = 1, lr 1e-2: our values, set once on this world.
-_RMU_TINY = dict(layer=0, train_layers="0", steering_coeff=20.0, retain_weight=1.0, lr=1e-2)
-TINY_EXTRA = {
-    "rmu": _RMU_TINY,
-    "t-rmu": _RMU_TINY,
-    "s-rmu": _RMU_TINY,
-    "asu_rmu": {**_RMU_TINY, "tau": 5.0},
-}
-
-
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--seed", type=int, default=0)

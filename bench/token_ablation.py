@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import TINY_EXTRA, embedded_settings, parser, previous, setup, write_result  # noqa: E402
+from _common import embedded_settings, parser, previous, setup, write_result  # noqa: E402
 
 from unlearnkit.report.page import markdown_table  # noqa: E402
 
@@ -43,7 +43,7 @@ def main() -> None:
 
     def run(method: str, row: str, overrides: dict | None = None) -> dict:
         metrics, res = emb.run_method(
-            method, work / row.replace(" ", "_"), {**TINY_EXTRA.get(method, {}), **(overrides or {})}, row=row
+            method, work / row.replace(" ", "_"), overrides or {}, row=row
         )
         if res.attribution:
             metrics["fact_overlap"] = res.attribution["fact_overlap"]

@@ -37,10 +37,14 @@ TINY_METHOD = {
     "t-asu": dict(tau=5.0, forget_weight=1.0),
     "s-asu": dict(tau=5.0, forget_weight=1.0),
 }
-# Per miniature: the raw-text ones unlearn passages, not answers. RMU on a 2-layer model steers the
-# output of layer 1 and trains both layers' MLP down projections (the paper: layer 7 and the down_proj
-# of layers 5-7 of Zephyr-7B); its steering coefficient and lr were measured on the WMDP-like miniature.
+# RMU on a 2-layer model steers the output of layer 1 and trains both layers' MLP down projections (the
+# paper: layer 7 and the down_proj of layers 5-7 of Zephyr-7B, out of range here); its steering
+# coefficient and lr were measured on the WMDP-like miniature and serve every miniature (the model's
+# scale, not the data, sets them), the RMU-based TokenUnlearn variants included.
 _RMU_TINY = dict(layer=1, train_layers="0,1", steering_coeff=100.0, retain_weight=100.0, lr=1e-2, epochs=10.0)
+TINY_METHOD.update({name: _RMU_TINY for name in ("rmu", "t-rmu", "s-rmu")})
+TINY_METHOD["asu_rmu"] = {**_RMU_TINY, "tau": 5.0}
+# Per miniature: the raw-text ones unlearn passages, not answers.
 BENCHMARK_METHOD: dict[str, dict[str, dict]] = {
     # measured on the WMDP-like miniature (hazardous accuracy target 0.83, filtered base 0.30): RMU at
     # the 7B paper's lr / steering barely moved it (0.82); c = 100, lr 1e-2, 10 epochs gave 0.40 with
