@@ -85,7 +85,7 @@ def mean_sd(values: list[float]) -> str:
 
 
 def goal_met(metrics: dict, oracle_utility: float) -> bool:
-    from unlearnkit.sweep import GOAL_FORGET_QUALITY, GOAL_UTILITY_RATIO
+    from unlearnkit.pipelines.sweep import GOAL_FORGET_QUALITY, GOAL_UTILITY_RATIO
 
     return (
         metrics.get("forget_quality", 0.0) >= GOAL_FORGET_QUALITY
@@ -213,8 +213,7 @@ def check_work(folder: Path, settings: dict) -> None:
 def main() -> int:
     from transformers.utils import logging as hf_logging
 
-    from unlearnkit.quickstart import method_overrides
-    from unlearnkit.sweep import (
+    from unlearnkit.pipelines.sweep import (
         SweepSettings,
         ensure_reference,
         load_context,
@@ -222,6 +221,7 @@ def main() -> int:
         run_settings,
         run_sweep,
     )
+    from unlearnkit.quickstart import method_overrides
 
     args = parse_args()
     hf_logging.disable_progress_bar()

@@ -109,7 +109,7 @@ def sweep_folders(tmp_path, world_tokenizer, mini_world):
 
 
 def _sweep_context(root):
-    from unlearnkit.sweep import SweepSettings, load_context
+    from unlearnkit.pipelines.sweep import SweepSettings, load_context
 
     st = SweepSettings(
         model=str(root / "target"),
@@ -126,22 +126,22 @@ def _sweep_context(root):
 def test_sweep_reference_numbers_follow_the_model_and_data_content(
     sweep_folders, world_tokenizer, monkeypatch
 ):
-    import unlearnkit.sweep as sweep
+    import unlearnkit.pipelines.sweep.reference as reference
     from unlearnkit.models import save_model
 
     root = sweep_folders
     computed = []
-    stock = sweep._compute_reference
-    monkeypatch.setattr(sweep, "_compute_reference", lambda *a: computed.append(1) or stock(*a))
-    ref = sweep.ensure_reference(_sweep_context(root), log=lambda _: None)
+    stock = reference._compute_reference
+    monkeypatch.setattr(reference, "_compute_reference", lambda *a: computed.append(1) or stock(*a))
+    ref = reference.ensure_reference(_sweep_context(root), log=lambda _: None)
     assert len(computed) == 1
-    assert sweep.ensure_reference(_sweep_context(root), log=lambda _: None) == ref  # same inputs: reused
+    assert reference.ensure_reference(_sweep_context(root), log=lambda _: None) == ref  # same inputs: reused
     assert len(computed) == 1
 
     # the target retrained in place: same path, same settings, other weights -> new numbers
     retrained = random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True, seed=7)
     save_model(retrained, world_tokenizer, root / "target", {"kind": "retrained"}, overwrite=True)
-    new = sweep.ensure_reference(_sweep_context(root), log=lambda _: None)
+    new = reference.ensure_reference(_sweep_context(root), log=lambda _: None)
     assert len(computed) == 2 and new["key"] != ref["key"]
     assert new["target_selection"] != ref["target_selection"]
     assert new["oracle_selection"] == ref["oracle_selection"]  # the oracle did not change
@@ -152,16 +152,16 @@ def test_sweep_reference_numbers_follow_the_model_and_data_content(
     row = json.loads(lines[0])
     row["answer"] = row["answer"] + " indeed"
     forget.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n", encoding="utf-8")
-    assert sweep._reference_key(_sweep_context(root)) != new["key"]
+    assert reference._reference_key(_sweep_context(root)) != new["key"]
 
 
 def test_sweep_reference_key_ignores_the_model_card(sweep_folders):
     """Only what transformers reads is content: rewriting README.md / unlearnkit.json keeps the numbers."""
-    import unlearnkit.sweep as sweep
+    import unlearnkit.pipelines.sweep.reference as reference
 
-    key = sweep._reference_key(_sweep_context(sweep_folders))
+    key = reference._reference_key(_sweep_context(sweep_folders))
     (sweep_folders / "target" / "README.md").write_text("# edited card\n", encoding="utf-8")
-    assert sweep._reference_key(_sweep_context(sweep_folders)) == key
+    assert reference._reference_key(_sweep_context(sweep_folders)) == key
 
 
 def test_embedded_lab_model_cache_follows_the_files_it_trains_on(mini_world, tiny_model_dir, tmp_path):
