@@ -267,7 +267,7 @@ def test_killed_sweep_resumes_the_same_study_without_losing_or_duplicating(tmp_p
     for number in killed_at:
         killed = by_number[number]
         assert killed.state.name == "FAIL"
-        if killed.params:  # its parameters were drawn: they ran again in a later trial
+        if killed.user_attrs.get("params_drawn"):  # its whole set was drawn: it ran again in a later trial
             retries = [t for t in study.trials if t.user_attrs.get("retry_of") == number]
             assert len(retries) == 1 and retries[0].params == killed.params
             assert retries[0].state.name in ("COMPLETE", "PRUNED")
@@ -474,6 +474,36 @@ def test_a_bad_flag_fails_before_torch_is_imported(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["2", "False"], out.stderr
+
+
+def test_a_killed_trial_runs_again_only_when_it_had_drawn_all_its_parameters():
+    """A kill between ``ask`` and the last ``suggest`` leaves a partial set: retrying it would mix the
+    killed draw with fresh ones, so it is failed and not re-enqueued; a complete set runs again as is."""
+    import optuna
+
+    from unlearnkit.pipelines.sweep.study import recover_stale
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(directions=["maximize"])
+    partial = study.ask()
+    partial.suggest_float("lr", 1e-5, 1e-3, log=True)  # killed before "epochs" was drawn
+    whole = study.ask()
+    params = {
+        "lr": whole.suggest_float("lr", 1e-5, 1e-3, log=True),
+        "epochs": whole.suggest_int("epochs", 1, 5),
+    }
+    whole.set_user_attr("params_drawn", True)
+    assert sorted(recover_stale(study)) == [partial.number, whole.number]  # untagged: their worker is gone
+    states = {t.number: t.state.name for t in study.trials}
+    assert states[partial.number] == states[whole.number] == "FAIL"
+    queued = [t for t in study.trials if t.state.name == "WAITING"]
+    assert len(queued) == 1 and queued[0].user_attrs["retry_of"] == whole.number
+    retry = study.ask()  # the next claim takes the queued retry: the same values come back
+    assert retry.user_attrs["retry_of"] == whole.number
+    assert {
+        "lr": retry.suggest_float("lr", 1e-5, 1e-3, log=True),
+        "epochs": retry.suggest_int("epochs", 1, 5),
+    } == params
 
 
 def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():

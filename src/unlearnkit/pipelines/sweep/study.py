@@ -220,7 +220,9 @@ def recover_stale(study) -> list[int]:
             continue
         study.tell(t.number, state=TrialState.FAIL)
         study.set_user_attr(f"killed_trial_{t.number}", True)
-        if t.params:  # parameters were drawn before the kill: run exactly them again
+        # Only a trial that drew its whole set (``params_drawn``, set by :func:`claim`) is run again with
+        # exactly those; one killed half-way through drawing is a plain failure, and a fresh trial draws.
+        if t.params and t.user_attrs.get("params_drawn"):
             study.enqueue_trial(t.params, user_attrs={"retry_of": t.number}, skip_if_exists=False)
         recovered.append(t.number)
     return recovered
@@ -284,6 +286,7 @@ def claim(ctx: Context, study, worker: int, limit: int):
         trial.set_user_attr("worker", _worker_tag())
         # Suggest every parameter now: a trial killed later is re-enqueued with exactly these.
         params = {name: p.suggest(trial) for name, p in ctx.space.params.items()}
+        trial.set_user_attr("params_drawn", True)
     return trial, params
 
 
