@@ -4,7 +4,7 @@
     python bench/sweep.py --methods asu --trials 2 --seeds 0 --max-items 20   # a smoke run
 
 The target and oracle are the quickstart's (the base fine-tuned on forget + retain / retain authors,
-``unlearnkit.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
+``unlearnkit.pipelines.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
 resumable: rerun the same command after an interruption) over ``configs/tiny/spaces/<method>.yaml``,
 ``--jobs`` workers, at least 40 trials by default so that TPE leaves its random start-up; trials are
 scored on the *selection* half of every part (forget, retain, general: whole authors / countries).
@@ -66,9 +66,9 @@ def parse_args() -> argparse.Namespace:
 
 
 def models(args, log):
-    """The quickstart's world, target and oracle (cached, ``unlearnkit.embedded``)."""
-    from unlearnkit.embedded import ensure_lab
-    from unlearnkit.quickstart import WORLD
+    """The quickstart's world, target and oracle (cached, ``unlearnkit.pipelines.embedded``)."""
+    from unlearnkit.pipelines.embedded import ensure_lab
+    from unlearnkit.pipelines.quickstart import WORLD
 
     root = Path(args.cache_dir or Path(args.work) / "cache")
     world_dir, _, target, oracle = ensure_lab("tofu", root, WORLD, 0, log)
@@ -213,6 +213,7 @@ def check_work(folder: Path, settings: dict) -> None:
 def main() -> int:
     from transformers.utils import logging as hf_logging
 
+    from unlearnkit.pipelines.quickstart import method_overrides
     from unlearnkit.pipelines.sweep import (
         SweepSettings,
         ensure_reference,
@@ -221,7 +222,6 @@ def main() -> int:
         run_settings,
         run_sweep,
     )
-    from unlearnkit.quickstart import method_overrides
 
     args = parse_args()
     hf_logging.disable_progress_bar()

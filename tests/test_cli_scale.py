@@ -22,7 +22,7 @@ def tiny_target(tmp_path_factory, mini_world):
 
 
 def test_tiny_model_records_the_quickstart_unlearning_recipe(tiny_target):
-    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
+    from unlearnkit.pipelines.quickstart import TINY_METHOD, TINY_UNLEARN
 
     recorded = json.loads((tiny_target / "unlearnkit.json").read_text())["unlearn_defaults"]
     assert recorded["train"]["lr"] == TINY_UNLEARN["lr"] and recorded["method"]["asu"] == TINY_METHOD["asu"]

@@ -6,7 +6,7 @@ never brings back the old numbers.
   token ids and attribution settings; recomputed when any of them changes.
 * The sweep's ``reference.json`` (target / oracle metrics): keyed by the model folders' file digests
   and the data rows, not only by their paths.
-* The quickstart's trained target / oracle (``unlearnkit.embedded``): keyed by the base's weights, the
+* The quickstart's trained target / oracle (``unlearnkit.pipelines.embedded``): keyed by the base's weights, the
   split files and the recipe.
 * ``reference=cache``: never kept between runs; built from the model being unlearned, every run.
 """
@@ -165,10 +165,10 @@ def test_sweep_reference_key_ignores_the_model_card(sweep_folders):
 
 
 def test_embedded_lab_model_cache_follows_the_files_it_trains_on(mini_world, tiny_model_dir, tmp_path):
-    """The quickstart's cached target / oracle (unlearnkit.embedded) are keyed by the base's weights, the
+    """The quickstart's cached target / oracle (unlearnkit.pipelines.embedded) are keyed by the base's weights, the
     split files, the recipe and the seed: an edit, a row moved from one split to the next, retrained
     base weights or another recipe each give another cache entry."""
-    from unlearnkit.embedded import digest
+    from unlearnkit.pipelines.embedded import digest
 
     world = tmp_path / "world"
     shutil.copytree(mini_world, world)

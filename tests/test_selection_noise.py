@@ -1,4 +1,4 @@
-"""The "equal within noise" rule (unlearnkit.selection_noise) and the sweep's refusal to choose by it
+"""The "equal within noise" rule (unlearnkit.evaluation.selection_noise) and the sweep's refusal to choose by it
 (issues 19.3 and 22.2), against independent computations."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from unlearnkit.selection_noise import (
+from unlearnkit.evaluation.selection_noise import (
     NOISE_SE,
     _harmonic_se,
     all_equal,

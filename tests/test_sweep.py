@@ -342,7 +342,7 @@ def test_die_with_parent_arms_the_death_signal_on_linux():
 
 
 def test_quickstart_uses_a_tuned_recipe_when_configs_tiny_has_one(tmp_path, monkeypatch):
-    from unlearnkit import quickstart
+    from unlearnkit.pipelines import quickstart
 
     monkeypatch.setattr(quickstart, "TUNED_DIR", tmp_path)
     shared = quickstart.method_overrides("asu", 3)

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer, save_model
-    from unlearnkit.quickstart import tiny_unlearn_defaults
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.world.tiny import build_tiny
 

@@ -1,5 +1,5 @@
 """Choosing among the trials: their rows, the Pareto front, the refusal when no choice would be honest
-(:mod:`unlearnkit.selection_noise`; model utility 0 everywhere, issue 22) and the rule that chooses."""
+(:mod:`unlearnkit.evaluation.selection_noise`; model utility 0 everywhere, issue 22) and the rule that chooses."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from unlearnkit.evaluation.selection_noise import all_equal, unmoved
 from unlearnkit.pipelines.sweep.settings import FQ_FLOOR, OBJECTIVES, Context
 from unlearnkit.pipelines.sweep.space import SPACES_DIR
-from unlearnkit.selection_noise import all_equal, unmoved
 
 
 def trial_rows(study) -> list[dict[str, Any]]:
@@ -129,7 +129,7 @@ def _more_items_advice(ctx: Context) -> str:
 
 
 def refusal(rows: Sequence[dict], ctx: Context) -> str | None:
-    """Why no trial may be chosen (or None): the rule of :mod:`unlearnkit.selection_noise`.
+    """Why no trial may be chosen (or None): the rule of :mod:`unlearnkit.evaluation.selection_noise`.
 
     * every complete trial left the model where it was (forget metrics within noise of the
       target's): the space does not reach this model's scale; the message names the setting to widen;

@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from unlearnkit.evaluation.selection_noise import noise_bands
 from unlearnkit.pipelines.sweep.settings import Context
 from unlearnkit.pipelines.sweep.study import study_lock
 from unlearnkit.pipelines.sweep.worker import _UtilityProbe, headline
-from unlearnkit.selection_noise import noise_bands
 
 
 def _reference_key(ctx: Context) -> str:
@@ -33,7 +33,7 @@ def _reference_key(ctx: Context) -> str:
 
 def ensure_reference(ctx: Context, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Target and oracle metrics on both halves, the oracle's truth ratios, the target's probe value
-    and the noise bands of the target's selection-half scores (:mod:`unlearnkit.selection_noise`)."""
+    and the noise bands of the target's selection-half scores (:mod:`unlearnkit.evaluation.selection_noise`)."""
     from unlearnkit.io import read_json, write_json
 
     path = ctx.out / "reference.json"

@@ -171,7 +171,7 @@ def ensure_finetuned(
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on."""
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import load, read_card
-    from unlearnkit.quickstart import tiny_unlearn_defaults
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import SPLITS_FOR, training_rows
     from unlearnkit.train.pretrain import read_replay
 
