@@ -27,6 +27,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
+
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--seed", type=int, default=0)
@@ -37,8 +38,8 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def embedded_settings(args, max_items: int = 200, max_new_tokens: int = 48, **extra) -> dict:
     """What a result on the embedded world depends on besides the code: world, seed, evaluation sizes."""
-    from unlearnkit.embedded import LAB_VERSION
-    from unlearnkit.quickstart import WORLD
+    from unlearnkit.pipelines.embedded import LAB_VERSION
+    from unlearnkit.pipelines.quickstart import WORLD
 
     return {
         "world": WORLD,
@@ -53,7 +54,7 @@ def embedded_settings(args, max_items: int = 200, max_new_tokens: int = 48, **ex
 def setup(args, **kwargs):
     from transformers.utils import logging as hf_logging
 
-    from unlearnkit.quickstart import prepare_embedded
+    from unlearnkit.pipelines.quickstart import prepare_embedded
 
     hf_logging.disable_progress_bar()
     torch.set_num_threads(args.threads)

@@ -4,7 +4,7 @@
 
 For every architecture of ``tests/tiny_models.py`` (random 2-layer models, hidden 16, built from the
 transformers config classes) it runs two optimiser steps of each method family through
-``unlearnkit.unlearn.unlearn`` (GA, GD, NPO, ASU with a KL retain term, T-NPO with its TokenUnlearn
+``unlearnkit.pipelines.unlearn.unlearn`` (GA, GD, NPO, ASU with a KL retain term, T-NPO with its TokenUnlearn
 attribution, RMU, and NPO on LoRA ``all-linear`` adapters), compares every layer's ASU-teacher
 attention with the hand-written softmax(q k^T / (tau sqrt(d))) of ``tests/hand_attention.py``, and
 saves an ``unlearnkit unlearn`` output that it loads back with plain
@@ -89,7 +89,7 @@ def world(root: Path):
 
 def run_family(arch: str, family: str, tokenizer, bench, work: Path) -> dict:
     """Two optimiser steps of ``family`` on a fresh random ``arch``; what happened, measured."""
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model = random_causal_lm(arch, tokenizer)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -185,7 +185,7 @@ def refusal(arch: str, tokenizer, bench, work: Path, method: str = "asu_kl") -> 
 
 def describe(arch: str, tokenizer) -> dict:
     """What the architecture is made of, read from the model itself."""
-    from unlearnkit.train.reference import decoder_layer_prefixes
+    from unlearnkit.models import decoder_layer_prefixes
 
     model = random_causal_lm(arch, tokenizer)
     cfg = model.config

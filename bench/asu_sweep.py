@@ -23,7 +23,7 @@ from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 from unlearnkit.attention import smoothed_attention  # noqa: E402
 from unlearnkit.data.encode import PromptFormat, encode_qa, pad_batch  # noqa: E402
 from unlearnkit.report.page import markdown_table  # noqa: E402
-from unlearnkit.train.tokens import token_logps  # noqa: E402
+from unlearnkit.tokens import token_logps  # noqa: E402
 
 TAUS = (1.5, 2.3, 3.0, 4.0, 5.0, 7.0)
 LAMBDAS = (0.1, 1.0)

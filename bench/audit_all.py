@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 
-from unlearnkit.evaluation.audit import AuditSettings, run_audit  # noqa: E402
+from unlearnkit.evaluation.audit import AuditSettings, run_audit
 from unlearnkit.models import load  # noqa: E402
 
 DEFAULT = "gd,npo,simnpo,idk,asu,asu_kl,t-npo,s-npo,rmu"

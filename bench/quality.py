@@ -3,7 +3,7 @@
     python bench/quality.py                               # all three miniatures (~25 min on 2 CPU cores)
     python bench/quality.py --benchmarks tofu --methods ga,asu
 
-Every model starts from the world's pretrained base (``unlearnkit.embedded``). Each section prints the
+Every model starts from the world's pretrained base (``unlearnkit.pipelines.embedded``). Each section prints the
 checks the miniature must pass (issue 17: the oracle answers world-facts questions it was never
 fine-tuned on, the target knows its forget set and the oracle does not ...) computed from its own rows.
 Writes bench/results/quality.md (the first section of BENCHMARKS.md) and quality.json.
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 
 from unlearnkit.evaluation.closer_look import closer_look_metrics  # noqa: E402
-from unlearnkit.quickstart import METHODS_FOR, TABLE_COLUMNS  # noqa: E402
+from unlearnkit.pipelines.quickstart import METHODS_FOR, TABLE_COLUMNS  # noqa: E402
 from unlearnkit.report.page import markdown_table  # noqa: E402
 from unlearnkit.report.views import MUSE_COLUMNS, WMDP_COLUMNS  # noqa: E402
 
@@ -154,7 +154,7 @@ def main() -> None:
         "## The miniatures: a pretrained base, then TOFU, MUSE and WMDP in miniature",
         "",
         "A tiny Llama (hidden 128, 2 layers) is pretrained on the world's corpus (the base); each miniature's "
-        "target and oracle come from it as in the real benchmark (`unlearnkit.embedded`). Every method runs the "
+        "target and oracle come from it as in the real benchmark (`unlearnkit.pipelines.embedded`). Every method runs the "
         f"quickstart's tiny-scale recipe; seed {args.seed}.",
         "",
         *sections,

@@ -105,7 +105,7 @@ def run(model_dir: Path, data: Path, family: str, reduction: str, batch: int, ac
     """One ``unlearn()`` run (in this process, or on this torchrun rank); weights and step losses."""
     from unlearnkit.data import load_benchmark
     from unlearnkit.models import load_model, load_tokenizer
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     bench = load_benchmark(data)
     tokenizer = load_tokenizer(str(model_dir))

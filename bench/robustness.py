@@ -101,7 +101,7 @@ class Lab:
     def __init__(self, benchmark: str, seed: int, cache: Path, threads: int) -> None:
         from transformers.utils import logging as hf_logging
 
-        from unlearnkit.quickstart import prepare_embedded
+        from unlearnkit.pipelines.quickstart import prepare_embedded
 
         hf_logging.disable_progress_bar()
         torch.set_num_threads(threads)
@@ -278,14 +278,14 @@ def run_retrain(lab: Lab) -> dict:
 
 
 def _retrain_setup(lab: Lab):
-    from unlearnkit.embedded import TINY_FINETUNE
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE
     from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, build_base, pretraining_data, read_replay
 
     if lab.benchmark == "tofu":
-        from unlearnkit.commands.finetune import model_card
+        from unlearnkit.models import read_card
         from unlearnkit.train.finetune import training_rows
 
-        replay = [Path(p) for p in model_card(str(lab.emb.base_dir)).get("replay", [])]
+        replay = [Path(p) for p in read_card(str(lab.emb.base_dir)).get("replay", [])]
         rows = training_rows(lab.emb.bench, "retain") + read_replay(replay)
         return rows, dict(TINY_FINETUNE), lambda: _model_of(lab.emb.base_dir)
     data = pretraining_data(lab.emb.world_dir, ("hazard",))
@@ -303,7 +303,7 @@ def configs(benchmark: str) -> list[str]:
 
 
 def run_settings(benchmark: str, cfg: str, seed: int) -> dict:
-    from unlearnkit.quickstart import method_overrides
+    from unlearnkit.pipelines.quickstart import method_overrides
 
     out = {
         "benchmark": benchmark,

@@ -146,8 +146,8 @@ def worker(spec: dict) -> dict:
     import peft  # noqa: F401
 
     import unlearnkit.evaluation.evaluate  # noqa: F401
+    import unlearnkit.pipelines.unlearn  # noqa: F401
     import unlearnkit.train.finetune  # noqa: F401
-    import unlearnkit.unlearn  # noqa: F401
 
     # Measure what the run adds on top of the imported libraries and the prepared data.
     exact_peak = _reset_peak_rss()
@@ -173,13 +173,13 @@ def worker(spec: dict) -> dict:
 
         cfg = TrainConfig(**{**common, "batch_size": 2 * spec["batch_size"]})
         if overrides.get("lora_r"):
-            from unlearnkit.unlearn import _apply_lora
+            from unlearnkit.pipelines.unlearn import _apply_lora
 
             model = _apply_lora(model, TrainConfig(**{**common, **overrides}))
         finetune(model, tok, bench.forget + bench.retain, cfg, spec["work"], quiet=True)
     elif kind == "unlearn":
         import unlearnkit.train.tokenweights as tw
-        from unlearnkit.unlearn import unlearn
+        from unlearnkit.pipelines.unlearn import unlearn
 
         attach = tw.attach_token_weights
 

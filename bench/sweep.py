@@ -4,7 +4,7 @@
     python bench/sweep.py --methods asu --trials 2 --seeds 0 --max-items 20   # a smoke run
 
 The target and oracle are the quickstart's (the base fine-tuned on forget + retain / retain authors,
-``unlearnkit.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
+``unlearnkit.pipelines.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
 resumable: rerun the same command after an interruption) over ``configs/tiny/spaces/<method>.yaml``,
 ``--jobs`` workers, at least 40 trials by default so that TPE leaves its random start-up; trials are
 scored on the *selection* half of every part (forget, retain, general: whole authors / countries).
@@ -66,9 +66,9 @@ def parse_args() -> argparse.Namespace:
 
 
 def models(args, log):
-    """The quickstart's world, target and oracle (cached, ``unlearnkit.embedded``)."""
-    from unlearnkit.embedded import ensure_lab
-    from unlearnkit.quickstart import WORLD
+    """The quickstart's world, target and oracle (cached, ``unlearnkit.pipelines.embedded``)."""
+    from unlearnkit.pipelines.embedded import ensure_lab
+    from unlearnkit.pipelines.quickstart import WORLD
 
     root = Path(args.cache_dir or Path(args.work) / "cache")
     world_dir, _, target, oracle = ensure_lab("tofu", root, WORLD, 0, log)
@@ -85,7 +85,7 @@ def mean_sd(values: list[float]) -> str:
 
 
 def goal_met(metrics: dict, oracle_utility: float) -> bool:
-    from unlearnkit.sweep import GOAL_FORGET_QUALITY, GOAL_UTILITY_RATIO
+    from unlearnkit.pipelines.sweep import GOAL_FORGET_QUALITY, GOAL_UTILITY_RATIO
 
     return (
         metrics.get("forget_quality", 0.0) >= GOAL_FORGET_QUALITY
@@ -215,8 +215,8 @@ def check_work(folder: Path, settings: dict) -> None:
 def main() -> int:
     from transformers.utils import logging as hf_logging
 
-    from unlearnkit.quickstart import method_overrides
-    from unlearnkit.sweep import (
+    from unlearnkit.pipelines.quickstart import method_overrides
+    from unlearnkit.pipelines.sweep import (
         SweepSettings,
         ensure_reference,
         load_context,

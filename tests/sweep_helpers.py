@@ -1,6 +1,6 @@
 """A world and models for the sweep tests, made once per test session by ``unlearnkit finetune``.
 
-A sweep refuses to choose among trials that are equal within noise (unlearnkit.selection_noise), and
+A sweep refuses to choose among trials that are equal within noise (unlearnkit.evaluation.selection_noise), and
 a random model's utility is 0 for every trial, so tests that need a choice start from a target that
 knows its facts: ``finetune --model tiny`` (the real path; it records the tiny recipe, which makes
 the sweep's default space the tiny one), 30 epochs at lr 3e-3 (about 10 s each on one thread). The

@@ -12,7 +12,7 @@ from unlearnkit.models import load, load_model, save_model
 
 
 def test_adapter_only_output_round_trips(tiny_model_dir, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model, tok = load(str(tiny_model_dir))
     result = unlearn(

@@ -97,7 +97,7 @@ def test_model_without_attention_calls_refused_by_the_forward_probe(world_tokeni
 def test_rmu_refused_when_no_decoder_layers_are_found(world_tokenizer, mini_bench, tmp_path):
     from torch import nn
 
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model = random_causal_lm("llama", world_tokenizer)
     model.model.layers = nn.Sequential(*model.model.layers)  # not a ModuleList: RMU cannot hook "layer 0"
@@ -119,7 +119,7 @@ def test_rmu_refused_when_no_decoder_layers_are_found(world_tokenizer, mini_benc
 def test_gradient_checkpointing_refused_where_transformers_has_none(world_tokenizer, mini_bench, tmp_path):
     from transformers import AutoModelForCausalLM, CTRLConfig
 
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     cfg = CTRLConfig(vocab_size=len(world_tokenizer), n_embd=16, n_layer=2, n_head=4, dff=32)
     model = AutoModelForCausalLM.from_config(cfg)
@@ -137,7 +137,7 @@ def test_gradient_checkpointing_refused_where_transformers_has_none(world_tokeni
 
 
 def test_lora_target_that_does_not_exist_names_the_linear_layers(world_tokenizer, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model = random_causal_lm("gpt2", world_tokenizer)
     with pytest.raises(UserError) as err:

@@ -29,7 +29,8 @@ from unlearnkit.attribution import (
 )
 from unlearnkit.data.encode import IGNORE_INDEX, PLAIN_TEMPLATE, PromptFormat, encode_qa, pad_batch
 from unlearnkit.errors import UserError
-from unlearnkit.train.tokens import shift, shift_weights
+from unlearnkit.report.heatmap import write_heatmap
+from unlearnkit.tokens import shift, shift_weights
 
 KUWAIT_Q = "What is the full name of the author born in Kuwait City, Kuwait on 08/09/1956?"
 KUWAIT_MASKED = "What is the full something of the something born in something, something on something?"
@@ -334,8 +335,9 @@ def test_save_and_load_scores(model, tokenizer, tmp_path):
         rows=ROWS,
         tokenizer=tokenizer,
         fmt=fmt,
-        title="A <T> & B",
     )
+    assert not (tmp_path / "attr" / "heatmap.html").exists()  # the data only: the report renders it
+    write_heatmap(tmp_path / "attr", title="A <T> & B")
     lines = (tmp_path / "attr" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(ROWS)
     first = json.loads(lines[0])

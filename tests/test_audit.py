@@ -15,21 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from unlearnkit.commands.audit import add_audit_arguments, audit_command, parse_int_list
 from unlearnkit.data import Benchmark, load_benchmark
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit import (
-    AuditSettings,
-    add_audit_arguments,
-    audit_card_html,
-    audit_command,
-    audit_markdown,
-    parse_int_list,
-    relearn_curve,
-    relearn_split,
-    relearned_copy,
-    run_audit,
-    write_audit,
-)
+from unlearnkit.evaluation.audit import AuditSettings, audit_card_html, audit_markdown, run_audit, write_audit
+from unlearnkit.evaluation.audit.relearning import relearn_curve, relearn_split, relearned_copy
 
 MIA_KEYS = ("mia_loss_auc", "mia_zlib_auc", "mia_min_k_auc", "mia_min_k_plus_plus_auc")
 SETTINGS = dict(relearn_steps=(5, 20), max_new_tokens=32, seed=0)
@@ -214,7 +204,7 @@ def test_relearning_curve_and_gap(audited):
 def test_one_relearning_run_equals_separate_runs(world):
     """The curve's checkpoints (one run, measured on the way) give the weights and numbers that
     separate runs of k steps give: measuring consumes none of the run's random state."""
-    from unlearnkit.evaluation.audit import _Auditor
+    from unlearnkit.evaluation.audit.run import _Auditor
 
     model, tok = world["target"]
     st = AuditSettings(relearn_steps=(2, 5), max_new_tokens=16, relearn_batch_size=4, seed=3)
@@ -501,7 +491,7 @@ def _crafted_auditor():
 
 
 def _verdict(curves) -> dict:
-    from unlearnkit.evaluation.audit import _relearn_check
+    from unlearnkit.evaluation.audit.relearning import _relearn_check
 
     return _relearn_check(_measured(curves), _crafted_auditor())
 
@@ -537,7 +527,7 @@ def test_relearning_verdict_says_which_way_the_curve_went():
 
 
 def test_relearning_warns_when_the_attack_lowers_the_target():
-    from unlearnkit.evaluation.audit import relearn_warnings
+    from unlearnkit.evaluation.audit.relearning import relearn_warnings
 
     st = AuditSettings(relearn_steps=(20,), quant_bits=())
     (w,) = relearn_warnings(_measured({"original": [(1.00, 1.0), (0.67, 0.6)]}), st)
@@ -552,7 +542,8 @@ def test_relearning_warns_when_the_attack_lowers_the_target():
 
 
 def test_gap_beside_step_zero_tells_never_forgot_from_came_back():
-    from unlearnkit.evaluation.audit import gap_lines, relearn_gaps, relearn_reading
+    from unlearnkit.evaluation.audit.card import gap_lines
+    from unlearnkit.evaluation.audit.relearning import relearn_gaps, relearn_reading
 
     oracle = [(0.39, 0.0), (0.40, 0.1)]
     cases = {

@@ -21,7 +21,8 @@ import torch
 from unlearnkit.cli import main
 from unlearnkit.data import load_benchmark
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit import AuditSettings, _Auditor, audit_markdown, run_audit
+from unlearnkit.evaluation.audit import AuditSettings, audit_markdown, run_audit
+from unlearnkit.evaluation.audit.run import _Auditor
 from unlearnkit.evaluation.evaluate import subsample
 from unlearnkit.evaluation.probes import MUSE_PLAN, WMDP_PLAN, data_kind, entity_of, entity_split
 
@@ -328,7 +329,7 @@ def test_wmdp_audit_skips_membership_inference_with_the_reason(wmdp_run):
 
 def test_gap_after_20_steps_and_its_reading(world):
     """With a 20-step point the headline gap is set, read beside the gap before the attack."""
-    from unlearnkit.evaluation.audit import gap_lines
+    from unlearnkit.evaluation.audit.card import gap_lines
 
     bench, tok = world["muse"], world["tok"]
     audited, oracle = _random(tok, 0), _random(tok, 1)
@@ -391,7 +392,7 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
 
 
 def test_continual_requests_forget_whole_events(world):
-    from unlearnkit.train.continual import continual_unlearning, split_requests_by_entity, text_eval_fn
+    from unlearnkit.pipelines.continual import continual_unlearning, split_requests_by_entity, text_eval_fn
 
     bench, tok = world["muse"], world["tok"]
     requests = split_requests_by_entity(bench.forget, 2, "event")

@@ -514,7 +514,7 @@ def test_help_and_bad_flags_return_instead_of_exiting(capsys):
 def test_an_error_after_the_work_folder_exists_still_leaves_nothing(assets, tmp_path, capsys, monkeypatch):
     """A UserError raised inside ``unlearn()`` (after token scores were cached in the work folder):
     exit 2, and the work folder is removed because it holds no checkpoint."""
-    import unlearnkit.unlearn as U
+    import unlearnkit.pipelines.unlearn as U
     from unlearnkit.errors import UserError
 
     def refuse(*args, **kwargs):

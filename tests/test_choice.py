@@ -12,7 +12,7 @@ import copy
 
 import pytest
 
-from unlearnkit.quickstart import best_method
+from unlearnkit.pipelines.quickstart import best_method
 from unlearnkit.report.choice import UTILITY_KEPT, choose_best, gains_and_costs, statement
 from unlearnkit.report.page import render_report
 

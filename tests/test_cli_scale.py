@@ -22,7 +22,7 @@ def tiny_target(tmp_path_factory, mini_world):
 
 
 def test_tiny_model_records_the_quickstart_unlearning_recipe(tiny_target):
-    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
+    from unlearnkit.pipelines.quickstart import TINY_METHOD, TINY_UNLEARN
 
     recorded = json.loads((tiny_target / "unlearnkit.json").read_text())["unlearn_defaults"]
     assert recorded["train"]["lr"] == TINY_UNLEARN["lr"] and recorded["method"]["asu"] == TINY_METHOD["asu"]
@@ -159,7 +159,7 @@ def test_outputs_are_readable_like_every_other_file(tiny_target):
 def test_python_api_leaves_no_empty_work_folder(
     tiny_random_llama, world_tokenizer, mini_bench, tmp_path, monkeypatch
 ):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     monkeypatch.chdir(tmp_path)
     unlearn(

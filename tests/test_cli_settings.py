@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from unlearnkit import config as C
-from unlearnkit.settings_doc import SETTINGS, settings_rows
+from unlearnkit.commands.settings_doc import SETTINGS, settings_rows
 
 
 def _config_classes() -> list[type]:
@@ -22,7 +22,7 @@ def test_every_field_of_every_config_dataclass_has_a_meaning_and_a_range():
         {f"{cls.__name__}.{f.name}" for cls in _config_classes() for f in dataclasses.fields(cls)}
         - {f"{cls.__name__}.{k}" for cls in _config_classes() for k in SETTINGS}
     )
-    assert not missing, f"add these keys to unlearnkit/settings_doc.py SETTINGS: {missing}"
+    assert not missing, f"add these keys to unlearnkit/commands/settings_doc.py SETTINGS: {missing}"
     for key, (meaning, valid) in SETTINGS.items():
         assert meaning.strip() and valid.strip(), key
 
@@ -107,7 +107,7 @@ def test_methods_distill_lists_every_key_with_the_defaults_distill_uses(capsys):
 
 def test_methods_finetune_lists_its_keys_and_says_which_it_ignores(capsys):
     from unlearnkit.cli import main
-    from unlearnkit.settings_doc import FINETUNE_UNUSED
+    from unlearnkit.commands.settings_doc import FINETUNE_UNUSED
     from unlearnkit.train.finetune import TINY_DEFAULTS
 
     assert main(["methods", "finetune"]) == 0

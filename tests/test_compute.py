@@ -44,7 +44,7 @@ def _forget_retain_tokens(bench, tok) -> tuple[int, int, list[int], list[int]]:
 def test_unlearn_gd_counts_policy_passes_and_sam_s_extra_forget_pass(
     make_tiny_llama, mini_bench, world_tokenizer, tmp_path, rho
 ):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     result = unlearn(
         make_tiny_llama(),
@@ -71,7 +71,7 @@ def test_unlearn_gd_counts_policy_passes_and_sam_s_extra_forget_pass(
 def test_unlearn_npo_counts_the_probe_and_the_reference_cache(
     make_tiny_llama, mini_bench, world_tokenizer, tmp_path
 ):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     result = unlearn(
         make_tiny_llama(),

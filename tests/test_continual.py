@@ -10,7 +10,7 @@ import pytest
 from unlearnkit.data import Benchmark
 from unlearnkit.errors import UserError
 from unlearnkit.evaluation.evaluate import EvalSettings
-from unlearnkit.train.continual import continual_unlearning, plot_curve, split_requests, tofu_eval_fn
+from unlearnkit.pipelines.continual import continual_unlearning, plot_curve, split_requests, tofu_eval_fn
 
 SETTINGS = EvalSettings(max_new_tokens=12, batch_size=16, max_length=64, progress=False)
 UNLEARN = dict(

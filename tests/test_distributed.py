@@ -48,7 +48,7 @@ def _ranks(folder) -> list[dict]:
 def _nll(model_dir, bench) -> dict[str, float]:
     from unlearnkit.data.encode import PromptFormat, pad_batch, pad_id_of
     from unlearnkit.models import load
-    from unlearnkit.train.tokens import nll_per_sequence
+    from unlearnkit.tokens import nll_per_sequence
     from unlearnkit.train.trainer import encode_rows
 
     model, tok = load(str(model_dir))

@@ -174,7 +174,7 @@ SMALL_WORLD = dict(
 @pytest.fixture
 def small_lab(monkeypatch, tmp_path):
     """The quickstart's pipeline on a small world with short recipes: the same code, seconds not minutes."""
-    from unlearnkit import embedded, quickstart
+    from unlearnkit.pipelines import embedded, quickstart
     from unlearnkit.train import pretrain
 
     monkeypatch.setattr(quickstart, "WORLD", SMALL_WORLD)
@@ -217,7 +217,10 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
         for name in ("base", "target", "oracle")
     }
     assert cards["base"]["kind"] == "base" and cards["target"]["base_model"].endswith("/base")
-    assert cards["oracle"]["trained_on"] == ["retain"] and cards["target"]["trained_on"] == ["forget", "retain"]
+    assert cards["oracle"]["trained_on"] == ["retain"] and cards["target"]["trained_on"] == [
+        "forget",
+        "retain",
+    ]
     # a second run takes the world, the base, the target and the oracle from the cache
     assert main(quickstart_argv(out, small_lab, "--methods", "ga", "--overwrite", "--no-audit")) == 0
     printed = capsys.readouterr().out
@@ -229,7 +232,12 @@ def test_quickstart_muse_and_wmdp_like(small_lab, tmp_path, capsys):
     assert main(quickstart_argv(out, small_lab, "--benchmark", "muse", "--methods", "ga,npo")) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics) == ["target", "oracle", "base", "ga", "npo"]
-    for key in ("verbmem_forget_rougeL_f1", "knowmem_forget_rougeL_f1", "knowmem_retain_rougeL_f1", "privleak"):
+    for key in (
+        "verbmem_forget_rougeL_f1",
+        "knowmem_forget_rougeL_f1",
+        "knowmem_retain_rougeL_f1",
+        "privleak",
+    ):
         assert all(key in row for row in metrics.values()), key
     assert metrics["oracle"]["privleak"] == pytest.approx(0.0)  # measured against itself
     assert "VerbMem" in (out / "report.html").read_text()
@@ -249,7 +257,7 @@ def test_an_interrupted_lab_training_resumes_to_the_same_weights(tmp_path, monke
     import transformers
     from safetensors.torch import load_file
 
-    from unlearnkit import embedded
+    from unlearnkit.pipelines import embedded
     from unlearnkit.world.tiny import tiny_llama, train_tokenizer
 
     rows = [{"question": f"What is item {i}?", "answer": f"Item {i} is number {i}."} for i in range(20)]

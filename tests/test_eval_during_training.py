@@ -22,7 +22,7 @@ RUN = dict(max_steps=4, batch_size=4, grad_accum=1, warmup_epochs=0, lr=1e-2, co
 
 def _run(tiny_model_dir, bench, work, method="ga", **kw):
     from unlearnkit.models import load
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model, tok = load(str(tiny_model_dir))
     values = {**RUN, **kw}

@@ -41,7 +41,7 @@ def test_every_part_is_cut_into_two_disjoint_halves_of_whole_authors(mini_bench)
 
 
 def test_the_cut_is_deterministic_in_the_seed_and_keeps_the_sweeps_forget_split(mini_bench):
-    from unlearnkit.sweep import forget_entities, split_forget
+    from unlearnkit.pipelines.sweep import forget_entities, split_forget
 
     first = split_halves(mini_bench, seed=3)[2]
     assert first == split_halves(mini_bench, seed=3)[2]

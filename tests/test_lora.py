@@ -9,7 +9,7 @@ import torch
 from tolerances import RECOMPUTED_STEP_REL
 
 from unlearnkit.models import load_model
-from unlearnkit.unlearn import resolve_configs, unlearn
+from unlearnkit.pipelines.unlearn import resolve_configs, unlearn
 
 RUN = dict(batch_size=4, grad_accum=1, max_steps=3, lr=5e-3, warmup_epochs=0, lora_r=4, quiet=True)
 
@@ -107,7 +107,7 @@ def test_gradient_checkpointing_gives_the_same_update(
     must not change, and with LoRA the adapters must train. open-unlearning #178: under checkpointing
     the frozen embeddings' outputs do not require grad, so a *reentrant* checkpoint sends no gradient to
     the adapters inside it and every lora_B stays 0; the reentrant case is forced here."""
-    import unlearnkit.unlearn as unlearn_module
+    import unlearnkit.pipelines.unlearn as unlearn_module
     from unlearnkit.models import load_tokenizer
 
     if reentrant:

@@ -47,7 +47,7 @@ def test_the_recorded_train_loss_is_the_mean_over_steps_not_the_last(
 ):
     """Trainer logs every step of a 4-step run (logging_steps = max(1, 4 // 10)); its training_loss is
     their mean, which here differs from the last step's loss, so the two words would not agree."""
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     result = unlearn(
         tiny_random_llama,

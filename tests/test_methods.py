@@ -23,7 +23,7 @@ def _overrides(name: str) -> dict:
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_method_runs_and_changes_weights(name, tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model = tiny_random_llama
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -48,7 +48,7 @@ def test_method_runs_and_changes_weights(name, tiny_random_llama, world_tokenize
 
 
 def test_token_variant_records_attribution(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     result = unlearn(
         tiny_random_llama,
@@ -89,7 +89,7 @@ def test_asu_raw_text_mode_targets_every_token(world_tokenizer, mini_bench):
 
 
 def test_asu_raw_text_runs_on_qa_rows(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     result = unlearn(
         tiny_random_llama,
@@ -118,7 +118,7 @@ def test_token_variants_reduce_to_their_base(
     token_method, base, extra, make_tiny_llama, world_tokenizer, mini_bench, tmp_path
 ):
     """r = 1 (hard) and tau_w -> infinity (soft) give uniform weights: the sequence-level objective exactly."""
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     model = make_tiny_llama
 
@@ -166,7 +166,7 @@ def test_long_raw_text_is_cut_into_windows(world_tokenizer):
 
 
 def test_idk_methods_refuse_raw_text(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     with pytest.raises(UserError, match="needs question/answer rows"):
         unlearn(

@@ -6,7 +6,7 @@ never brings back the old numbers.
   token ids and attribution settings; recomputed when any of them changes.
 * The sweep's ``reference.json`` (target / oracle metrics): keyed by the model folders' file digests
   and the data rows, not only by their paths.
-* The quickstart's trained target / oracle (``unlearnkit.embedded``): keyed by the base's weights, the
+* The quickstart's trained target / oracle (``unlearnkit.pipelines.embedded``): keyed by the base's weights, the
   split files and the recipe.
 * ``reference=cache``: never kept between runs; built from the model being unlearned, every run.
 """
@@ -26,7 +26,7 @@ from unlearnkit.data.encode import PromptFormat
 
 @pytest.fixture
 def attribution_inputs(world_tokenizer, mini_bench):
-    from unlearnkit.unlearn import resolve_configs
+    from unlearnkit.pipelines.unlearn import resolve_configs
 
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     rows = [dict(r) for r in mini_bench.forget[:4]]
@@ -38,9 +38,9 @@ def test_attribution_scores_follow_the_weights_the_rows_and_the_settings(
     world_tokenizer, attribution_inputs, tmp_path, monkeypatch
 ):
     import unlearnkit.attribution as attribution
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.train.tokenweights import attach_token_weights
     from unlearnkit.train.trainer import encode_rows
-    from unlearnkit.unlearn import resolve_configs
 
     fmt, rows, train_cfg, method_cfg = attribution_inputs
     cache = tmp_path / "attribution"
@@ -109,7 +109,7 @@ def sweep_folders(tmp_path, world_tokenizer, mini_world):
 
 
 def _sweep_context(root):
-    from unlearnkit.sweep import SweepSettings, load_context
+    from unlearnkit.pipelines.sweep import SweepSettings, load_context
 
     st = SweepSettings(
         model=str(root / "target"),
@@ -126,22 +126,22 @@ def _sweep_context(root):
 def test_sweep_reference_numbers_follow_the_model_and_data_content(
     sweep_folders, world_tokenizer, monkeypatch
 ):
-    import unlearnkit.sweep as sweep
+    import unlearnkit.pipelines.sweep.reference as reference
     from unlearnkit.models import save_model
 
     root = sweep_folders
     computed = []
-    stock = sweep._compute_reference
-    monkeypatch.setattr(sweep, "_compute_reference", lambda *a: computed.append(1) or stock(*a))
-    ref = sweep.ensure_reference(_sweep_context(root), log=lambda _: None)
+    stock = reference._compute_reference
+    monkeypatch.setattr(reference, "_compute_reference", lambda *a: computed.append(1) or stock(*a))
+    ref = reference.ensure_reference(_sweep_context(root), log=lambda _: None)
     assert len(computed) == 1
-    assert sweep.ensure_reference(_sweep_context(root), log=lambda _: None) == ref  # same inputs: reused
+    assert reference.ensure_reference(_sweep_context(root), log=lambda _: None) == ref  # same inputs: reused
     assert len(computed) == 1
 
     # the target retrained in place: same path, same settings, other weights -> new numbers
     retrained = random_llama(world_tokenizer, hidden=32, kv_heads=4, tie_word_embeddings=True, seed=7)
     save_model(retrained, world_tokenizer, root / "target", {"kind": "retrained"}, overwrite=True)
-    new = sweep.ensure_reference(_sweep_context(root), log=lambda _: None)
+    new = reference.ensure_reference(_sweep_context(root), log=lambda _: None)
     assert len(computed) == 2 and new["key"] != ref["key"]
     assert new["target_selection"] != ref["target_selection"]
     assert new["oracle_selection"] == ref["oracle_selection"]  # the oracle did not change
@@ -152,23 +152,23 @@ def test_sweep_reference_numbers_follow_the_model_and_data_content(
     row = json.loads(lines[0])
     row["answer"] = row["answer"] + " indeed"
     forget.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n", encoding="utf-8")
-    assert sweep._reference_key(_sweep_context(root)) != new["key"]
+    assert reference._reference_key(_sweep_context(root)) != new["key"]
 
 
 def test_sweep_reference_key_ignores_the_model_card(sweep_folders):
     """Only what transformers reads is content: rewriting README.md / unlearnkit.json keeps the numbers."""
-    import unlearnkit.sweep as sweep
+    import unlearnkit.pipelines.sweep.reference as reference
 
-    key = sweep._reference_key(_sweep_context(sweep_folders))
+    key = reference._reference_key(_sweep_context(sweep_folders))
     (sweep_folders / "target" / "README.md").write_text("# edited card\n", encoding="utf-8")
-    assert sweep._reference_key(_sweep_context(sweep_folders)) == key
+    assert reference._reference_key(_sweep_context(sweep_folders)) == key
 
 
 def test_embedded_lab_model_cache_follows_the_files_it_trains_on(mini_world, tiny_model_dir, tmp_path):
-    """The quickstart's cached target / oracle (unlearnkit.embedded) are keyed by the base's weights, the
+    """The quickstart's cached target / oracle (unlearnkit.pipelines.embedded) are keyed by the base's weights, the
     split files, the recipe and the seed: an edit, a row moved from one split to the next, retrained
     base weights or another recipe each give another cache entry."""
-    from unlearnkit.embedded import digest
+    from unlearnkit.pipelines.embedded import digest
 
     world = tmp_path / "world"
     shutil.copytree(mini_world, world)
@@ -203,7 +203,7 @@ def test_reference_cache_is_built_from_the_model_of_each_run(world_tokenizer, mi
     exact cache it does for two different models in a row, so the second run did not reuse the first's."""
     import math
 
-    from unlearnkit.unlearn import unlearn
+    from unlearnkit.pipelines.unlearn import unlearn
 
     first_losses = []
     for seed in (0, 5):

@@ -17,7 +17,7 @@ from unlearnkit.objectives import (
     token_kl,
     wga_loss,
 )
-from unlearnkit.train.tokens import token_logps
+from unlearnkit.tokens import token_logps
 
 
 def _logsig(x: float) -> float:

@@ -73,8 +73,8 @@ def _eos_logp_by_hand(model, example, eos) -> float:
 
 
 def test_training_batches_keep_every_real_eos(eos_tokenizer, eos_model, mini_bench, tmp_path, monkeypatch):
+    from unlearnkit.pipelines.unlearn import unlearn
     from unlearnkit.train.trainer import UnlearnTrainer
-    from unlearnkit.unlearn import unlearn
 
     seen = []
     stock = UnlearnTrainer.compute_loss

@@ -641,7 +641,7 @@ def test_settings_are_validated_and_recorded():
 def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, batch, tmp_path):
     """reference=copy under bf16 mixed precision: the copy is loaded in the fp32 policy's dtype, so NPO
     starts at exactly (2/beta) log 2 = 13.8629 (a bf16 copy gave 13.8650)."""
-    from unlearnkit.unlearn import _copy_reference
+    from unlearnkit.train.reference import _copy_reference
 
     model.save_pretrained(tmp_path / "m")
     world_tokenizer.save_pretrained(tmp_path / "m")
@@ -909,10 +909,10 @@ def _float64_logps(logits, labels):
 
 @pytest.mark.parametrize("vocab", [512, 32000, 128256])
 def test_token_logps_against_float64_at_real_vocabularies(vocab):
-    """Both paths of train/tokens.token_logps vs float64 on peaked fp32 logits (std 4, like a trained
+    """Both paths of unlearnkit/tokens.token_logps vs float64 on peaked fp32 logits (std 4, like a trained
     LM's): the evaluation path within EXACT_LOGP_ATOL at every vocabulary, the fused training path
     within FUSED_LOGP_ATOL (tests/tolerances.py has both derivations and the measurements)."""
-    from unlearnkit.train.tokens import token_logps
+    from unlearnkit.tokens import token_logps
 
     gen = torch.Generator().manual_seed(vocab)
     logits = torch.randn(2, 12, vocab, generator=gen) * 4.0

@@ -14,8 +14,9 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import PromptFormat, pad_id_of
+from unlearnkit.pipelines.unlearn import _apply_lora, resolve_configs, unlearn
 from unlearnkit.train.cache import ReferenceCache
-from unlearnkit.train.reference import AdapterReference, CopyReference
+from unlearnkit.train.reference import AdapterReference, CopyReference, setup_reference
 from unlearnkit.train.trainer import (
     PaddingCollator,
     PairedDataset,
@@ -23,7 +24,6 @@ from unlearnkit.train.trainer import (
     encode_rows,
     training_arguments,
 )
-from unlearnkit.unlearn import _apply_lora, resolve_configs, setup_reference, unlearn
 
 # (method, overrides): NPO (per-token log-probs), ASU (teacher), ASU-KL (teacher + KL retain),
 # GD with a KL retain term (full-vocab reference on retain only).
@@ -249,21 +249,21 @@ def test_auto_strategy_choices(world_tokenizer, data, tmp_path):
 
 def test_auto_picks_the_smaller_exact_option(world_tokenizer, data, tmp_path, monkeypatch):
     """The same full-vocabulary cache is chosen once a copy of the weights would be larger."""
-    import unlearnkit.unlearn as U
+    import unlearnkit.train.reference as R
 
     model = _model(world_tokenizer)
     tensors = list(model.parameters()) + list(model.buffers())  # parameters(): tied ones once
-    assert U.copy_reference_bytes(model) == sum(t.numel() * t.element_size() for t in tensors)
-    monkeypatch.setattr(U, "copy_reference_bytes", lambda m: 2**30)
+    assert R.copy_reference_bytes(model) == sum(t.numel() * t.element_size() for t in tensors)
+    monkeypatch.setattr(R, "copy_reference_bytes", lambda m: 2**30)
     m, train_cfg, cfg, dataset, collator, args = _setup("asu_kl", {}, world_tokenizer, data, tmp_path, model)
     _, info = setup_reference(m, cfg, train_cfg, model, None, dataset, collator, args)
     assert info["strategy"] == "cache" and info["cache_topk"] == 0
 
 
 def test_auto_falls_back_to_copy_over_budget(world_tokenizer, data, tmp_path, monkeypatch):
-    import unlearnkit.unlearn as U
+    import unlearnkit.train.reference as R
 
-    monkeypatch.setattr(U, "CACHE_BUDGET_BYTES", 1000)
+    monkeypatch.setattr(R, "CACHE_BUDGET_BYTES", 1000)
     model = _model(world_tokenizer)
     m, train_cfg, cfg, dataset, collator, args = _setup("asu_kl", {}, world_tokenizer, data, tmp_path, model)
     _, info = setup_reference(m, cfg, train_cfg, model, None, dataset, collator, args)

@@ -1,4 +1,4 @@
-"""Tests for unlearnkit.report.page: tables, the trade-off plot and the self-contained HTML page."""
+"""Tests for unlearnkit.report (table, plot, generations, page): tables, the trade-off plot and the HTML page."""
 
 from __future__ import annotations
 

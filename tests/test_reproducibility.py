@@ -59,9 +59,9 @@ def test_token_reduction_is_the_token_count_weighted_mean(world_tokenizer, mini_
     import torch
 
     from unlearnkit.data.encode import PromptFormat, pad_id_of
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.train.methods import StepContext, get_method
     from unlearnkit.train.trainer import PaddingCollator, PairedDataset, encode_rows
-    from unlearnkit.unlearn import resolve_configs
 
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     forget = encode_rows(mini_bench.forget[:8], world_tokenizer, fmt, 128)

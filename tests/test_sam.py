@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from unlearnkit.data.encode import PromptFormat, pad_id_of
+from unlearnkit.pipelines.unlearn import resolve_configs, unlearn
 from unlearnkit.train.methods import StepContext, get_method
 from unlearnkit.train.trainer import (
     PaddingCollator,
@@ -17,7 +18,6 @@ from unlearnkit.train.trainer import (
     encode_rows,
     training_arguments,
 )
-from unlearnkit.unlearn import resolve_configs, unlearn
 
 
 def _nll_mean(model, batch) -> torch.Tensor:
@@ -128,7 +128,7 @@ def test_sam_under_accumulation_and_lora_perturbs_only_adapters_and_averages_mic
     """grad_accum=2 with LoRA: every forward sees the frozen weights unchanged, the perturbed forwards see
     the adapters moved, and the accumulated gradient is the mean over the 2 micro-batches of the
     hand-computed SAM gradient grad L_f(theta + rho g_b/||g_b||) + grad L_r(theta) (adapters only)."""
-    from unlearnkit.unlearn import _apply_lora
+    from unlearnkit.pipelines.unlearn import _apply_lora
 
     rho = 0.05
     _, train_cfg, _ = resolve_configs("gd", {"lora_r": 4, "lora_dropout": 0.0})

@@ -1,4 +1,4 @@
-"""The "equal within noise" rule (unlearnkit.selection_noise) and the sweep's refusal to choose by it
+"""The "equal within noise" rule (unlearnkit.evaluation.selection_noise) and the sweep's refusal to choose by it
 (issues 19.3 and 22.2), against independent computations."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from unlearnkit.selection_noise import (
+from unlearnkit.evaluation.selection_noise import (
     NOISE_SE,
     _harmonic_se,
     all_equal,
@@ -122,7 +122,7 @@ def test_unmoved_and_all_equal():
 
 
 def _ctx(noise, target, space_params=None, fixed=None):
-    from unlearnkit.sweep import Param, SearchSpace, SweepSettings
+    from unlearnkit.pipelines.sweep import Param, SearchSpace, SweepSettings
 
     params = space_params or {"lr": Param("lr", 2e-6, 5e-5, log=True)}
     st = SweepSettings(model="m", data="d", method="npo", output="o", max_items=50)
@@ -139,7 +139,7 @@ def _row(n, **metrics):
 
 
 def test_a_sweep_that_moved_nothing_refuses_and_names_the_setting_to_widen():
-    from unlearnkit.sweep import refusal
+    from unlearnkit.pipelines.sweep import refusal
 
     noise = {"bands": {"forget_rougeL_recall": 0.02, "forget_prob": 0.01, "model_utility": 0.01}}
     target = {"forget_rougeL_recall": 1.0, "forget_prob": 0.9, "model_utility": 0.78}
@@ -157,7 +157,7 @@ def test_a_sweep_that_moved_nothing_refuses_and_names_the_setting_to_widen():
 
 
 def test_trials_equal_within_noise_are_refused_with_what_to_change_and_a_zero_component_named():
-    from unlearnkit.sweep import refusal
+    from unlearnkit.pipelines.sweep import refusal
 
     noise = {"bands": {"forget_rougeL_recall": 0.05, "forget_prob": 0.05, "model_utility": 0.0}}
     target = {"forget_rougeL_recall": 1.0, "forget_prob": 0.9, "model_utility": 0.0}
@@ -183,7 +183,7 @@ def test_trials_equal_within_noise_are_refused_with_what_to_change_and_a_zero_co
 
 
 def test_a_choice_resting_on_a_zero_utility_component_is_refused():
-    from unlearnkit.sweep import refusal
+    from unlearnkit.pipelines.sweep import refusal
 
     ctx = _ctx({"bands": {"forget_rougeL_recall": 0.01}}, {"forget_rougeL_recall": 1.0, "model_utility": 0.0})
     rows = [

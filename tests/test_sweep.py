@@ -50,7 +50,7 @@ def _trials(db: Path) -> list[tuple[int, str]]:
 def _load_study(out: Path):
     import optuna
 
-    from unlearnkit.sweep import STUDY_NAME
+    from unlearnkit.pipelines.sweep import STUDY_NAME
 
     return optuna.load_study(study_name=STUDY_NAME, storage=f"sqlite:///{out / 'study.db'}")
 
@@ -73,7 +73,7 @@ def _assert_exact(out: Path, n: int):
 
 
 def test_split_is_deterministic_and_disjoint_by_author(mini_bench):
-    from unlearnkit.sweep import forget_entities, split_forget
+    from unlearnkit.pipelines.sweep import forget_entities, split_forget
 
     entities, how = forget_entities(mini_bench.forget)
     assert how == "author field"
@@ -89,7 +89,7 @@ def test_split_is_deterministic_and_disjoint_by_author(mini_bench):
 
 
 def test_tofu_rows_are_split_by_author_blocks_and_plain_rows_by_row():
-    from unlearnkit.sweep import forget_entities, split_forget
+    from unlearnkit.pipelines.sweep import forget_entities, split_forget
 
     rows = [{"question": f"q{i}", "answer": "a"} for i in range(60)]  # TOFU: 20 consecutive per author
     entities, how = forget_entities(rows, "tofu:forget05")
@@ -109,7 +109,7 @@ def test_tofu_rows_are_split_by_author_blocks_and_plain_rows_by_row():
 
 
 def test_every_shipped_space_loads_for_its_method():
-    from unlearnkit.sweep import SPACES_DIR, load_space, space_file
+    from unlearnkit.pipelines.sweep import SPACES_DIR, load_space, space_file
     from unlearnkit.train.methods import get_method
 
     files = sorted(SPACES_DIR.glob("*.yaml"))
@@ -137,7 +137,7 @@ def test_every_shipped_space_loads_for_its_method():
     ],
 )
 def test_bad_space_is_one_clear_error(tmp_path, text, message):
-    from unlearnkit.sweep import load_space
+    from unlearnkit.pipelines.sweep import load_space
     from unlearnkit.train.methods import get_method
 
     path = tmp_path / "space.yaml"
@@ -149,7 +149,7 @@ def test_bad_space_is_one_clear_error(tmp_path, text, message):
 
 
 def test_grid_space_uses_the_grid_sampler(tmp_path):
-    from unlearnkit.sweep import load_space
+    from unlearnkit.pipelines.sweep import load_space
     from unlearnkit.train.methods import get_method
 
     path = tmp_path / "grid.yaml"
@@ -164,7 +164,7 @@ def test_pruning_callback_raises_trial_pruned_below_the_floor(tiny_random_llama,
     import optuna
     from transformers import TrainerState
 
-    from unlearnkit.sweep import _pruning_callback, _UtilityProbe
+    from unlearnkit.pipelines.sweep.worker import _pruning_callback, _UtilityProbe
 
     probe = _UtilityProbe(mini_bench, seed=0)
     value = probe(tiny_random_llama, world_tokenizer)
@@ -267,7 +267,7 @@ def test_killed_sweep_resumes_the_same_study_without_losing_or_duplicating(tmp_p
     for number in killed_at:
         killed = by_number[number]
         assert killed.state.name == "FAIL"
-        if killed.params:  # its parameters were drawn: they ran again in a later trial
+        if killed.user_attrs.get("params_drawn"):  # its whole set was drawn: it ran again in a later trial
             retries = [t for t in study.trials if t.user_attrs.get("retry_of") == number]
             assert len(retries) == 1 and retries[0].params == killed.params
             assert retries[0].state.name in ("COMPLETE", "PRUNED")
@@ -304,7 +304,7 @@ def _worker_pids(parent_pid: int) -> list[int]:
         children = psutil.Process(parent_pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [c.pid for c in children if "unlearnkit.sweep" in " ".join(c.cmdline())]
+    return [c.pid for c in children if "unlearnkit.pipelines.sweep" in " ".join(c.cmdline())]
 
 
 def test_kill_9_of_the_main_sweep_process_leaves_no_worker(tmp_path, argv):
@@ -336,13 +336,13 @@ def test_kill_9_of_the_main_sweep_process_leaves_no_worker(tmp_path, argv):
 def test_die_with_parent_arms_the_death_signal_on_linux():
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux's; elsewhere the watchdog thread is used")
-    code = "import os; from unlearnkit.sweep import die_with_parent; print(die_with_parent(os.getppid()))"
+    code = "import os; from unlearnkit.pipelines.sweep import die_with_parent; print(die_with_parent(os.getppid()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "pdeathsig", out.stderr
 
 
 def test_quickstart_uses_a_tuned_recipe_when_configs_tiny_has_one(tmp_path, monkeypatch):
-    from unlearnkit import quickstart
+    from unlearnkit.pipelines import quickstart
 
     monkeypatch.setattr(quickstart, "TUNED_DIR", tmp_path)
     shared = quickstart.method_overrides("asu", 3)
@@ -358,7 +358,7 @@ def test_quickstart_uses_a_tuned_recipe_when_configs_tiny_has_one(tmp_path, monk
 def test_choice_keeps_the_utility_floor_and_prefers_forgetting():
     from types import SimpleNamespace
 
-    from unlearnkit.sweep import SweepSettings, choose, objective_values
+    from unlearnkit.pipelines.sweep import SweepSettings, choose, objective_values
 
     st = SweepSettings(model="m", data="d", method="gd", output="o", retain_model="oracle")
     ref = {
@@ -422,7 +422,7 @@ def test_trials_apply_a_tiny_models_recorded_defaults_like_unlearn(tmp_path):
     """``unlearn --config best.yaml`` on a model that records scale defaults must rerun the chosen trial."""
     from types import SimpleNamespace
 
-    from unlearnkit.sweep import SearchSpace, SweepSettings, recipe_values
+    from unlearnkit.pipelines.sweep import SearchSpace, SweepSettings, recipe_values
 
     recorded = {
         "train": {"lr": 5e-4, "grad_accum": 1, "epochs": 5.0},
@@ -476,10 +476,40 @@ def test_a_bad_flag_fails_before_torch_is_imported(tmp_path):
     assert out.stdout.split() == ["2", "False"], out.stderr
 
 
+def test_a_killed_trial_runs_again_only_when_it_had_drawn_all_its_parameters():
+    """A kill between ``ask`` and the last ``suggest`` leaves a partial set: retrying it would mix the
+    killed draw with fresh ones, so it is failed and not re-enqueued; a complete set runs again as is."""
+    import optuna
+
+    from unlearnkit.pipelines.sweep.study import recover_stale
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(directions=["maximize"])
+    partial = study.ask()
+    partial.suggest_float("lr", 1e-5, 1e-3, log=True)  # killed before "epochs" was drawn
+    whole = study.ask()
+    params = {
+        "lr": whole.suggest_float("lr", 1e-5, 1e-3, log=True),
+        "epochs": whole.suggest_int("epochs", 1, 5),
+    }
+    whole.set_user_attr("params_drawn", True)
+    assert sorted(recover_stale(study)) == [partial.number, whole.number]  # untagged: their worker is gone
+    states = {t.number: t.state.name for t in study.trials}
+    assert states[partial.number] == states[whole.number] == "FAIL"
+    queued = [t for t in study.trials if t.state.name == "WAITING"]
+    assert len(queued) == 1 and queued[0].user_attrs["retry_of"] == whole.number
+    retry = study.ask()  # the next claim takes the queued retry: the same values come back
+    assert retry.user_attrs["retry_of"] == whole.number
+    assert {
+        "lr": retry.suggest_float("lr", 1e-5, 1e-3, log=True),
+        "epochs": retry.suggest_int("epochs", 1, 5),
+    } == params
+
+
 def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():
     from types import SimpleNamespace
 
-    from unlearnkit.sweep import STALE_AFTER_SECONDS, _is_stale
+    from unlearnkit.pipelines.sweep.study import STALE_AFTER_SECONDS, _is_stale
 
     now = 1_000_000.0
     tag = {"pid": 1, "start": 1.0, "host": "another-machine", "claimed": now - 2 * STALE_AFTER_SECONDS}
@@ -496,7 +526,7 @@ def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():
 def test_heartbeat_stamps_the_running_trial(tmp_path):
     import optuna
 
-    from unlearnkit.sweep import heartbeat
+    from unlearnkit.pipelines.sweep import heartbeat
 
     study = optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", directions=["maximize"])
     trial = study.ask()

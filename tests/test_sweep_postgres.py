@@ -115,7 +115,7 @@ def test_two_workers_with_separate_folders_share_one_study(tmp_path, inputs, pos
 def test_a_worker_with_other_settings_joins_another_study(tmp_path, inputs, postgres_url):
     """Studies in a shared database are named by what the workers must share: a different seed
     (another split of the halves) never mixes its trials into the first study."""
-    from unlearnkit.sweep import SweepSettings, load_context, study_name
+    from unlearnkit.pipelines.sweep import SweepSettings, load_context, study_name
 
     def name(seed: int) -> str:
         st = SweepSettings(

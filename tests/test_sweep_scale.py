@@ -20,7 +20,7 @@ def inputs(tmp_path_factory):
 
 
 def test_a_finetuned_tiny_model_gets_the_tiny_space_and_a_pretrained_one_the_papers(inputs, tiny_model_dir):
-    from unlearnkit.sweep import SPACES_DIR, load_space, model_scale
+    from unlearnkit.pipelines.sweep import SPACES_DIR, load_space, model_scale
     from unlearnkit.train.methods import get_method
 
     scale, why = model_scale(inputs / "target")
@@ -38,7 +38,7 @@ def test_a_finetuned_tiny_model_gets_the_tiny_space_and_a_pretrained_one_the_pap
 
 
 def test_every_tiny_space_loads_for_its_method():
-    from unlearnkit.sweep import SPACES_DIR, load_space
+    from unlearnkit.pipelines.sweep import SPACES_DIR, load_space
     from unlearnkit.train.methods import get_method
 
     files = sorted((SPACES_DIR / "tiny").glob("*.yaml"))

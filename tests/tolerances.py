@@ -15,7 +15,7 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   (std 4; one thread; this project's CPU) 1.8e-6 at V = 512, 7e-6 at 32000, 2.0e-5 at 128256,
   2.5e-5 at 151936 (the fused path's commit message said 1.9e-6: the tiny vocabulary's number).
   1e-4 nats: four times the largest vocabulary measured. A bound from measurement, not from a proof:
-  it documents what the docstring of ``train/tokens.py`` claims and fails if a kernel gets worse.
+  it documents what the docstring of ``tokens.py`` claims and fails if a kernel gets worse.
 * ``SAME_LOGITS_REL``: an fp32 loss or metric vs a float64 re-computation from the SAME fp32 logits
   (the parity tests' hand computations, on the test models' 512-token vocabulary). Only the
   arithmetic after the logits differs: the fused log-softmax at V = 512 errs by <= 2e-6 nats

@@ -42,7 +42,7 @@ import torch
 from unlearnkit.data.encode import IGNORE_INDEX, PromptFormat, encode_qa, pad_batch, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.io import write_json, write_text_atomic
-from unlearnkit.train.tokens import shift
+from unlearnkit.tokens import shift
 
 log = logging.getLogger(__name__)
 
@@ -534,15 +534,13 @@ def save_scores(
     rows: list[dict] | None = None,
     tokenizer=None,
     fmt: PromptFormat | None = None,
-    title: str = "TokenUnlearn attribution",
 ) -> None:
-    """Write ``scores.jsonl``, ``heatmap.html`` and ``attribution.json`` into ``output_dir``.
+    """Write ``scores.jsonl`` and ``attribution.json`` into ``output_dir`` (the data; the page that shows
+    it is :func:`unlearnkit.report.heatmap.write_heatmap`, called by whoever saves the scores).
 
     ``selected`` is per-example bool flags or float weights (see :func:`_flags_and_weights`). The fact
     overlap goes into attribution.json when ``rows`` and ``tokenizer`` are given and a row has a fact span.
     """
-    from unlearnkit.report.heatmap import render_heatmap
-
     if len(selected) != len(scores):
         raise ValueError(f"{len(selected)} selections for {len(scores)} examples")
     flags, weights = _flags_and_weights(selected)
@@ -570,7 +568,6 @@ def save_scores(
             )
         )
     write_text_atomic(out / "scores.jsonl", "".join(line + "\n" for line in lines))
-    write_text_atomic(out / "heatmap.html", render_heatmap(scores, flags, tagger_used, title))
     n_tokens = sum(len(s.phi) for s in scores)
     summary: dict[str, Any] = {
         "method": "TokenUnlearn (arXiv 2605.00364)",

@@ -66,7 +66,7 @@ def _method_settings_in_help(parser: argparse.ArgumentParser, argv: list[str]) -
     sub = choices.get(argv[0])
     if method is None or sub is None or "--method" not in sub._option_string_actions:
         return
-    from unlearnkit.settings_doc import settings_table
+    from unlearnkit.commands.settings_doc import settings_table
 
     try:
         sub.epilog = settings_table(method)

@@ -324,8 +324,6 @@ def check_supported(
                 "smoothed teacher (e.g. npo, ga, rmu)"
             ) from None
     if layer_activations:
-        from unlearnkit.train.reference import decoder_layers
-
         try:
             decoder_layers(model)
         except UserError as err:
@@ -333,6 +331,67 @@ def check_supported(
                 f"--method {method} reads a decoder layer's activations, but unlearnkit {err} (it looks for "
                 "a ModuleList of num_hidden_layers blocks); use a method that needs only the logits (e.g. npo, asu)"
             ) from None
+
+
+def read_card(model: str | Path) -> dict:
+    """The unlearnkit.json of a local model folder ({} for a hub id, 'tiny' or a folder without one)."""
+    path = Path(str(model)).expanduser() / "unlearnkit.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recorded_defaults(model: str | Path) -> dict:
+    """``unlearn_defaults`` of a model folder's unlearnkit.json (models made by ``finetune --model
+    tiny`` record the tiny-scale recipe there); {} for any other model."""
+    found = read_card(model).get("unlearn_defaults")
+    return found if isinstance(found, dict) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a model keeps its decoder layers (RMU's layer, the architecture check, LoRA / PEFT wrappers)
+
+
+def is_peft_model(model) -> bool:
+    """A PEFT (LoRA) wrapper: its adapters can be switched off (the reference ``adapter``)."""
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
+
+
+def decoder_layers(model) -> torch.nn.ModuleList:
+    """The model's list of decoder layers (``model.model.layers`` for Llama, ``transformer.h`` for GPT-2 ...)."""
+    import torch
+
+    while not hasattr(model, "config") and hasattr(model, "module"):  # DDP / DeepSpeed wrappers
+        model = model.module
+    base = model.get_base_model() if is_peft_model(model) else model
+    n_layers = getattr(base.config.get_text_config(), "num_hidden_layers", None)
+    for _, module in base.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
+            return module
+    raise UserError(f"cannot find the {n_layers} decoder layers of {type(base).__name__}")
+
+
+def decoder_layer_prefixes(model) -> list[str]:
+    """Parameter-name prefix of each decoder layer in ``model.named_parameters()``: ``model.layers.3.``
+    for Llama-style models, ``transformer.h.3.`` for GPT-2 / Bloom (so "layer 3" means the same block
+    whatever the architecture calls its list)."""
+    blocks = decoder_layers(model)
+    for name, module in model.named_modules():
+        if module is blocks:
+            return [f"{name}.{i}." if name else f"{i}." for i in range(len(blocks))]
+    raise UserError(f"cannot find the decoder layers of {type(model).__name__} among its modules")
+
+
+def check_layer(model, layer: int) -> int:
+    """``layer`` as a valid 0-based decoder-layer index of ``model``, or a one-line ``UserError``."""
+    n_layers = len(decoder_layers(model))
+    if not 0 <= int(layer) < n_layers:
+        raise UserError(
+            f"layer={layer} is out of range: the model has {n_layers} decoder layers (0..{n_layers - 1})"
+        )
+    return int(layer)
 
 
 def save_model(

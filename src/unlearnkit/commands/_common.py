@@ -20,7 +20,12 @@ from unlearnkit.errors import UserError
 
 CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 RUN_FILE = "run.json"  # in the unlearn work folder: what the checkpoints were made with
-RESUME_EXEMPT = ("save_every", "save_total_limit", "collapse_guard", "collapse_fraction")  # may change between a run and its resume
+RESUME_EXEMPT = (
+    "save_every",
+    "save_total_limit",
+    "collapse_guard",
+    "collapse_fraction",
+)  # may change between a run and its resume
 RECIPE_CONTEXT_KEYS = ("method", "model", "data", "retain_model")
 
 
@@ -310,23 +315,12 @@ def split_sources(bench, name: str, evaluation: bool = False) -> list[tuple[list
 # ------------------------------------------------------------------------------- scale defaults
 
 
-def recorded_defaults(model: str | Path) -> dict:
-    """``unlearn_defaults`` of a model folder's unlearnkit.json (models made by ``finetune --model
-    tiny`` record the tiny-scale recipe there); {} for any other model."""
-    path = Path(str(model)).expanduser() / "unlearnkit.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    found = data.get("unlearn_defaults") if isinstance(data, dict) else None
-    return found if isinstance(found, dict) else {}
-
-
 def apply_model_defaults(model: str, method: str, values: dict) -> tuple[dict, str | None]:
     """``values`` (recipe + ``--set``) over the model's recorded scale defaults for ``method``, and the
     one line to print (once the arguments are all checked: a bad input gets its error line only)
     naming the defaults used and how to override them; ``(values, None)`` for other models."""
     from unlearnkit.config import ALIASES
+    from unlearnkit.models import recorded_defaults
 
     recorded = recorded_defaults(model)
     if not recorded:

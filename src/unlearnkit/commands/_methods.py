@@ -69,7 +69,7 @@ def method_config(name: str) -> type:
         return cls
     import difflib
 
-    from unlearnkit.settings_doc import COMMANDS
+    from unlearnkit.commands.settings_doc import COMMANDS
 
     known = sorted(light_names())
     near = difflib.get_close_matches(normalise(name), known + list(COMMANDS), n=1)

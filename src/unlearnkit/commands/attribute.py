@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.io import atomic_dir
     from unlearnkit.models import load_model, load_tokenizer
+    from unlearnkit.report.heatmap import write_heatmap
 
     bench = load_data(args.data, bench)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 "mask_token": cfg.mask_token,
             },
         )
+        write_heatmap(tmp)
     print(
         f"scored {len(scores)} forget examples with tagger {tagger}; open {Path(args.output) / 'heatmap.html'}"
     )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from unlearnkit.commands._common import note
+from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    from unlearnkit.evaluation.audit import (
-        add_audit_arguments,  # light: numpy only (the flags live with the audit)
-    )
-
     add_audit_arguments(
         subparsers.add_parser(
             "audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"
@@ -18,7 +18,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.evaluation.audit import audit_command
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 
@@ -31,3 +30,119 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_model_path(path, flag=flag)
     return audit_command(args)  # checks its own settings, then imports torch
+
+
+def add_audit_arguments(parser) -> None:
+    """Add the ``unlearnkit audit`` flags to an argparse (sub)parser."""
+    parser.add_argument("--model", required=True, help="the model folder (or HF id) to audit")
+    parser.add_argument("--data", required=True, help="benchmark folder (forget.jsonl, holdout.jsonl, ...)")
+    parser.add_argument("--retain-model", default=None, help="retain-oracle model folder (recommended)")
+    parser.add_argument("--original-model", default=None, help="the model before unlearning (the target)")
+    parser.add_argument("--output", required=True, help="folder for audit.json and audit.md")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    parser.add_argument(
+        "--relearn-steps",
+        default="5,10,20,50",
+        help="comma-separated step counts at which the relearning curve is measured (one run to the "
+        "largest); 'none' skips the attack (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--relearn-lr",
+        type=float,
+        default=1e-3,
+        help="relearning learning rate; 1e-3 suits the tiny model, ~1e-5 pretrained 1B+ models "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--relearn-fraction",
+        type=float,
+        default=0.5,
+        help="share of the forget items relearned on (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
+    )
+    parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
+    parser.add_argument("--probes", default=None, help="JSONL of reworded forget questions (question/answer)")
+    parser.add_argument("--max-items", type=int, default=200, help="items per split (default: %(default)s)")
+    parser.add_argument(
+        "--max-new-tokens", type=int, default=64, help="greedy generation length (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the relearning split (default: %(default)s)"
+    )
+    if "--trust-remote-code" not in getattr(parser, "_option_string_actions", {}):
+        parser.add_argument(
+            "--trust-remote-code",
+            action="store_true",
+            help="allow a hub model's own Python code to run (off by default: it is arbitrary code)",
+        )
+
+
+def settings_from_args(args):
+    from unlearnkit.evaluation.audit import AuditSettings
+
+    return AuditSettings(
+        relearn_steps=parse_int_list(str(args.relearn_steps), "--relearn-steps"),
+        relearn_fraction=args.relearn_fraction,
+        relearn_lr=args.relearn_lr,
+        quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
+        group_size=args.group_size,
+        max_new_tokens=args.max_new_tokens,
+        max_items=args.max_items,
+        seed=args.seed,
+        probes_path=args.probes,
+        progress=True,
+    )
+
+
+def audit_command(args) -> int:
+    """``unlearnkit audit``: validate everything, load, run the checks, write the card, print verdicts."""
+    from unlearnkit.data import load_benchmark
+    from unlearnkit.evaluation.audit import run_audit, write_audit
+    from unlearnkit.evaluation.audit.card import gap_lines, warning_lines
+    from unlearnkit.evaluation.audit.run import _Auditor, is_raw_text
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path, load
+
+    check_output_dir(args.output, args.overwrite)
+    settings = settings_from_args(args)
+    bench = load_benchmark(args.data)
+    paths = {"audited": args.model, "oracle": args.retain_model, "original": args.original_model}
+    for path in paths.values():
+        if path is not None:
+            check_model_path(path)
+    if settings.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
+        raise UserError("the relearning attack needs at least 2 forget items; pass --relearn-steps none")
+    _Auditor(bench, settings)  # the data checked against the settings before any model is loaded
+    import torch
+
+    torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
+    trust = bool(getattr(args, "trust_remote_code", False))
+    model, tokenizer = load(args.model, trust)
+    oracle = load(args.retain_model, trust) if args.retain_model else None
+    original = load(args.original_model, trust) if args.original_model else None
+    names = {role: str(path) for role, path in paths.items() if path is not None}
+    audit = run_audit(
+        model, tokenizer, bench, oracle=oracle, original=original, settings=settings, names=names
+    )
+    write_audit(args.output, audit, overwrite=args.overwrite)
+    for line in audit["verdicts"]:
+        print(line)
+    for line in gap_lines(audit):
+        print(line)
+    for warning in warning_lines(audit):
+        note(warning, kind="warning")
+    print(f"wrote {Path(args.output) / 'audit.md'}")
+    return 0
+
+
+def parse_int_list(text: str, flag: str) -> tuple[int, ...]:
+    """``"5,20,50"`` -> ``(5, 20, 50)``; ``""`` or ``"none"`` -> ``()``; anything else is a UserError."""
+    text = text.strip()
+    if text.lower() in ("", "none", "0"):
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected comma-separated integers, e.g. 5,20,50") from None

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.evaluation.evaluate import EvalSettings
     from unlearnkit.io import atomic_dir, write_json
     from unlearnkit.models import load, save_model
-    from unlearnkit.train.continual import (
+    from unlearnkit.pipelines.continual import (
         DEFAULT_PLOT_KEYS,
         continual_unlearning,
         plot_curve,
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         text_plot_keys,
         tofu_eval_fn,
     )
-    from unlearnkit.unlearn import resolve_configs
+    from unlearnkit.pipelines.unlearn import resolve_configs
 
     method, train_cfg, method_cfg = resolve_configs(args.method, values)
     bench = load_data(args.data, bench, eval_fields=True)
@@ -151,7 +151,7 @@ def text_setup(bench, data):
 
 def requests_of(bench, plan, k: int) -> list[list[dict]]:
     """The forget set cut into ``k`` requests: consecutive rows (QA), whole entities (raw text)."""
-    from unlearnkit.train.continual import split_requests, split_requests_by_entity
+    from unlearnkit.pipelines.continual import split_requests, split_requests_by_entity
 
     if plan is None:
         return split_requests(bench.forget, k)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 from pathlib import Path
 
@@ -56,7 +55,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from unlearnkit.config import MethodConfig, build_configs
     from unlearnkit.io import check_output_dir
-    from unlearnkit.models import check_model_path
+    from unlearnkit.models import check_model_path, read_card
 
     from_scratch = args.model == "tiny"
     user = overrides(args)
@@ -70,11 +69,12 @@ def run(args: argparse.Namespace) -> int:
     bench = check_data(args.data)
     if not from_scratch:
         check_model_path(args.model)
-    base_card = model_card(args.model)
+    base_card = read_card(args.model)
     recorded = base_card.get("finetune_defaults", {}).get("train") if isinstance(base_card, dict) else None
 
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer, save_model
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
     from unlearnkit.world.tiny import build_tiny
 
@@ -194,16 +194,6 @@ def replay_paths(spec: str, base_card: dict) -> list[Path]:
     return paths
 
 
-def model_card(model: str) -> dict:
-    """The unlearnkit.json of a local model folder ({} for a hub id, 'tiny' or a folder without one)."""
-    path = Path(str(model)).expanduser() / "unlearnkit.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def model_limit(tokenizer, model_name: str, trust_remote_code: bool) -> int | None:
     """The longest sequence the model takes: its tokenizer's or config's limit (None: unknown)."""
     limits = []
@@ -240,16 +230,3 @@ def fit_max_length(tokenizer, fmt, bench, splits, default: int, args) -> int:
     if limit is not None:
         wanted = min(wanted, limit) if longest <= limit else default
     return wanted
-
-
-def tiny_unlearn_defaults(max_length: int) -> dict:
-    """The quickstart's unlearning recipe for the tiny model, recorded in its unlearnkit.json so that
-    ``unlearn`` / ``continual`` on it start from settings that work at this scale (the papers' 7B
-    defaults barely move a 1M-parameter model)."""
-    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
-
-    return {
-        "source": "unlearnkit quickstart's tiny-model recipe",
-        "train": {**TINY_UNLEARN, "max_length": max(int(TINY_UNLEARN.get("max_length", 0)), max_length)},
-        "method": TINY_METHOD,
-    }

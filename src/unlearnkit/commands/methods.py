@@ -21,10 +21,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.settings_doc import COMMANDS
+    from unlearnkit.commands.settings_doc import COMMANDS
 
     if args.name and args.name.strip().lower() in COMMANDS:
-        from unlearnkit.settings_doc import command_settings_table
+        from unlearnkit.commands.settings_doc import command_settings_table
 
         print(command_settings_table(args.name.strip().lower()))
         return 0
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.name:
         from unlearnkit.commands._methods import method_config
-        from unlearnkit.settings_doc import settings_table
+        from unlearnkit.commands.settings_doc import settings_table
 
         method_config(args.name)  # an unknown name: one line with the nearest method or command
         method = get_method(args.name)

@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
     )
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
 
-    from unlearnkit.embedded import TINY_FINETUNE
     from unlearnkit.models import load_model, load_tokenizer, save_model
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE
     from unlearnkit.train.finetune import finetune
     from unlearnkit.train.pretrain import build_base
 
@@ -138,7 +138,12 @@ def run(args: argparse.Namespace) -> int:
         "replay": [str(p.resolve()) for p in replay_files(args.data) if p.is_file()],
         # a tiny base is fine-tuned at its own scale (finetune reads this): the lab's measured recipe
         **(
-            {"finetune_defaults": {"source": "the embedded world's fine-tuning recipe", "train": TINY_FINETUNE}}
+            {
+                "finetune_defaults": {
+                    "source": "the embedded world's fine-tuning recipe",
+                    "train": TINY_FINETUNE,
+                }
+            }
             if tiny
             else {}
         ),

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.commands._methods import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
-    from unlearnkit.quickstart import METHODS_FOR, WORLD, method_overrides, run_quickstart
+    from unlearnkit.pipelines.quickstart import METHODS_FOR, WORLD, method_overrides, run_quickstart
 
     params = dict(WORLD, seed=args.seed)
     if args.authors is not None:

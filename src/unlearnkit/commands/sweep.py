@@ -1,6 +1,6 @@
 """``unlearnkit sweep``: Optuna search of one method's settings, resumable, scored honestly.
 
-The library is ``unlearnkit.sweep`` (its docstring explains the selection/test split, the study,
+The pipeline is ``unlearnkit.pipelines.sweep`` (its docstring explains the selection/test split, the study,
 the workers and the outputs); this module only parses the flags. Exit codes: 0 done (or this worker's
 share of a shared study done), 2 bad input, 4 (``EXIT_NO_CHOICE``) when the sweep refuses to choose (every trial equal
 within noise, or none moved the model: the message says what to change; no best.yaml).
@@ -89,7 +89,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.sweep import SweepSettings, run_sweep
+    from unlearnkit.pipelines.sweep import SweepSettings, run_sweep
 
     objectives = tuple(x.strip() for x in (args.objective or "").split(",") if x.strip())
     settings = SweepSettings(

@@ -18,7 +18,6 @@ from unlearnkit.commands._common import (
     note,
     overrides,
     prepare_work,
-    recorded_defaults,
     required,
     resume_point,
     run_fingerprint,
@@ -133,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.data.qa import overlap_warning
     from unlearnkit.models import load_model, load_tokenizer
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.train.collapse_guard import probe_rows_of
-    from unlearnkit.unlearn import resolve_configs
 
     bench = load_data(args.data, bench)
     method, train_cfg, method_cfg = resolve_configs(args.method, values)
@@ -249,8 +248,8 @@ def _report_curve(result, plan) -> dict[str, bytes]:
 def _run_unlearn(
     args, model, tokenizer, bench, method, work: Path, resume_from, values, plan=None, probe=None
 ):
+    from unlearnkit.pipelines.unlearn import unlearn
     from unlearnkit.train.trainer import DivergenceError
-    from unlearnkit.unlearn import unlearn
 
     probe_retain, probe_general = probe if probe is not None else (None, ())
     try:
@@ -313,6 +312,8 @@ def _save_unlearned(
     provenance.update(layers_used(result.model, method_cfg))
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
+    from unlearnkit.models import recorded_defaults
+
     if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
         provenance["unlearn_defaults"] = recorded_defaults(args.model)
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from unlearnkit.data.encode import PromptFormat, encode_qa, pad_batch, pad_id_of
 from unlearnkit.metrics.mia import logprob_stats
-from unlearnkit.train.tokens import shift, token_logps
+from unlearnkit.tokens import shift, token_logps
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.train.tokens import batch_mean, sequence_mean
+from unlearnkit.tokens import batch_mean, sequence_mean
 
 REDUCTIONS = ("sequence", "token")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.train.tokens import batch_mean, sequence_mean
+from unlearnkit.tokens import batch_mean, sequence_mean
 
 
 def _token_mse(hidden: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

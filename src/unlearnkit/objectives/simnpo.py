@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from unlearnkit.train.tokens import batch_mean, sequence_mean
+from unlearnkit.tokens import batch_mean, sequence_mean
 
 
 def simnpo_loss(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.train.tokens import batch_mean, sequence_mean
+from unlearnkit.tokens import batch_mean, sequence_mean
 
 
 def undial_targets(ref_logits: torch.Tensor, targets: torch.Tensor, beta: float) -> torch.Tensor:

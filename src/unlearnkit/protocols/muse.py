@@ -50,7 +50,7 @@ from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
 from unlearnkit.metrics import scores as S
 from unlearnkit.metrics.passes import greedy_token_ids
-from unlearnkit.train.tokens import token_logps
+from unlearnkit.tokens import token_logps
 
 KNOWMEM_STOPS = ("\n\n", "\nQuestion", "Question:")
 PROMPT_FORMAT = "raw text (MUSE protocol: tokenizer special tokens, no chat template)"

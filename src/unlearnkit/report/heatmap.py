@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;max-width:70em;color:#222}
@@ -142,3 +144,19 @@ def render_heatmap(
         )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def write_heatmap(folder: str | Path, title: str = "TokenUnlearn attribution") -> Path:
+    """Render the scores saved in ``folder`` (``scores.jsonl`` and ``attribution.json``, as written by
+    :func:`unlearnkit.attribution.save_scores`) into ``folder/heatmap.html``; returns its path."""
+    from unlearnkit.attribution import load_scores
+    from unlearnkit.io import read_json, write_text_atomic
+
+    folder = Path(folder)
+    scores = load_scores(folder / "scores.jsonl")
+    lines = (folder / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    selected = [json.loads(line)["selected"] for line in lines if line.strip()]
+    tagger_used = read_json(folder / "attribution.json", "attribution summary")["tagger"]
+    page = folder / "heatmap.html"
+    write_text_atomic(page, render_heatmap(scores, selected, tagger_used, title))
+    return page

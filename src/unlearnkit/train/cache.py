@@ -40,8 +40,8 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import IGNORE_INDEX
+from unlearnkit.tokens import token_logps
 from unlearnkit.train.reference import ModelReference, Reference, layer_outputs
-from unlearnkit.train.tokens import token_logps
 
 log = logging.getLogger(__name__)
 

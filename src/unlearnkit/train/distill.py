@@ -50,11 +50,12 @@ import torch
 from unlearnkit.config import DistillConfig, build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
+from unlearnkit.models import is_peft_model
 from unlearnkit.objectives import forward_kl_loss, nll_loss
 from unlearnkit.train import finetune
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.methods import Method
-from unlearnkit.train.reference import CopyReference, ModelReference, is_peft_model
+from unlearnkit.train.reference import CopyReference, ModelReference
 from unlearnkit.train.trainer import (
     FiniteGradientGuard,
     PaddingCollator,

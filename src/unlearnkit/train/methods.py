@@ -21,6 +21,7 @@ import torch
 from unlearnkit import config as C
 from unlearnkit.data.encode import IGNORE_INDEX
 from unlearnkit.errors import UserError
+from unlearnkit.models import check_layer, decoder_layer_prefixes
 from unlearnkit.objectives import (
     ap_loss,
     asu_loss,
@@ -38,8 +39,8 @@ from unlearnkit.objectives import (
     undial_loss,
     wga_loss,
 )
-from unlearnkit.train.reference import check_layer, decoder_layer_prefixes, forward_with_layer_output
-from unlearnkit.train.tokens import shift_weights, shifted_targets, token_logps
+from unlearnkit.tokens import shift_weights, shifted_targets, token_logps
+from unlearnkit.train.reference import forward_with_layer_output
 
 
 @dataclass

@@ -8,18 +8,38 @@
 
 All return logits aligned with the input ids (``[B,T,V]``) and never carry gradients. Every model
 pass runs in eval mode (dropout off), also when the live policy is in train mode.
+
+:func:`setup_reference` builds the one a run uses. ``reference=auto`` picks the cheapest EXACT strategy:
+``adapter`` with LoRA; otherwise ``cache`` when what the method asks for is no larger than a copy of
+the weights and fits ``CACHE_BUDGET_BYTES`` exactly (per-token log-probs for NPO / DPO practically
+always do; full-vocabulary logits need ``n_tokens * V * 4`` bytes, often more than a small model's
+weights), else ``cache`` with top-k when the user opted in with ``cache_topk > 0`` and that fits,
+else ``copy``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import logging
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.errors import UserError
-from unlearnkit.train.tokens import token_logps
+from unlearnkit.models import check_layer, decoder_layers, is_peft_model
+from unlearnkit.tokens import token_logps
+
+if TYPE_CHECKING:  # the set-up below runs a method's step: imported when it runs (methods import this)
+    from unlearnkit.train.methods import Method
+    from unlearnkit.train.trainer import PairedDataset
+
+log = logging.getLogger(__name__)
+
+CACHE_BUDGET_BYTES = 2 * 2**30  # reference=auto caches exactly only below this (host memory, per rank)
 
 
 class Reference:
@@ -59,39 +79,6 @@ def _forward(model, batch, output_hidden: int | None = None):
         use_cache=False,
     )
     return out
-
-
-def decoder_layers(model) -> torch.nn.ModuleList:
-    """The model's list of decoder layers (``model.model.layers`` for Llama, ``transformer.h`` for GPT-2 ...)."""
-    while not hasattr(model, "config") and hasattr(model, "module"):  # DDP / DeepSpeed wrappers
-        model = model.module
-    base = model.get_base_model() if is_peft_model(model) else model
-    n_layers = getattr(base.config.get_text_config(), "num_hidden_layers", None)
-    for _, module in base.named_modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
-            return module
-    raise UserError(f"cannot find the {n_layers} decoder layers of {type(base).__name__}")
-
-
-def decoder_layer_prefixes(model) -> list[str]:
-    """Parameter-name prefix of each decoder layer in ``model.named_parameters()``: ``model.layers.3.``
-    for Llama-style models, ``transformer.h.3.`` for GPT-2 / Bloom (so "layer 3" means the same block
-    whatever the architecture calls its list)."""
-    blocks = decoder_layers(model)
-    for name, module in model.named_modules():
-        if module is blocks:
-            return [f"{name}.{i}." if name else f"{i}." for i in range(len(blocks))]
-    raise UserError(f"cannot find the decoder layers of {type(model).__name__} among its modules")
-
-
-def check_layer(model, layer: int) -> int:
-    """``layer`` as a valid 0-based decoder-layer index of ``model``, or a one-line ``UserError``."""
-    n_layers = len(decoder_layers(model))
-    if not 0 <= int(layer) < n_layers:
-        raise UserError(
-            f"layer={layer} is out of range: the model has {n_layers} decoder layers (0..{n_layers - 1})"
-        )
-    return int(layer)
 
 
 def forward_with_layer_output(model, batch, layer: int):
@@ -135,10 +122,6 @@ def eval_mode(model):
         yield
     finally:
         model.train(was_training)
-
-
-def is_peft_model(model) -> bool:
-    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
 class ModelReference(Reference):
@@ -203,3 +186,146 @@ def original_reference(model) -> ModelReference:
     if is_peft_model(model):
         return AdapterReference(model)
     return ModelReference(model, "original")
+
+
+# ---------------------------------------------------------------------------------------------
+# Setting up a run's reference (what ``unlearn()`` calls before training)
+
+
+def _autocast(args):
+    """The autocast the Trainer will train under, for reference passes computed outside it."""
+    device = args.device
+    if args.bf16 or args.fp16:
+        dtype = torch.bfloat16 if args.bf16 else torch.float16
+        return lambda: torch.autocast(device.type, dtype=dtype)
+    return contextlib.nullcontext
+
+
+def _to_device(batch, device):
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
+    return batch.to(device) if isinstance(batch, torch.Tensor) else batch
+
+
+def _copy_reference(model, model_path: str | None, args) -> CopyReference:
+    from unlearnkit.models import load_model
+
+    # A frozen copy loaded from the original checkpoint; an in-memory model without a path is
+    # snapshotted instead (documented cost: a second set of weights either way). It is loaded in the
+    # policy's own dtype: a bf16 copy of an fp32 policy (mixed precision) differs from it at step 0,
+    # so reference terms that should start at zero do not (NPO 13.8650 instead of 13.8629).
+    base = model.get_base_model() if is_peft_model(model) else model
+    if model_path:
+        frozen = load_model(model_path, dtype=next(base.parameters()).dtype)
+    elif is_peft_model(model):
+        raise UserError("reference=copy with LoRA needs model_path (or use reference=adapter)")
+    else:
+        frozen = copy.deepcopy(base)
+    frozen.to(next(model.parameters()).device)
+    return CopyReference(frozen, policy=base)
+
+
+def copy_reference_bytes(model) -> int:
+    """Bytes of a frozen copy of ``model``'s weights in its own dtype (what ``reference=copy`` adds)."""
+    base = model.get_base_model() if is_peft_model(model) else model
+    seen: set[int] = set()
+    total = 0
+    for tensor in list(base.parameters()) + list(base.buffers()):
+        if id(tensor) not in seen:  # tied embeddings count once
+            seen.add(id(tensor))
+            total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def probe_needs(method: Method, method_cfg, model, dataset: PairedDataset, collator, device, autocast):
+    """Run one step of ``method`` on one paired batch against the original model; record its requests."""
+    from unlearnkit.train.cache import RecordingReference
+    from unlearnkit.train.methods import StepContext
+
+    recorder = RecordingReference(original_reference(model))
+    batch = _to_device(collator([dataset[i] for i in range(min(2, len(dataset)))]), device)
+    with torch.no_grad(), eval_mode(model), autocast():
+        method.step(StepContext(model, recorder), batch, method_cfg)
+    return recorder
+
+
+def setup_reference(
+    method: Method, method_cfg, train_cfg, model, model_path, dataset: PairedDataset, collator, args
+):
+    """Resolve ``train_cfg.reference`` and build the reference; returns ``(reference, info)``."""
+    if not method.needs_reference(method_cfg):
+        return None, {"strategy": "none"}
+    strategy = train_cfg.reference
+    topk = int(getattr(train_cfg, "cache_topk", 0))
+    is_peft = is_peft_model(model)
+    if strategy == "adapter" and not is_peft:
+        raise UserError("--set reference=adapter needs LoRA: add --set lora_r=8 (or use reference=copy)")
+    if strategy == "auto" and is_peft:
+        strategy = "adapter"
+    if strategy == "adapter":
+        return AdapterReference(model), {"strategy": "adapter"}
+    if strategy == "copy":
+        return _copy_reference(model, model_path, args), {"strategy": "copy"}
+    if strategy not in ("cache", "auto"):
+        raise UserError(f"--set reference={strategy}: use copy, adapter, cache or auto")
+
+    from unlearnkit.train.cache import ReferenceCache, estimate_bytes
+    from unlearnkit.train.trainer import epochs_to_run
+
+    device, autocast = args.device, _autocast(args)
+    if not getattr(model, "hf_device_map", None):
+        model.to(device)  # the Trainer would move it too; the cache is computed where training runs
+    recorder = probe_needs(method, method_cfg, model, dataset, collator, device, autocast)
+    parts = dataset.parts()
+    epochs = epochs_to_run(train_cfg, len(dataset))
+    retain_used = dataset.retain_indices(epochs)
+    indices = {
+        "forget": range(len(dataset.forget)),
+        "idk": range(len(dataset.forget)),
+        "retain": retain_used,
+        "retain_idk": retain_used,
+    }
+    sizes = {
+        "vocab": recorder.vocab or model.config.get_text_config().vocab_size,
+        "hidden_size": recorder.hidden_size or 0,
+        "logits_bytes": recorder.logits_dtype.itemsize if recorder.logits_dtype else 4,
+    }
+    exact = estimate_bytes(recorder.needs, parts, indices, topk=0, **sizes)
+    approx = estimate_bytes(recorder.needs, parts, indices, topk=topk, **sizes)
+    if strategy == "auto":
+        # Both exact options cost memory: the cache its bytes (host), the copy a second set of weights.
+        # Take the smaller one; on small models a full-vocabulary cache is bigger than the copy.
+        copy_bytes = copy_reference_bytes(model)
+        if exact <= min(CACHE_BUDGET_BYTES, copy_bytes):
+            topk = 0
+        elif not (topk > 0 and approx <= CACHE_BUDGET_BYTES):
+            info = {
+                "strategy": "copy",
+                "auto": f"an exact cache needs {exact / 2**20:.1f} MiB, a copy {copy_bytes / 2**20:.1f} MiB",
+            }
+            return _copy_reference(model, model_path, args), info
+    elif (exact if topk == 0 else approx) > CACHE_BUDGET_BYTES:
+        log.warning(
+            "reference=cache will hold %.2f GiB per process; consider cache_topk or reference=copy",
+            (exact if topk == 0 else approx) / 2**30,
+        )
+    t0 = time.perf_counter()
+    cache = ReferenceCache(topk).build(
+        original_reference(model),
+        recorder.needs,
+        parts,
+        indices,
+        collator,
+        batch_size=max(train_cfg.batch_size, 8),
+        device=device,
+        autocast=autocast,
+    )
+    info = {
+        "strategy": "cache",
+        "cache_topk": topk,
+        "cache_residual_mass": round(cache.residual_mass, 6),  # top-k: relative KL error ~1-3x this
+        "cache_mib": round(cache.nbytes / 2**20, 3),
+        "cache_seconds": round(time.perf_counter() - t0, 3),
+        "cached": sorted(n.describe() for n in recorder.needs),
+    }
+    return cache, info

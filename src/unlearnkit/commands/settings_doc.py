@@ -312,7 +312,7 @@ def command_settings_table(command: str, width: int = 110) -> str:
 def tiny_defaults_line(method: str) -> str:
     """What ``unlearn`` starts from on a model made by ``finetune --model tiny`` (recorded in its card)."""
     from unlearnkit.commands._methods import normalise
-    from unlearnkit.quickstart import TINY_METHOD, TINY_UNLEARN
+    from unlearnkit.pipelines.quickstart import TINY_METHOD, TINY_UNLEARN
 
     values = {**TINY_UNLEARN, **TINY_METHOD.get(normalise(method), {})}
     shown = ", ".join(f"{k}={v}" for k, v in values.items() if k != "max_length")

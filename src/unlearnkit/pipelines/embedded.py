@@ -169,15 +169,15 @@ def ensure_finetuned(
 ) -> Path:
     """The base fine-tuned on ``bench_dir``'s forget + retain (``split="all"``: the target) or retain
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on."""
-    from unlearnkit.commands.finetune import model_card, tiny_unlearn_defaults
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.models import load
+    from unlearnkit.models import load, read_card
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import SPLITS_FOR, training_rows
     from unlearnkit.train.pretrain import read_replay
 
     files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
     recipe = recipe or TINY_FINETUNE
-    replay = [Path(p) for p in model_card(str(base_dir)).get("replay", [])] if replay else []
+    replay = [Path(p) for p in read_card(str(base_dir)).get("replay", [])] if replay else []
     key = digest("finetune", recipe, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files, *replay])
     bench = resolve_data(bench_dir)
     rows = training_rows(bench, split) + read_replay(replay)

@@ -1,7 +1,7 @@
 """``unlearnkit quickstart``: the whole story on a miniature with a pretrained base, on a laptop CPU.
 
 world -> base model pretrained on the world's corpus -> target and retain oracle fine-tuned from it
-(all cached by content hash, see :mod:`unlearnkit.embedded`) -> each method -> the benchmark's
+(all cached by content hash, see :mod:`unlearnkit.pipelines.embedded`) -> each method -> the benchmark's
 protocol against the oracle -> a printed table, ``metrics.json`` and a self-contained ``report.html``
 (table, trade-off plot, generations side by side, token heatmap).
 
@@ -84,7 +84,7 @@ WORLD = dict(
 # Tuned recipes written by bench/sweep.py (``unlearnkit sweep`` on this world, chosen on the selection
 # half of its forget authors; BENCHMARKS.md reports them on the held-out test half). A source checkout
 # has them; without the folder every method keeps the shared tiny-scale recipe above.
-TUNED_DIR = Path(__file__).resolve().parents[2] / "configs" / "tiny"
+TUNED_DIR = Path(__file__).resolve().parents[3] / "configs" / "tiny"
 
 
 def tuned_overrides(name: str) -> dict:
@@ -112,8 +112,19 @@ def method_overrides(name: str, seed: int, tuned: bool = True, benchmark: str = 
     }
 
 
+def tiny_unlearn_defaults(max_length: int) -> dict:
+    """The quickstart's unlearning recipe for the tiny model, recorded in its unlearnkit.json so that
+    ``unlearn`` / ``continual`` on it start from settings that work at this scale (the papers' 7B
+    defaults barely move a 1M-parameter model)."""
+    return {
+        "source": "unlearnkit quickstart's tiny-model recipe",
+        "train": {**TINY_UNLEARN, "max_length": max(int(TINY_UNLEARN.get("max_length", 0)), max_length)},
+        "method": TINY_METHOD,
+    }
+
+
 def cache_root(arg: str | None) -> Path:
-    from unlearnkit.embedded import cache_root as root
+    from unlearnkit.pipelines.embedded import cache_root as root
 
     return root(arg)
 
@@ -181,7 +192,7 @@ class Embedded:
         keep_model: bool = False,
     ):
         """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
-        from unlearnkit.unlearn import unlearn
+        from unlearnkit.pipelines.unlearn import unlearn
 
         t0 = time.time()
         model, tok = self.load_target()
@@ -217,8 +228,8 @@ def prepare_embedded(
     """World -> base -> cached target and oracle -> the rows of the oracle (first: its numbers are the
     reference), the target and the base."""
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.embedded import ensure_lab
     from unlearnkit.models import load
+    from unlearnkit.pipelines.embedded import ensure_lab
 
     params = dict(WORLD)
     if authors is not None:
@@ -334,10 +345,10 @@ def run_quickstart(args) -> int:
     from transformers.utils import logging as hf_logging
 
     from unlearnkit.io import atomic_dir, check_output_dir, write_json
+    from unlearnkit.pipelines.unlearn import resolve_configs
     from unlearnkit.report.page import print_table, write_report
     from unlearnkit.report.views import MUSE_VIEW, WMDP_VIEW
     from unlearnkit.train.methods import get_method
-    from unlearnkit.unlearn import resolve_configs
 
     hf_logging.disable_progress_bar()  # weight-loading and shard-writing bars of a 1M model are noise here
     console = Console(stderr=False)
@@ -445,7 +456,7 @@ def _generations(emb: Embedded) -> list[dict]:
 
 def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: float, threads: int) -> list[str]:
     """What the numbers are, written from the settings actually used (never typed by hand)."""
-    from unlearnkit.embedded import TINY_FINETUNE
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE
     from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE
 
     bench = emb.bench

@@ -2,7 +2,7 @@
 
 The setting of MUSE's sustainability axis (arXiv 2407.06460, C6) and of sequential TOFU requests
 (e.g. forget01 ten times): the model that answered request ``i`` is the starting point of request
-``i + 1``, and every request is a separate :func:`unlearnkit.unlearn.unlearn` run (own optimiser,
+``i + 1``, and every request is a separate :func:`unlearnkit.pipelines.unlearn.unlearn` run (own optimiser,
 own schedule). Methods with a reference model (NPO, KL retain, the ASU teacher) take as reference
 *the model before the current request* (an in-memory snapshot), which is the usual convention.
 
@@ -193,7 +193,7 @@ def continual_unlearning(
     original. ``progress``: one progress bar per request (with the loss). Returns the curve (see the
     module docstring).
     """
-    from unlearnkit.unlearn import resolve_configs, unlearn
+    from unlearnkit.pipelines.unlearn import resolve_configs, unlearn
 
     requests = [list(r) for r in requests]
     if not requests:

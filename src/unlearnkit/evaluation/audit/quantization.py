@@ -1,0 +1,102 @@
+"""Check 3, the quantisation attack (Zhang et al., arXiv 2410.16454): 8-bit and 4-bit
+round-to-nearest copies (:mod:`unlearnkit.evaluation.quantize`) are asked the forget questions again; a
+rise over full precision means the knowledge was hidden by small weight changes, not removed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from unlearnkit.evaluation.audit.common import ROLES, _f, _others, _row
+
+if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
+    from unlearnkit.evaluation.audit.run import _Auditor
+
+
+def _quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    st = a.st
+    check: dict[str, Any] = {
+        "id": "quantization",
+        "title": "Quantisation attack",
+        "about": "Round-to-nearest fake-quantised copies (8-bit per output channel, lower widths in "
+        f"groups of {st.group_size} inputs) asked the {len(a.forget)} forget questions. A rise over "
+        "full precision means the knowledge was hidden by small weight changes, not removed.",
+    }
+    if not st.quant_bits:
+        check.update(rows=[], skipped="quant_bits is empty")
+        check["verdict"] = "quantisation attack: skipped (no bit widths)"
+        return check
+    rows = [_row("ROUGE-L recall, full precision", measured, lambda m: m["forget_rougeL_recall"])]
+    rows += [
+        _row(f"ROUGE-L recall, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_rougeL_recall"])
+        for b in st.quant_bits
+    ]
+    rows.append(_row("prob, full precision", measured, lambda m: m["forget_prob"]))
+    rows += [
+        _row(f"prob, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_prob"]) for b in st.quant_bits
+    ]
+    check["rows"] = rows
+    bits = min(st.quant_bits)
+    key = f"quant{bits}_forget_rougeL_recall"
+    parts = {
+        role: f"{_f(measured[role]['forget_rougeL_recall'])} -> {_f(measured[role][key])}"
+        for role in ("oracle", "original")
+        if role in measured
+    }
+    m = measured["audited"]
+    check["verdict"] = (
+        f"quantisation to {bits} bits moves forget ROUGE-L from {_f(m['forget_rougeL_recall'])} to "
+        f"{_f(m[key])} (prob {_f(m['forget_prob'], 3)} -> {_f(m[f'quant{bits}_forget_prob'], 3)})"
+        f"{_others(parts)}"
+    )
+    return check
+
+
+def _text_quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+    """The quantisation check of raw-text data: the forget-side probes on every forget entity's rows."""
+    st = a.st
+    check: dict[str, Any] = {"id": "quantization", "title": "Quantisation attack"}
+    if not st.quant_bits:
+        check.update(about="", rows=[], skipped="quant_bits is empty")
+        check["verdict"] = "quantisation attack: skipped (no bit widths)"
+        return check
+    if not a.quant_metrics:
+        reason = (
+            "plain raw-text data has no probe sets to ask the quantised copies"
+            if a.plan is None
+            else "no forget-side probe set (knowmem_forget, verbmem, the hazardous questions) has rows"
+        )
+        check.update(about="", rows=[], skipped=reason)
+        check["verdict"] = f"quantisation attack: skipped ({reason})"
+        return check
+    sources = ", ".join(
+        f"{len(a.full_rows[p.name])} {p.source}" for p in a.plan.probes if a.full_rows.get(p.name)
+    )
+    check["about"] = (
+        "Round-to-nearest fake-quantised copies (8-bit per output channel, lower widths in groups of "
+        f"{st.group_size} inputs) measured with the relearning check's forget-side probes on the rows of "
+        f"every forget {a.plan.unit} ({sources}). A rise over full precision means the knowledge was hidden "
+        "by small weight changes, not removed."
+    )
+    rows = []
+    for m in a.quant_metrics:
+        rows.append(_row(f"{m.label}, full precision", measured, lambda r, key=m.key: r[key]))
+        rows += [
+            _row(f"{m.label}, {b}-bit", measured, lambda r, b=b, key=m.key: r[f"quant{b}_{key}"])
+            for b in st.quant_bits
+        ]
+    check["rows"] = rows
+    bits = min(st.quant_bits)
+    parts = []
+    words = {"oracle": "the oracle", "original": "the original model"}
+    for m in a.quant_metrics:
+        moves = {
+            role: f"{_f(measured[role].get(m.key))} -> {_f(measured[role].get(f'quant{bits}_{m.key}'))}"
+            for role in ROLES
+            if role in measured
+        }
+        audited = moves.pop("audited")
+        others = ", ".join(f"{words[r]} {text}" for r, text in moves.items())
+        parts.append(f"{m.label} {audited}" + (f" ({others})" if others else ""))
+    check["verdict"] = f"quantisation to {bits} bits moves " + "; ".join(parts)
+    return check

@@ -1,0 +1,514 @@
+"""``run_audit``: every check on the audited model and, side by side, on the oracle and the original.
+
+:class:`_Auditor` holds the rows each check asks (subsampled once) and measures one model at a time;
+:func:`run_audit` measures every model given, then turns the numbers into the checks
+(:mod:`~unlearnkit.evaluation.audit.membership`, :mod:`~unlearnkit.evaluation.audit.relearning`,
+:mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`) and
+the relearning summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import math
+import sys
+from typing import Any
+
+from unlearnkit.data import Benchmark
+from unlearnkit.errors import UserError
+from unlearnkit.evaluation.audit.common import ROLES, _mean, _n, _num
+from unlearnkit.evaluation.audit.membership import MIA_ATTACKS, _mia_check, text_membership_scores
+from unlearnkit.evaluation.audit.paraphrase import _probe_check, _probe_rows, _qa_only, _text_paraphrase_check
+from unlearnkit.evaluation.audit.quantization import _quant_check, _text_quant_check
+from unlearnkit.evaluation.audit.relearning import (
+    _relearn_check,
+    _text_relearn_check,
+    relearn_curve,
+    relearn_gaps,
+    relearn_reading,
+    relearn_split,
+    relearn_warnings,
+    text_relearn_warnings,
+)
+from unlearnkit.evaluation.audit.settings import AuditSettings
+
+AUDIT_VERSION = 1
+
+
+def _as_pair(entry, tokenizer):
+    """``model`` or ``(model, tokenizer)`` -> ``(model, tokenizer)`` (default: the audited tokenizer)."""
+    if entry is None:
+        return None
+    if isinstance(entry, (tuple, list)):
+        if len(entry) != 2:
+            raise TypeError("oracle / original must be a model or a (model, tokenizer) pair")
+        return entry[0], entry[1] if entry[1] is not None else tokenizer
+    return entry, tokenizer
+
+
+def _free() -> None:
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001 - freeing memory is best effort
+        pass
+
+
+def is_raw_text(bench) -> bool:
+    """True for a raw-text benchmark (``kind`` ``text``: MUSE-like, WMDP-like, plain passages)."""
+    return getattr(bench, "kind", None) == "text"
+
+
+def _text_limit(model, max_length: int) -> int:
+    """Tokens of a text scored or trained on at once: ``max_length``, at most the model's positions."""
+    from unlearnkit.protocols.muse import model_context
+
+    context = model_context(model)
+    return max_length if context is None else min(max_length, context)
+
+
+class _Auditor:
+    def __init__(self, bench: Benchmark, settings: AuditSettings) -> None:
+        from unlearnkit.evaluation.evaluate import EvalSettings, subsample
+
+        self.st = settings
+        self.eval_st = EvalSettings(
+            max_new_tokens=settings.max_new_tokens,
+            max_items=settings.max_items,
+            batch_size=settings.batch_size,
+            max_length=settings.max_length,
+            prompt_format=settings.prompt_format,
+            seed=settings.seed,
+            progress=False,
+        )
+        from unlearnkit.evaluation.probes import data_kind
+
+        self.kind = data_kind(bench)
+        self.text = is_raw_text(bench)
+        self.forget = subsample(bench.forget, settings.max_items, settings.seed)
+        self.holdout = subsample(bench.holdout, settings.max_items, settings.seed)
+        self.train_idx: list[int] = []
+        self.held_idx: list[int] = []
+        self.relearn_probes: tuple = ()
+        if self.text:
+            self._init_text(bench)
+            return
+        self.forget_qa = _qa_only(self.forget)
+        self.probes, self.probe_source = _probe_rows(self.forget, settings)
+        if settings.relearn_steps:
+            from unlearnkit.evaluation.probes import data_kind, probes_for
+
+            self.train_idx, self.held_idx = relearn_split(
+                len(self.forget), settings.relearn_fraction, settings.seed
+            )
+            # Fact-level (and, per data kind, other) scores beside ROUGE-L at every point of the curve.
+            self.relearn_probes = probes_for(data_kind(bench), [self.forget[i] for i in self.held_idx])
+
+    def _init_text(self, bench) -> None:
+        """Raw text (MUSE-like, WMDP-like): the attack relearns whole entities, the probes are the
+        protocol's own passes (:mod:`unlearnkit.evaluation.probes`); no forget questions to reword."""
+        from unlearnkit.evaluation.evaluate import subsample
+        from unlearnkit.evaluation.probes import ProbeSettings, entity_of, entity_split, probe_rows, text_plan
+        from unlearnkit.protocols.muse import MuseSettings
+
+        st = self.st
+        if st.probes_path:
+            raise UserError(
+                f"--probes {st.probes_path}: paraphrase probes reword forget questions, and {bench.path} is "
+                "raw text (forget passages); leave --probes out for this data"
+            )
+        self.bench = bench
+        self.forget_qa, self.probes, self.probe_source = [], [], None
+        self.plan = text_plan(bench)
+        self.probe_st = ProbeSettings(bench, st.batch_size, MuseSettings(batch_size=st.batch_size))
+        self.entities: tuple[list[str], list[str]] = ([], [])
+        self.attack_rows: list[dict] = []
+        self.held_rows: dict[str, list[dict]] = {}  # probe name -> rows (held-out entities / every row)
+        self.full_rows: dict[str, list[dict]] = {}  # forget-side probe name -> rows of every entity
+        self.curve_metrics: list = []  # the TextMetrics measured at every point of the curve
+        self.quant_metrics: list = []  # the forget-side TextMetrics measured under quantisation
+        self.relearn_skip: str | None = None
+        if self.plan is None:
+            self.relearn_skip = (
+                "plain raw-text data has no probe sets to measure relearning on (a MUSE-like folder has "
+                "knowmem_forget / verbmem, a WMDP-like folder multiple-choice tasks)"
+            )
+            return
+
+        def sub(rows: list[dict]) -> list[dict]:
+            return subsample(rows, st.max_items, st.seed)
+
+        for probe in self.plan.probes:
+            if probe.held_out:
+                rows = sub(probe_rows(probe, bench, None))
+                self.full_rows[probe.name] = rows
+                self.quant_metrics += [m for m in probe.metrics if m.gap and rows and m.applies(rows)]
+        if not st.relearn_steps:
+            self.relearn_skip = "relearn_steps is empty"
+            return
+        self.relearn_skip = self.plan.problem(bench)
+        if self.relearn_skip:
+            return
+        self.entities = entity_split([entity_of(r) for r in bench.forget], st.relearn_fraction, st.seed)
+        self.attack_rows = self.plan.attack_rows(bench, self.entities[0])
+        for probe in self.plan.probes:
+            rows = sub(probe_rows(probe, bench, self.entities[1]))
+            if rows:
+                self.held_rows[probe.name] = rows
+                self.curve_metrics += [m for m in probe.metrics if m.applies(rows)]
+        if not any(m.gap for m in self.curve_metrics):
+            sources = ", ".join(p.source for p in self.plan.probes if p.held_out)
+            self.relearn_skip = (
+                f"no row of {sources} is about a held-out {self.plan.unit} "
+                f"({', '.join(self.entities[1])}): nothing to measure the relearning on"
+            )
+            self.held_rows, self.curve_metrics = {}, []
+
+    def text_scores(self, model, tok, rows_by_probe: dict[str, list[dict]], metrics) -> dict[str, Any]:
+        """``{metric key: value}`` of ``metrics``, each probe's pass run once on its rows."""
+        wanted = {m.key for m in metrics}
+        out: dict[str, Any] = {}
+        for probe in self.plan.probes:
+            keys = [m.key for m in probe.metrics if m.key in wanted]
+            rows = rows_by_probe.get(probe.name)
+            if keys and rows:
+                values = probe.measure(model, tok, rows, self.probe_st)
+                out.update({k: _num(values.get(k)) for k in keys})
+        return out
+
+    def measure_text(self, role: str, model, tok) -> dict[str, Any]:
+        """Every number of every check for one model on raw-text data."""
+        from unlearnkit.metrics import scores as S
+
+        out: dict[str, Any] = {}
+        if self.holdout:
+            self.log(f"{role}: forget and holdout texts (membership inference)")
+            limit = _text_limit(model, self.st.max_length)
+            member = text_membership_scores(
+                model, tok, [r["text"] for r in self.forget], limit, self.st.batch_size
+            )
+            non = text_membership_scores(
+                model, tok, [r["text"] for r in self.holdout], limit, self.st.batch_size
+            )
+            for attack, _label in MIA_ATTACKS:
+                out[f"mia_{attack}_auc"] = _num(S.auc(member[attack], non[attack]))
+        if self.quant_metrics:
+            self.log(f"{role}: probes on every forget {self.plan.unit}")
+            out.update(self.text_scores(model, tok, self.full_rows, self.quant_metrics))
+        if self.curve_metrics:
+            out["relearn"] = self.relearn_text(role, model, tok)
+        for bits in self.st.quant_bits if self.quant_metrics else ():
+            from unlearnkit.evaluation.quantize import quantized_copy
+
+            self.log(f"{role}: {bits}-bit quantised copy")
+            quant = quantized_copy(model, bits, self.st.group_size)
+            scores = self.text_scores(quant, tok, self.full_rows, self.quant_metrics)
+            out.update({f"quant{bits}_{k}": v for k, v in scores.items()})
+            del quant
+            _free()
+        return out
+
+    def relearn_text(self, role: str, model, tok) -> dict[str, Any]:
+        """The probes on the held-out entities after k relearning steps on the other entities' passages
+        (k = 0: before the attack); one run, measured on the way (:func:`relearn_curve`)."""
+        res: dict[str, Any] = {"0": self.text_scores(model, tok, self.held_rows, self.curve_metrics)}
+
+        def at_step(k: int, attacked) -> None:
+            res[str(k)] = self.text_scores(attacked, tok, self.held_rows, self.curve_metrics)
+
+        steps = self.st.relearn_steps
+        st = dataclasses.replace(self.st, max_length=_text_limit(model, self.st.max_length))
+        self.log(
+            f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} forget {self.plan.passages} "
+            f"of {_n(len(self.entities[0]), self.plan.unit)} (measured at {steps})"
+        )
+        relearn_curve(model, tok, self.attack_rows, steps, st, at_step)
+        _free()
+        return res
+
+    def log(self, msg: str) -> None:
+        if self.st.progress:
+            print(f"audit: {msg}", file=sys.stderr, flush=True)
+
+    def split(self, model, tok, rows: list[dict], kind: str, max_new_tokens: int | None = None):
+        from unlearnkit.data.encode import PromptFormat
+        from unlearnkit.evaluation.evaluate import evaluate_split
+
+        st = self.eval_st
+        if max_new_tokens is not None:
+            st = dataclasses.replace(st, max_new_tokens=max_new_tokens)
+        fmt = PromptFormat.for_tokenizer(tok, st.prompt_format)
+        return evaluate_split(model, tok, fmt, rows, kind, st)
+
+    def measure(self, role: str, model, tok) -> dict[str, Any]:
+        """Every number of every check for one model."""
+        from unlearnkit.metrics import scores as S
+
+        if self.text:
+            return self.measure_text(role, model, tok)
+        out: dict[str, Any] = {}
+        self.log(f"{role}: forget questions")
+        fm, fd = self.split(model, tok, self.forget_qa, "forget")
+        out["forget_rougeL_recall"] = _num(fm["forget_rougeL_recall"])
+        out["forget_prob"] = _num(fm["forget_prob"])
+        if self.holdout:
+            self.log(f"{role}: holdout questions (membership inference)")
+            _, hd = self.split(model, tok, _qa_only(self.holdout), "holdout", max_new_tokens=1)
+            for attack, _label in MIA_ATTACKS:
+                out[f"mia_{attack}_auc"] = _num(S.auc(fd["mia"][attack], hd["mia"][attack]))
+        if self.st.relearn_steps:
+            out["relearn"] = self.relearn(role, model, tok, fd)
+        for bits in self.st.quant_bits:
+            from unlearnkit.evaluation.quantize import quantized_copy
+
+            self.log(f"{role}: {bits}-bit quantised copy")
+            quant = quantized_copy(model, bits, self.st.group_size)
+            qm, _ = self.split(quant, tok, self.forget_qa, "forget")
+            out[f"quant{bits}_forget_rougeL_recall"] = _num(qm["forget_rougeL_recall"])
+            out[f"quant{bits}_forget_prob"] = _num(qm["forget_prob"])
+            del quant
+            _free()
+        if self.probes:
+            self.log(f"{role}: paraphrase probes")
+            pm, _ = self.split(model, tok, self.probes, "forget")
+            out["probe_rougeL_recall"] = _num(pm["forget_rougeL_recall"])
+            out["probe_prob"] = _num(pm["forget_prob"])
+        return out
+
+    def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
+        """Forget ROUGE / prob on the held items after k relearning steps (k = 0: before the attack).
+
+        One relearning run up to the largest k, measured at every k on the way (the curve): the same
+        numbers as separate runs of k steps each, because the schedule is constant and the
+        measurements leave the random state untouched (see :func:`relearn_curve`)."""
+        rouge, nll = forget_details["rougeL_recall"], forget_details["nll_mean"]
+        held = [self.forget_qa[i] for i in self.held_idx]
+        held_rows = [self.forget[i] for i in self.held_idx]  # with fact_value & co. for the probes
+        train = [self.forget_qa[i] for i in self.train_idx]
+        gens = forget_details["generations"]
+        res: dict[str, Any] = {
+            "0": {
+                "rougeL_recall": _mean([rouge[i] for i in self.held_idx]),
+                "prob": _mean([math.exp(-nll[i]) for i in self.held_idx]),
+                **self._probe_scores([gens[i] for i in self.held_idx], held_rows),
+            }
+        }
+
+        def at_step(k: int, attacked) -> None:
+            m, d = self.split(attacked, tok, held, "forget")
+            res[str(k)] = {
+                "rougeL_recall": _num(m["forget_rougeL_recall"]),
+                "prob": _num(m["forget_prob"]),
+                **self._probe_scores(d["generations"], held_rows),
+            }
+
+        steps = self.st.relearn_steps
+        self.log(f"{role}: relearning {max(steps)} steps on {len(train)} forget items (measured at {steps})")
+        relearn_curve(model, tok, train, steps, self.st, at_step)
+        _free()
+        return res
+
+    def _probe_scores(self, generations: list[str], rows: list[dict]) -> dict[str, float | None]:
+        return {p.key: _num(p.score(generations, rows)) for p in self.relearn_probes}
+
+
+def run_audit(
+    model,
+    tokenizer,
+    bench: Benchmark,
+    *,
+    oracle=None,
+    original=None,
+    settings: AuditSettings | None = None,
+    names: dict[str, str] | None = None,
+    method: str | None = None,
+) -> dict[str, Any]:
+    """Run every check on ``model`` (and on ``oracle`` / ``original`` when given) and return the audit.
+
+    ``oracle`` and ``original`` are a model (sharing ``tokenizer``) or a ``(model, tokenizer)`` pair.
+    ``names`` (e.g. the model folders) are recorded in the card; ``method`` (e.g. ``"npo"``) names the
+    audited model's role in the card's headings. None of the models is modified.
+    The result is JSON-ready: ``{"version", "settings", "models", "method", "data", "checks": [...],
+    "verdicts": [...], "warnings": [...], "relearn_probes", "relearn_curve", "relearn_gap",
+    "relearn_gap_0", "relearn_gap_20", "relearn_gap_20_note", "relearn_reading"}`` plus, per probe of the
+    data kind (QA with ``fact_value``: ``fact``), ``relearn_gap_fact``, ``relearn_gap_fact_0``,
+    ``relearn_gap_fact_20`` and ``relearn_reading_fact``; each check has ``rows`` of ``{"label",
+    "audited", "oracle", "original"}`` and a ``verdict`` line. ``relearn_gap_20`` = audited minus oracle
+    forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
+    ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
+    the attack. ``relearn_headline``: ``{"key", "metric", "label", "value", "note"}`` of the gap to read
+    (``relearn_gap_20`` for QA data).
+
+    Raw-text data (:func:`is_raw_text`): the curve's points hold the plan's metrics (MUSE-like:
+    ``knowmem_f1``, ``knowmem_fact_recall``, ``verbmem_f1``, ``knowmem_retain_f1``; WMDP-like:
+    ``hazard_acc``, ``general_acc``), each forget-side one with ``relearn_gap_<short>`` (by step),
+    ``_0``, ``_20`` and ``relearn_reading_<short>`` (``knowmem``, ``knowmem_fact``, ``verbmem``;
+    ``hazard``); ``measured`` holds the same metrics on every forget entity's rows and
+    ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
+    """
+    st = settings or AuditSettings()
+    auditor = _Auditor(bench, st)
+    pairs = {"audited": (model, tokenizer), "oracle": _as_pair(oracle, tokenizer)}
+    pairs["original"] = _as_pair(original, tokenizer)
+    roles = [r for r in ROLES if pairs[r] is not None]
+    measured = {role: auditor.measure(role, *pairs[role]) for role in roles}
+    if auditor.text:
+        checks = [
+            _mia_check(measured, auditor),
+            _text_relearn_check(measured, auditor),
+            _text_quant_check(measured, auditor),
+            _text_paraphrase_check(auditor),
+        ]
+    else:
+        checks = [
+            _mia_check(measured, auditor),
+            _relearn_check(measured, auditor),
+            _quant_check(measured, auditor),
+            _probe_check(measured, auditor),
+        ]
+    settings_dict = dataclasses.asdict(st)
+    settings_dict.pop("progress", None)
+    curve = {role: measured[role]["relearn"] for role in roles if "relearn" in measured[role]}
+
+    def missing_gap(what: str) -> str:
+        return (
+            "the relearning attack was skipped (relearn_steps is empty)"
+            if not st.relearn_steps
+            else f"the relearning attack was skipped: {auditor.relearn_skip}"
+            if auditor.text and auditor.relearn_skip
+            else "no retain oracle was given: the gap is measured against it"
+            if "oracle" not in curve
+            else "20 is not among relearn_steps"
+            if 20 not in st.relearn_steps
+            else f"the {what} after 20 steps could not be computed"
+        )
+
+    if auditor.text:
+        summary, probes, warnings = _text_summary(curve, measured, auditor, missing_gap)
+    else:
+        gaps = relearn_gaps(curve)
+        gap20 = gaps.get("20")
+        note20 = None if gap20 is not None else missing_gap("forget ROUGE-L")
+        summary = {
+            "relearn_curve": curve,
+            "relearn_gap": gaps,
+            "relearn_gap_0": gaps.get("0"),
+            "relearn_gap_20": gap20,
+            "relearn_gap_20_note": note20,
+            "relearn_reading": relearn_reading(gaps),
+        }
+        probes = []
+        for probe in auditor.relearn_probes:
+            pgaps = relearn_gaps(curve, probe.key)
+            summary[f"relearn_gap_{probe.short}"] = pgaps
+            summary[f"relearn_gap_{probe.short}_0"] = pgaps.get("0")
+            summary[f"relearn_gap_{probe.short}_20"] = pgaps.get("20")
+            summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps)
+            probes.append(
+                {"key": probe.key, "short": probe.short, "label": probe.label, "about": probe.about}
+            )
+        summary["relearn_headline"] = {
+            "key": "relearn_gap_20",
+            "metric": "rougeL_recall",
+            "label": "forget ROUGE-L",
+            "value": gap20,
+            "note": note20,
+        }
+        warnings = relearn_warnings(measured, st)
+    return {
+        "version": AUDIT_VERSION,
+        "settings": settings_dict,
+        "models": {role: (names or {}).get(role, role) for role in roles},
+        "method": method,
+        "data": _data_summary(bench, auditor),
+        "measured": measured,
+        "checks": checks,
+        "verdicts": [c["verdict"] for c in checks],
+        "warnings": warnings,
+        "relearn_probes": probes,
+        **summary,
+    }
+
+
+def _data_summary(bench: Benchmark, auditor: _Auditor) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "path": str(bench.path),
+        "kind": auditor.kind,
+        "forget_items": len(auditor.forget),
+        "holdout_items": len(auditor.holdout),
+        "relearn_train_items": len(auditor.train_idx),
+        "relearn_held_items": len(auditor.held_idx),
+        "probe_items": len(auditor.probes),
+        "probe_source": auditor.probe_source if auditor.probes else None,
+    }
+    if auditor.text:
+        plan = auditor.plan
+        headline = (
+            next((p for p in plan.probes if any(m.key == plan.headline for m in p.metrics)), None)
+            if plan
+            else None
+        )
+        data["relearn_train_items"] = len(auditor.attack_rows)
+        data["relearn_held_items"] = len(auditor.held_rows.get(headline.name, [])) if headline else 0
+        data["relearn_entities"] = {
+            "unit": plan.unit if plan else None,
+            "relearned": auditor.entities[0],
+            "held_out": auditor.entities[1],
+        }
+        data["relearn_rows"] = (
+            {p.source: len(auditor.held_rows.get(p.name, [])) for p in plan.probes} if plan else {}
+        )
+        data["quant_rows"] = (
+            {p.source: len(auditor.full_rows[p.name]) for p in plan.probes if p.name in auditor.full_rows}
+            if plan
+            else {}
+        )
+    return data
+
+
+def _text_summary(curve: dict, measured: dict, auditor: _Auditor, missing_gap) -> tuple[dict, list, list]:
+    """The relearning summary of raw-text data: per forget-side metric ``relearn_gap_<short>`` (by step),
+    ``_0``, ``_20`` and ``relearn_reading_<short>``; ``relearn_headline`` names the plan's headline
+    gap. ``relearn_gap_20`` (forget ROUGE-L of QA data) is None with the reason."""
+    plan = auditor.plan
+    summary: dict[str, Any] = {
+        "relearn_curve": curve,
+        "relearn_gap": {},
+        "relearn_gap_0": None,
+        "relearn_gap_20": None,
+        "relearn_reading": None,
+    }
+    probes = []
+    for metric in auditor.curve_metrics:
+        entry = {"key": metric.key, "short": metric.short, "label": metric.label, "about": metric.about}
+        entry.update(gap=metric.gap, on=f"held-out {plan.unit}s" if metric.gap else "every question")
+        probes.append(entry)
+        if metric.gap:
+            pgaps = relearn_gaps(curve, metric.key)
+            summary[f"relearn_gap_{metric.short}"] = pgaps
+            summary[f"relearn_gap_{metric.short}_0"] = pgaps.get("0")
+            summary[f"relearn_gap_{metric.short}_20"] = pgaps.get("20")
+            summary[f"relearn_reading_{metric.short}"] = relearn_reading(pgaps)
+    if plan is None:
+        summary["relearn_gap_20_note"] = f"plain raw-text data: {auditor.relearn_skip}"
+        summary["relearn_headline"] = None
+        return summary, probes, []
+    head = plan.metric(plan.headline)
+    key = f"relearn_gap_{head.short}_20"
+    value = summary.get(key)
+    summary["relearn_gap_20_note"] = (
+        f"raw-text data ({plan.what}): no forget questions to score with ROUGE-L; the relearning gap is "
+        f"{key} ({head.label})"
+    )
+    summary["relearn_headline"] = {
+        "key": key,
+        "metric": head.key,
+        "label": head.label,
+        "value": value,
+        "note": None if value is not None else missing_gap(head.label),
+    }
+    return summary, probes, text_relearn_warnings(measured, auditor.st, auditor.curve_metrics)

@@ -1,0 +1,82 @@
+"""How hard the audit attacks: :class:`AuditSettings`, checked when it is made."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from unlearnkit.errors import UserError
+
+
+@dataclass
+class AuditSettings:
+    """How hard to attack. ``relearn_lr``: the attack must relearn, not damage. The default 1e-3 is
+    the scale of a tiny model trained from scratch; the embedded lab's pretrained-base miniatures need
+    1e-4 (at 1e-3 the target itself falls from fact recall 1.00 to 0.20 in 20 steps; the quickstart and
+    bench/robustness.py use 1e-4), and pretrained 1B+ models 1e-5 (the usual fine-tuning rate): set it
+    explicitly. The audit warns when the attack lowers the target's own score."""
+
+    relearn_steps: tuple[int, ...] = (5, 10, 20, 50)  # the curve's points; () skips the attack
+    relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
+    relearn_lr: float = 1e-3
+    relearn_batch_size: int = 8
+    quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
+    group_size: int = 128  # for bits < 8; 8-bit is per output channel
+    max_new_tokens: int = 64
+    max_items: int = 200  # per split, deterministic subsample
+    seed: int = 0
+    probes_path: str | None = None  # JSONL with question/answer; wins over paraphrased_question
+    batch_size: int = 32
+    max_length: int = 512
+    prompt_format: str = "auto"
+    progress: bool = False  # stage lines on stderr (the CLI turns this on)
+
+    def __post_init__(self) -> None:
+        self.relearn_steps = _int_tuple("relearn_steps", self.relearn_steps, 1, 100_000)
+        self.quant_bits = _int_tuple("quant_bits", self.quant_bits, 2, 8)
+        if len(set(self.relearn_steps)) != len(self.relearn_steps):
+            raise UserError(f"relearn_steps {self.relearn_steps}: each step count at most once")
+        if len(set(self.quant_bits)) != len(self.quant_bits):
+            raise UserError(f"quant_bits {self.quant_bits}: each bit width at most once")
+        self.relearn_steps = tuple(sorted(self.relearn_steps))
+        _number("relearn_fraction", self.relearn_fraction, 0.0, 1.0, "strictly between 0 and 1")
+        _number("relearn_lr", self.relearn_lr, 0.0, math.inf, "> 0")
+        for name in ("relearn_batch_size", "group_size", "max_new_tokens", "batch_size"):
+            _positive_int(name, getattr(self, name))
+        _positive_int("max_items", self.max_items)
+        if self.max_length < 8:
+            raise UserError(f"max_length must be >= 8, got {self.max_length!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise UserError(f"seed must be an integer, got {self.seed!r}")
+        if self.prompt_format not in ("auto", "chat", "plain"):
+            raise UserError(f"prompt_format {self.prompt_format!r}: use auto, chat or plain")
+        if self.probes_path is not None:
+            self.probes_path = str(self.probes_path)
+            if not Path(self.probes_path).is_file():
+                raise UserError(f"probes file {self.probes_path} does not exist")
+
+
+def _int_tuple(name: str, value: Any, low: int, high: int) -> tuple[int, ...]:
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise UserError(f"{name} must be a list of integers, got {value!r}") from None
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, int) or not low <= x <= high:
+            raise UserError(f"{name}: every value must be an integer in [{low}, {high}], got {x!r}")
+    return items
+
+
+def _number(name: str, value: Any, low: float, high: float, rule: str) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not low < value < high:
+        raise UserError(f"{name} must be {rule}, got {value!r}")
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{name} must be an integer >= 1, got {value!r}")
