@@ -60,7 +60,7 @@ def test_best_is_closest_to_the_oracle_with_utility_kept():
     assert choice.standings["idk"].distance == pytest.approx(0.2475)
     assert not choice.standings["ga"].kept and not choice.standings["asu+undo1"].kept  # 0.00x, 0.82x
     assert choice.standings["npo"].closed == pytest.approx(1 - 0.07 / ((1.0 + 0.985) / 2))
-    # quickstart's best_method (which method gets the robust row and the audit) is the same rule
+    # quickstart's best_method (the robust row's teacher when NPO did not run) is the same rule
     assert best_method(RESULTS, METHODS) == "npo"
 
 

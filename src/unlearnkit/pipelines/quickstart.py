@@ -62,12 +62,16 @@ METHODS_FOR = {
     "muse": ("ga", "gd", "npo", "asu", "asu_kl"),
     "wmdp": ("rmu", "gd", "npo", "asu"),
 }
-# The quickstart's robust row: UNDO at this noise and distillation recipe, the point measured by
-# bench/robustness.py (`+undo1`) that fits the quickstart's budget; pinned so the row stays that point.
+# The quickstart's robust row: the configuration bench/robustness.py measured best on the TOFU-like
+# miniature among the UNDO points (`npo+undo-base1`: NPO teacher, noise 1 toward the base, distilled on
+# retain + the general corpus; seed 0: fact-recall gap -0.04 after 50 relearning steps, utility 0.544 vs
+# the oracle's 0.538, at 0.49x the oracle's compute, where it reached 0.95x the oracle's utility: 15 of
+# its 30 epochs). The row runs those 15 epochs as its whole schedule (same compute, same recipe).
+ROBUST_TEACHER = "npo"
 ROBUST_NOISE = 1.0
 ROBUST_NOISE_TOWARD = "base"
 ROBUST_DISTILL = dict(
-    lr=5e-4, epochs=20.0, retain_nll_weight=3.0, distill_on="retain,corpus", batch_size=32, grad_accum=1
+    lr=5e-4, epochs=15.0, retain_nll_weight=3.0, distill_on="retain,corpus", batch_size=32, grad_accum=1
 )
 WORLD = dict(
     n_authors=100,
@@ -388,9 +392,10 @@ def run_quickstart(args) -> int:
                     ("Token attribution", _heatmap_fragment(heatmap, name, res.attribution))
                 )
         if not args.no_audit and benchmark == "tofu":  # the robust row exists to be audited
-            best = best_method(emb.results, methods)
-            plain, robust_row, robust = _robust_row(emb, best, work_root, log)
-            extra_sections.append(_audit_section(emb, best, plain, robust_row, robust, log))
+            # the measured configuration's teacher when it ran, else the report's best method
+            teacher = ROBUST_TEACHER if ROBUST_TEACHER in methods else best_method(emb.results, methods)
+            plain, robust_row, robust = _robust_row(emb, teacher, work_root, log)
+            extra_sections.append(_audit_section(emb, teacher, plain, robust_row, robust, log))
             del plain, robust
     finally:
         shutil.rmtree(work_root, ignore_errors=True)
@@ -509,8 +514,9 @@ def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: floa
 
 
 def _robust_row(emb: Embedded, method: str, work_root: Path, log):
-    """The best method made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its model is
-    noised toward a fresh init by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`).
+    """``method`` made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its model is noised
+    toward ``ROBUST_NOISE_TOWARD`` (the base) by ``ROBUST_NOISE`` and distilled back
+    (:func:`unlearnkit.train.distill.distill`).
     Returns ``(plain model, row name, robust model)``; the row joins the table."""
     import copy
 
