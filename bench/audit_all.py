@@ -65,7 +65,8 @@ def main() -> None:
         "## Audit: is the knowledge really gone?",
         "",
         "Every method's model audited against the retain oracle and the original target (100 forget items, "
-        "100 holdout; relearning on half the forget items with lr 1e-3, measured on the other half).",
+        f"100 holdout; relearning on half the forget items with lr {settings.relearn_lr:g}, measured on the other "
+        "half).",
         "",
         "\n".join(lines),
         "",
