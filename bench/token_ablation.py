@@ -43,8 +43,8 @@ def main() -> None:
 
     def run(method: str, row: str, overrides: dict | None = None) -> dict:
         metrics, res = emb.run_method(
-            method, work / row.replace(" ", "_"), overrides or {}, row=row
-        )
+            method, work / row.replace(" ", "_"), overrides or {}, row=row, tuned=False
+        )  # the shared recipe for bases and variants alike: a swept configs/tiny/ recipe would differ
         if res.attribution:
             metrics["fact_overlap"] = res.attribution["fact_overlap"]
             metrics["selected_fraction"] = res.attribution["mean_selected_fraction"]

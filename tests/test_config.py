@@ -88,3 +88,42 @@ def test_recipe_flattening_and_errors(tmp_path):
 def test_train_config_ranges():
     with pytest.raises(ValueError, match="reference"):
         TrainConfig(reference="shared")
+
+
+def test_an_alias_and_its_field_name_are_one_setting():
+    """`lambda` is ASU's forget_weight: a tuned recipe saying `lambda` must not outvote an explicit
+    forget_weight in a later dict (the ASU tau x lambda bench ran every lambda at the recipe's value)."""
+    from unlearnkit.config import canonical
+
+    merged = {**canonical({"lambda": 0.935, "tau": 6.7}), **canonical({"forget_weight": 0.1})}
+    assert merged == {"forget_weight": 0.1, "tau": 6.7}
+    _, cfg = build_configs(ASUConfig, merged)
+    assert cfg.forget_weight == 0.1
+    with pytest.raises(UserError, match="'lambda' and 'forget_weight' are the same setting"):
+        build_configs(ASUConfig, {"lambda": 0.935, "forget_weight": 0.1})
+    _, cfg = build_configs(ASUConfig, {"lambda": 0.5, "forget_weight": 0.5})  # the same value twice is fine
+    assert cfg.forget_weight == 0.5
+
+
+def test_the_quickstart_overrides_win_over_a_tuned_recipe(tmp_path, monkeypatch):
+    from unlearnkit.pipelines import quickstart
+
+    (tmp_path / "asu.yaml").write_text("method: asu\nlr: 1.0e-4\nepochs: 8\nlambda: 0.935\ntau: 6.7\n")
+    monkeypatch.setattr(quickstart, "TUNED_DIR", tmp_path)
+    tuned = quickstart.method_overrides("asu", 0)
+    assert tuned["forget_weight"] == 0.935 and "lambda" not in tuned and tuned["lr"] == 1e-4
+    shared = quickstart.method_overrides("asu", 0, tuned=False)
+    assert shared["lr"] == quickstart.TINY_UNLEARN["lr"] and shared["forget_weight"] == 1.0
+
+
+def test_set_wins_over_the_recipe_whichever_name_each_uses(tmp_path):
+    import argparse
+
+    from unlearnkit.commands._common import overrides
+
+    recipe = tmp_path / "asu.yaml"
+    recipe.write_text("method: asu\nlambda: 0.935\n")
+    args = argparse.Namespace(config=str(recipe), set=["forget_weight=0.1"], method="asu")
+    assert overrides(args)["forget_weight"] == "0.1"  # --set values stay strings until build_configs
+    args = argparse.Namespace(config=str(recipe), set=["lambda=0.2"], method="asu")
+    assert overrides(args) == {"forget_weight": "0.2"}

@@ -460,6 +460,23 @@ ALIASES = {
 }
 
 
+def canonical(values: dict[str, Any], where: str = "settings") -> dict[str, Any]:
+    """``values`` with every alias (``lambda``, ``lora.r`` ...) under its field name, so that merging two
+    dicts lets the later one win whichever spelling each used. The same setting under two names with
+    different values is refused: silently keeping one would train with a value the user did not mean."""
+    out: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for raw_key, value in values.items():
+        key = ALIASES.get(raw_key, raw_key)
+        if key in out and out[key] != value:
+            raise UserError(
+                f"{where}: '{named[key]}' and '{raw_key}' are the same setting, given {out[key]!r} and "
+                f"{value!r}; give it once"
+            )
+        out[key], named[key] = value, raw_key
+    return out
+
+
 def _field_types(cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
@@ -540,6 +557,7 @@ def build_configs(
     valid = sorted(set(train_types) | set(method_types) | set(ALIASES))
     train_kw: dict[str, Any] = {}
     method_kw: dict[str, Any] = {}
+    canonical({k: v for k, v in values.items() if k not in ignore}, where)  # one value per setting
     for raw_key, raw in values.items():
         if raw_key in ignore:
             continue

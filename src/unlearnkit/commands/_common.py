@@ -83,7 +83,7 @@ def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
 def overrides(args, config_cls: type | None = None) -> dict:
     """Recipe (``--config``) then ``--set`` values; with ``config_cls`` the recipe is checked on its own
     first, so that an error in it names the recipe file rather than ``--set``."""
-    from unlearnkit.config import build_configs, load_recipe, parse_set
+    from unlearnkit.config import build_configs, canonical, load_recipe, parse_set
 
     values = load_recipe(args.config) if getattr(args, "config", None) else {}
     for key in RECIPE_CONTEXT_KEYS:  # what the recipe documents, not a hyper-parameter: flags win
@@ -94,7 +94,9 @@ def overrides(args, config_cls: type | None = None) -> dict:
         config_cls = config_cls()  # resolved only now: the recipe may have named the method
     if values and config_cls is not None:
         build_configs(config_cls, values, where=f"--config {args.config}")
-    values.update(parse_set(getattr(args, "set", None)))
+    # one spelling per setting (`lambda` is forget_weight), so --set wins whichever name each side used
+    values = canonical(values, f"--config {args.config}") if values else values
+    values.update(canonical(parse_set(getattr(args, "set", None)), "--set"))
     return values
 
 

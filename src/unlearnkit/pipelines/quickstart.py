@@ -93,12 +93,12 @@ TUNED_DIR = Path(__file__).resolve().parents[3] / "configs" / "tiny"
 
 def tuned_overrides(name: str) -> dict:
     """The tuned recipe ``configs/tiny/<name>.yaml`` without its context keys ({} when there is none)."""
-    from unlearnkit.config import load_recipe
+    from unlearnkit.config import canonical, load_recipe
 
     path = TUNED_DIR / f"{name}.yaml"
     if not path.is_file():
         return {}
-    values = load_recipe(path)
+    values = canonical(load_recipe(path), str(path))  # `lambda` as forget_weight: an override must win
     for key in ("method", "model", "data", "retain_model", "seed"):
         values.pop(key, None)
     return values
@@ -194,13 +194,19 @@ class Embedded:
         overrides: dict | None = None,
         row: str | None = None,
         keep_model: bool = False,
+        tuned: bool = True,
     ):
-        """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``."""
+        """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``.
+        ``tuned=False``: the shared recipe even where ``configs/tiny/`` holds a swept one (ablations)."""
+        from unlearnkit.config import canonical
         from unlearnkit.pipelines.unlearn import unlearn
 
         t0 = time.time()
         model, tok = self.load_target()
-        values = {**method_overrides(name, self.seed, benchmark=self.benchmark), **(overrides or {})}
+        values = {
+            **method_overrides(name, self.seed, tuned=tuned, benchmark=self.benchmark),
+            **canonical(overrides or {}, "overrides"),
+        }
         res = unlearn(
             model,
             tok,
