@@ -211,7 +211,14 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "t-npo" in html
     # the notes are written from the settings used, not typed by hand
-    assert "ga: lr 0.0005, epochs 5" in html and "asu: lr 0.0005" in html and "tau 5" in html
+    from unlearnkit.pipelines.quickstart import method_overrides
+
+    asu = method_overrides("asu", 0)  # the shared recipe, or the swept one where configs/tiny/ has it
+    assert (
+        "ga: lr 0.0005, epochs 5" in html
+        and f"asu: lr {asu['lr']:g}" in html
+        and f"tau {asu['tau']:g}" in html
+    )
     cards = {
         name: json.loads(next(small_lab.glob(f"models/*/{name}/unlearnkit.json")).read_text())
         for name in ("base", "target", "oracle")
