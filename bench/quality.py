@@ -150,12 +150,16 @@ def main() -> None:
         sections.append(md)
         results[benchmark] = rows
     settings = embedded_settings(args, seeds=[args.seed], benchmarks=benchmarks)
+    from unlearnkit.pipelines.quickstart import TUNED_DIR
+
+    swept = ", ".join(sorted(p.stem.upper() for p in TUNED_DIR.glob("*.yaml"))) or "no method"
     md = [
         "## The miniatures: a pretrained base, then TOFU, MUSE and WMDP in miniature",
         "",
         "A tiny Llama (hidden 128, 2 layers) is pretrained on the world's corpus (the base); each miniature's "
         "target and oracle come from it as in the real benchmark (`unlearnkit.pipelines.embedded`). Every method runs the "
-        f"quickstart's tiny-scale recipe; seed {args.seed}.",
+        f"quickstart's tiny-scale recipe (TOFU-like: the swept one from `configs/tiny/` for {swept}, the "
+        f"shared one for the rest); seed {args.seed}.",
         "",
         *sections,
     ]
