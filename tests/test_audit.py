@@ -75,37 +75,54 @@ def _files_digest(folder: Path) -> dict[str, str]:
     }
 
 
-def _leftover_relearn_dirs() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("unlearnkit-relearn-*")}
+def _leftover_relearn_dirs(folder: Path) -> set[str]:
+    return {p.name for p in folder.glob("unlearnkit-relearn-*")}
 
 
 @pytest.fixture(scope="module")
-def audited(world):
-    """Audit of the target with the oracle and the original (= the target itself, a second object)."""
+def audited(world, tmp_path_factory):
+    """Audit of the target with the oracle and the original (= the target itself, a second object).
+
+    The audit runs with a private temporary folder, so that the check on the Trainer's temp folders
+    sees this audit's only (another process auditing at the same time uses the system's)."""
     from unlearnkit.models import load
 
     target, tok = world["target"]
     before_state = {k: v.clone() for k, v in target.state_dict().items()}
     before_flags = (target.training, [p.requires_grad for p in target.parameters()])
     before_files = _files_digest(world["paths"]["target"])
-    before_tmp = _leftover_relearn_dirs()
+    private_tmp = tmp_path_factory.mktemp("audit_tmp")
     original = load(str(world["paths"]["target"]))
-    audit = run_audit(
-        target,
-        tok,
-        world["bench"],
-        oracle=world["oracle"],
-        original=original,
-        settings=AuditSettings(**SETTINGS),
-        names={"audited": "<b>target</b>", "oracle": "oracle", "original": "target"},
-        method="target-as-npo",
-    )
+    made: list[str] = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(*args, **kwargs):
+        made.append(real_mkdtemp(*args, **kwargs))
+        return made[-1]
+
+    saved, tempfile.tempdir, tempfile.mkdtemp = tempfile.tempdir, str(private_tmp), recording_mkdtemp
+    try:
+        audit = run_audit(
+            target,
+            tok,
+            world["bench"],
+            oracle=world["oracle"],
+            original=original,
+            settings=AuditSettings(**SETTINGS),
+            names={"audited": "<b>target</b>", "oracle": "oracle", "original": "target"},
+            method="target-as-npo",
+        )
+    finally:
+        tempfile.tempdir, tempfile.mkdtemp = saved, real_mkdtemp
+    before_tmp = set()
     return {
         "audit": audit,
         "before_state": before_state,
         "before_flags": before_flags,
         "before_files": before_files,
         "before_tmp": before_tmp,
+        "private_tmp": private_tmp,
+        "relearn_dirs_made": [d for d in made if Path(d).name.startswith("unlearnkit-relearn-")],
     }
 
 
@@ -252,7 +269,10 @@ def test_relearning_never_touches_the_audited_model(world, audited):
         assert torch.equal(v, audited["before_state"][k]), k
     assert (target.training, [p.requires_grad for p in target.parameters()]) == audited["before_flags"]
     assert _files_digest(world["paths"]["target"]) == audited["before_files"]
-    assert _leftover_relearn_dirs() <= audited["before_tmp"]  # the Trainer's temp folders are removed
+    # the Trainer's temp folders (made under the audit's private temp folder) are removed
+    made = audited["relearn_dirs_made"]
+    assert made and all(Path(d).parent == audited["private_tmp"] for d in made)
+    assert _leftover_relearn_dirs(audited["private_tmp"]) == audited["before_tmp"] == set()
 
 
 def test_quantisation_and_paraphrase_checks(audited):
