@@ -20,6 +20,7 @@ from unlearnkit.io import (
     check_output_dir,
     clean_stale_temps,
     read_json,
+    write_bytes_atomic,
     write_json,
     write_text_atomic,
 )
@@ -125,6 +126,8 @@ def test_write_text_atomic_replaces_whole_files(tmp_path):
 
     with pytest.raises(TypeError):
         write_text_atomic(path, 123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # fails inside the write: the temporary file is removed
+        write_bytes_atomic(path, 123)  # type: ignore[arg-type]
     assert json.loads(path.read_text()) == {"a": 2} and _names(tmp_path) == ["m.json"]
 
 

@@ -118,20 +118,27 @@ def atomic_dir(path: str | Path, overwrite: bool = False) -> Iterator[Path]:
         os.replace(tmp, path)
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write a text file through a temporary sibling + rename: readers see the old or the new file."""
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write a file through a temporary sibling + rename: readers see the old or the new file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         publish_mode(Path(tmp), is_dir=False)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """:func:`write_bytes_atomic` for UTF-8 text."""
+    if not isinstance(text, str):
+        raise TypeError(f"write_text_atomic: text must be str, not {type(text).__name__}")
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -5,11 +5,11 @@ and the gap / warning lines the command prints.
 from __future__ import annotations
 
 import html
-import tempfile
 from pathlib import Path
 
 from unlearnkit.evaluation.audit.common import ROLES
 from unlearnkit.evaluation.audit.relearning import relearn_gaps, relearn_reading
+from unlearnkit.io import write_bytes_atomic
 
 ROLE_TITLES = {"audited": "audited", "oracle": "retain oracle", "original": "target (original)"}
 ROLE_ABOUT = {
@@ -95,28 +95,8 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
     data = buf.getvalue()
     if path is None:
         return data
-    _write_bytes_atomic(Path(path), data)
+    write_bytes_atomic(Path(path), data)
     return Path(path)
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    """A temporary sibling + rename, like :func:`unlearnkit.io.write_text_atomic` for text."""
-    import contextlib
-    import os
-
-    from unlearnkit.io import publish_mode
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        publish_mode(Path(tmp), is_dir=False)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _curve_metrics(audit: dict) -> list[tuple[str, str]]:
