@@ -231,6 +231,45 @@ def test_distillation_brings_the_student_to_the_teacher_cached_or_copied(
     _agree_as_reordered_teachers(cache, copied)
 
 
+def test_stop_epochs_is_the_checkpoint_of_the_longer_schedule(
+    make_tiny_llama, mini_bench, world_tokenizer, tmp_path
+):
+    """``epochs=4, stop_epochs=2`` ends where a 4-epoch run's half-way checkpoint is, weights and all
+    (the learning rate decays over 4 epochs, not 2): the stop point bench/robustness.py measures."""
+    from unlearnkit.models import load_model
+
+    settings = dict(epochs=4, lr=1e-2, batch_size=8, lr_scheduler="cosine", reference="cache", seed=3)
+
+    def run(work: str, **extra):
+        teacher = _trained_looking(make_tiny_llama())
+        return distill(
+            teacher, world_tokenizer, mini_bench, noise=1.0, overrides={**settings, **extra},
+            work_dir=tmp_path / work, quiet=True,
+        )  # fmt: skip
+
+    stopped = run("stopped", stop_epochs=2)
+    short = run("short", epochs=2)  # a 2-epoch schedule: same steps, a faster decay
+    assert stopped.steps == short.steps > 0 and stopped.settings["stop_epochs"] == 2
+    full = run("full", save_every=stopped.steps)
+    assert full.steps == 2 * stopped.steps
+    half = load_model(str(tmp_path / "full" / f"checkpoint-{stopped.steps}"))
+    assert _max_diff(stopped.model, half) <= 1e-6
+    assert _max_diff(stopped.model, short.model) > 1e-4
+
+
+def test_stop_epochs_past_the_schedule_is_a_user_error(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path
+):
+    from unlearnkit.errors import UserError
+
+    with pytest.raises(UserError, match="stop_epochs=5 is past the schedule's end"):
+        distill(
+            tiny_random_llama, world_tokenizer, mini_bench, overrides={"epochs": 4, "stop_epochs": 5},
+            work_dir=tmp_path / "w", quiet=True,
+        )  # fmt: skip
+    assert not (tmp_path / "w").exists()
+
+
 def test_distillation_on_raw_text_lowers_the_kl_on_every_token(
     make_tiny_llama, corpus_world, world_tokenizer, tmp_path
 ):

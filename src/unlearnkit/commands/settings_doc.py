@@ -157,6 +157,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
         "to the teacher",
         ">= 0",
     ),
+    "stop_epochs": (
+        "end training after this many epochs while the learning rate follows the whole epochs schedule "
+        "(a checkpoint of a longer run, as bench/robustness.py stops UNDO); must not exceed epochs",
+        ">= 0 (0 = the whole schedule)",
+    ),
 }
 
 # What a training key means for a command that is not an unlearning run (the rest read as in SETTINGS).

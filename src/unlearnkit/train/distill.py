@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from transformers import TrainerCallback
 
 from unlearnkit.config import DistillConfig, build_configs, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
@@ -268,6 +269,18 @@ def text_sources(bench, cfg: DistillConfig) -> dict[str, str]:
     return out
 
 
+class StopAtEpoch(TrainerCallback):
+    """End training once ``epochs`` epochs are done, whatever the schedule's length (``stop_epochs``)."""
+
+    def __init__(self, epochs: float) -> None:
+        self.epochs = float(epochs)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.epoch is not None and state.epoch >= self.epochs - 1e-9:
+            control.should_training_stop = True
+        return control
+
+
 def _autocast(args):
     if args.bf16 or args.fp16:
         dtype = torch.bfloat16 if args.bf16 else torch.float16
@@ -299,7 +312,7 @@ def distill(
     the teacher's architecture over the same tokenizer, or a function that loads one, called after the
     teacher's outputs are cached so that the base is in memory only for the noise step). ``overrides`` are
     ``--set`` keys: training settings (lr, epochs, batch_size, ..., reference, cache_topk) and the
-    ``DistillConfig`` fields (distill_on, distill_text, retain_nll_weight, loss_reduction); defaults by
+    ``DistillConfig`` fields (distill_on, distill_text, retain_nll_weight, loss_reduction, stop_epochs); defaults by
     model size (``default_settings``). ``bench`` is a benchmark (``unlearnkit.data.Benchmark``; its
     ``path`` locates the world's corpus for ``distill_on=corpus``). ``work_dir`` holds the Trainer's
     checkpoints; ``resume_from`` a checkpoint in it to continue from. ``quiet`` drops the Trainer's
@@ -316,6 +329,11 @@ def distill(
         raise UserError("--noise-toward base needs the base model (--base MODEL)")
     if noise_toward == "init" and base is not None:
         raise UserError("a base model was given with --noise-toward init: use --noise-toward base")
+    if cfg.stop_epochs and train_cfg.max_steps <= 0 and cfg.stop_epochs > train_cfg.epochs:
+        raise UserError(
+            f"--set stop_epochs={cfg.stop_epochs:g} is past the schedule's end (epochs={train_cfg.epochs:g}): "
+            "use stop_epochs <= epochs, or 0 for the whole schedule"
+        )
     if train_cfg.lora_r > 0:
         raise UserError("distill trains the whole student (a noised copy of the teacher): remove lora_r")
     if train_cfg.reference == "adapter":
@@ -359,7 +377,8 @@ def distill(
         method=method,
         method_config=cfg,
         reference=reference,
-        callbacks=[FiniteGradientGuard("distill"), counter],
+        callbacks=[FiniteGradientGuard("distill"), counter]
+        + ([StopAtEpoch(cfg.stop_epochs)] if cfg.stop_epochs else []),
     )
     if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
