@@ -86,7 +86,7 @@ def _listed(out: str) -> dict[str, str]:
 def test_methods_distill_lists_every_key_with_the_defaults_distill_uses(capsys):
     """Issue 22.6: ``unlearnkit methods distill`` (it failed, naming unlearning methods)."""
     from unlearnkit.cli import main
-    from unlearnkit.train.distill import HF_DEFAULTS, TINY_DEFAULTS
+    from unlearnkit.train.distill import HF_DEFAULTS, TINY_BASE_DEFAULTS, TINY_DEFAULTS
 
     assert main(["methods", "distill"]) == 0
     out = capsys.readouterr().out
@@ -97,9 +97,10 @@ def test_methods_distill_lists_every_key_with_the_defaults_distill_uses(capsys):
         assert key in rows, key
     assert rows["distill_on"].startswith("retain,general") and "corpus, text" in rows["distill_on"]
     assert rows["retain_nll_weight"].startswith("3.0")
-    # a pretrained model's default, then [a small model's] where they differ
-    assert rows["lr"].startswith(f"{HF_DEFAULTS['lr']} [{TINY_DEFAULTS['lr']}]")
-    assert rows["epochs"].startswith(f"{HF_DEFAULTS['epochs']} [{TINY_DEFAULTS['epochs']}]")
+    # a pretrained model's default, then [a small model's toward init / toward the base] where they differ
+    assert rows["lr"].startswith(f"{HF_DEFAULTS['lr']} [{TINY_DEFAULTS['lr']} / {TINY_BASE_DEFAULTS['lr']}]")
+    assert rows["epochs"].startswith(f"{HF_DEFAULTS['epochs']} [{TINY_DEFAULTS['epochs']} / 30.0]")
+    assert rows["stop_epochs"].startswith("0.0 [0.0 / 15.0]")
     assert rows["reference"].split()[-5:] == ["auto", "|", "copy", "|", "cache"]  # no adapter for distill
     assert "lora_r, lora_alpha" in out and "refused" in out
     assert "never a model's own build seed" in out and "pretraining data" in out

@@ -257,6 +257,20 @@ def test_stop_epochs_is_the_checkpoint_of_the_longer_schedule(
     assert _max_diff(stopped.model, short.model) > 1e-4
 
 
+def test_a_small_model_toward_its_base_gets_the_measured_recipe_unless_it_sets_its_own_schedule(
+    tiny_random_llama,
+):
+    from unlearnkit.train.distill import TINY_BASE_DEFAULTS, TINY_DEFAULTS, settings_for
+
+    toward_base = settings_for(tiny_random_llama, "base", {})
+    assert (toward_base["lr"], toward_base["epochs"], toward_base["stop_epochs"]) == (5e-4, 30.0, 15.0)
+    assert settings_for(tiny_random_llama, "init", {}) == TINY_DEFAULTS and "stop_epochs" not in TINY_DEFAULTS
+    own = settings_for(tiny_random_llama, "base", {"epochs": 4})
+    assert own["epochs"] == 4 and "stop_epochs" not in own and own["lr"] == TINY_BASE_DEFAULTS["lr"]
+    assert "stop_epochs" not in settings_for(tiny_random_llama, "base", {"max_steps": 7})
+    assert settings_for(tiny_random_llama, "base", {"epochs": 40, "stop_epochs": 20})["stop_epochs"] == 20
+
+
 def test_stop_epochs_past_the_schedule_is_a_user_error(
     tiny_random_llama, mini_bench, world_tokenizer, tmp_path
 ):

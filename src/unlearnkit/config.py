@@ -371,6 +371,9 @@ class DistillConfig:
     15-epoch checkpoint of a 30-epoch run, the stop point bench/robustness.py measures (its UNDO rows stop
     at the first checkpoint that reaches 0.95x the oracle's utility); a 15-epoch schedule decays faster
     and keeps less (measured in the quickstart's robust row: 0.470 utility against its oracle's 0.508).
+    A model below 20M parameters noised toward its base defaults to ``epochs=30, stop_epochs=15``
+    (``unlearnkit.train.distill.TINY_BASE_DEFAULTS``); given ``epochs`` or ``max_steps`` of the user's own,
+    the schedule runs whole unless ``stop_epochs`` is given too.
     """
 
     distill_on: str = "retain,general"

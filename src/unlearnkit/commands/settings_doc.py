@@ -263,14 +263,16 @@ def settings_table(method: str, width: int = 110) -> str:
 def command_settings_table(command: str, width: int = 110) -> str:
     """The ``--set`` keys of the ``distill`` or ``finetune`` command with the defaults it really uses:
     a pretrained model's (TOFU's fine-tuning recipe) and, in brackets where it differs, a small model's
-    (the from-scratch recipe: ``distill`` below 20M parameters, ``finetune --model tiny``)."""
+    (``finetune --model tiny``: the from-scratch recipe; ``distill`` below 20M parameters: the recipes
+    measured toward a fresh init and toward the base)."""
     from unlearnkit import config as C
 
     if command == "distill":
-        from unlearnkit.train.distill import HF_DEFAULTS, TINY_DEFAULTS, TINY_PARAMS
+        from unlearnkit.train.distill import HF_DEFAULTS, TINY_BASE_DEFAULTS, TINY_DEFAULTS, TINY_PARAMS
 
         own = settings_rows(C.DistillConfig)
-        small = f"below {TINY_PARAMS // 1_000_000}M parameters"
+        small = f"below {TINY_PARAMS // 1_000_000}M parameters: toward a fresh init / toward the base"
+        smalls = [TINY_DEFAULTS, TINY_BASE_DEFAULTS]
         intro = (
             "distill: UNDO (arXiv 2506.06278): noise the teacher toward its base or a fresh init "
             "(--noise, --noise-toward, --base), distill its outputs back"
@@ -282,6 +284,7 @@ def command_settings_table(command: str, width: int = 110) -> str:
         from unlearnkit.train.finetune import HF_DEFAULTS, TINY_DEFAULTS
 
         own, small = [], "with --model tiny"
+        smalls = [TINY_DEFAULTS]
         intro = "finetune: train the target (--split all) or the retain oracle (--split retain)"
         skipped = FINETUNE_UNUSED
     else:
@@ -296,8 +299,9 @@ def command_settings_table(command: str, width: int = 110) -> str:
             meaning, valid = COMMAND_MEANINGS[command].get(key, (meaning, valid))
             if key in HF_DEFAULTS:
                 default = _shown(HF_DEFAULTS[key])
-            if key in TINY_DEFAULTS and _shown(TINY_DEFAULTS[key]) != default:
-                default = f"{default} [{_shown(TINY_DEFAULTS[key])}]"
+            small_values = [_shown(d[key]) if key in d else default for d in smalls]
+            if any(v != default for v in small_values):
+                default = f"{default} [{' / '.join(small_values)}]"
             shown.append((title, key, default, valid, meaning))
     column = max([14, *(len(row[2]) for row in shown if len(row[2]) <= 20)])
     for title, _ in groups:

@@ -48,7 +48,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback
 
-from unlearnkit.config import DistillConfig, build_configs, config_dict
+from unlearnkit.config import DistillConfig, build_configs, canonical, config_dict
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.models import is_peft_model
@@ -69,12 +69,14 @@ log = logging.getLogger(__name__)
 
 PART = "distill"  # the batch part the teacher's outputs are cached under
 TINY_PARAMS = 20_000_000  # below this: the embedded world's from-scratch recipe (tiny models train fast)
-# Measured on the old embedded world (``finetune --model tiny`` target, NPO teacher, alpha = 1 toward
-# an init that was then the target's own, before ``init_seed``): README "Forgetting that survives
-# fine-tuning". A fresh student needs from-scratch learning rates, like ``finetune.TINY_DEFAULTS``.
-# 30 epochs: 0.97x the oracle's utility, relearning gap 0.06, 0.79x its compute; 20 epochs: 0.89x,
-# gap 0.04, 0.54x (one seed each). To be re-measured by bench/robustness.py on the new miniature.
-TINY_DEFAULTS = {**finetune.TINY_DEFAULTS, "epochs": 30.0}
+# Small models: the recipes bench/robustness.py measured on the TOFU-like / WMDP-like miniatures (a
+# pretrained ~0.8M Llama; BENCHMARKS.md "Robust forgetting"). Toward a fresh init the student relearns
+# from scratch and needs a from-scratch rate (``finetune.TINY_DEFAULTS``: lr 3e-3, 40 epochs). Toward the
+# base it starts from a model that already knows the language, and 3e-3 would wreck it: lr 5e-4, a
+# 30-epoch schedule stopped after 15 epochs, where its utility first reached 0.95x the oracle's (NPO
+# teacher, alpha 1: fact-level relearning gap +0.01 at 0.49x the oracle's compute, seeds 0 and 1).
+TINY_DEFAULTS = dict(finetune.TINY_DEFAULTS)
+TINY_BASE_DEFAULTS = {**TINY_DEFAULTS, "lr": 5e-4, "epochs": 30.0, "stop_epochs": 15.0}
 # Pretrained models: the TOFU fine-tuning recipe (arXiv 2401.06121), as for fine-tuning.
 HF_DEFAULTS = dict(finetune.HF_DEFAULTS)
 CACHE_BUDGET_BYTES = 2 * 2**30  # the teacher's outputs are cached only below this (host memory, per rank)
@@ -101,9 +103,23 @@ def n_params(model) -> int:
     return total
 
 
-def default_settings(teacher) -> dict[str, Any]:
-    """Training defaults by model size: the from-scratch tiny recipe, or TOFU's fine-tuning recipe."""
-    return dict(TINY_DEFAULTS if n_params(teacher) < TINY_PARAMS else HF_DEFAULTS)
+def default_settings(teacher, noise_toward: str = "init") -> dict[str, Any]:
+    """Training defaults by model size and noise target: a small model's measured recipe
+    (``TINY_DEFAULTS`` toward a fresh init, ``TINY_BASE_DEFAULTS`` toward the base), or TOFU's
+    fine-tuning recipe for a pretrained model."""
+    if n_params(teacher) >= TINY_PARAMS:
+        return dict(HF_DEFAULTS)
+    return dict(TINY_BASE_DEFAULTS if noise_toward == "base" else TINY_DEFAULTS)
+
+
+def settings_for(teacher, noise_toward: str, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """:func:`default_settings` under the user's ``overrides``. A default ``stop_epochs`` belongs to the
+    default schedule: with ``epochs`` or ``max_steps`` of the user's own it goes (that schedule runs whole)."""
+    defaults = default_settings(teacher, noise_toward)
+    given = set(canonical(dict(overrides or {})))
+    if "stop_epochs" not in given and given & {"epochs", "max_steps"}:
+        defaults.pop("stop_epochs", None)
+    return {**defaults, **dict(overrides or {})}
 
 
 INIT_SEED_BASE = 2**32  # derived init seeds lie in [2**32, 2**33): never a seed in [0, 2**32) itself
@@ -313,13 +329,13 @@ def distill(
     teacher's outputs are cached so that the base is in memory only for the noise step). ``overrides`` are
     ``--set`` keys: training settings (lr, epochs, batch_size, ..., reference, cache_topk) and the
     ``DistillConfig`` fields (distill_on, distill_text, retain_nll_weight, loss_reduction, stop_epochs); defaults by
-    model size (``default_settings``). ``bench`` is a benchmark (``unlearnkit.data.Benchmark``; its
+    model size and noise target (``default_settings``). ``bench`` is a benchmark (``unlearnkit.data.Benchmark``; its
     ``path`` locates the world's corpus for ``distill_on=corpus``). ``work_dir`` holds the Trainer's
     checkpoints; ``resume_from`` a checkpoint in it to continue from. ``quiet`` drops the Trainer's
     output; ``progress`` shows one compact progress bar with that label instead.
     The teacher object is consumed: with a cache its weights become the student's.
     """
-    values = {**default_settings(teacher), **dict(overrides or {})}
+    values = settings_for(teacher, noise_toward, overrides)
     train_cfg, cfg = build_configs(DistillConfig, values)
     if not 0.0 <= float(noise) <= 1.0:
         raise UserError(f"--noise {noise}: must be in [0, 1] (0 = copy of the teacher, 1 = fresh student)")
