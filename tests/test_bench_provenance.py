@@ -80,3 +80,26 @@ def test_robustness_reuses_a_run_only_for_its_settings(common, monkeypatch, tmp_
     monkeypatch.setitem(robustness.DISTILL, ("tofu", "base"), recipe)
     monkeypatch.setattr(robustness, "EVAL", {**robustness.EVAL, "max_items": 50})  # other evaluation
     assert robustness._cache().get(key, robustness.run_settings("tofu", cfg, 0)) is None
+
+
+def test_the_best_sam_rho_is_read_at_equal_utility_only(common, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["robustness.py"])
+    import robustness
+
+    def row(utility: float, gap: float) -> dict:
+        return {"utility": (utility, 0.0), "gap_fact_recall": (gap, 0.0)}
+
+    plain = row(0.52, 0.15)
+    table = {
+        "npo": plain,
+        "npo+sam0.05": row(0.50, 0.20),
+        "npo+sam0.5": row(0.535, 0.05),
+        "npo+sam2": row(0.60, 0.0),
+    }
+    sam = ["npo+sam0.05", "npo+sam0.5", "npo+sam2"]
+    line = robustness.best_rho_line("tofu", table, sam, plain)
+    assert "rho 0.5, gap +0.050 vs plain's +0.150: SAM helps" in line  # rho 2 forgets more but is not equal
+    table["npo+sam0.5"] = row(0.53, 0.16)
+    assert robustness.best_rho_line("tofu", table, sam, plain).endswith("no better than plain.")
+    table = {"npo": plain, "npo+sam2": row(0.40, 0.0)}
+    assert "none of the rhos" in robustness.best_rho_line("tofu", table, ["npo+sam2"], plain)
