@@ -86,8 +86,8 @@ def test_the_best_sam_rho_is_read_at_equal_utility_only(common, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["robustness.py"])
     import robustness
 
-    def row(utility: float, gap: float) -> dict:
-        return {"utility": (utility, 0.0), "gap_fact_recall": (gap, 0.0)}
+    def row(utility: float, gap: float, sd: float = 0.01) -> dict:
+        return {"utility": (utility, 0.0, 3), "gap_fact_recall": (gap, sd, 3)}
 
     plain = row(0.52, 0.15)
     table = {
@@ -99,7 +99,23 @@ def test_the_best_sam_rho_is_read_at_equal_utility_only(common, monkeypatch):
     sam = ["npo+sam0.05", "npo+sam0.5", "npo+sam2"]
     line = robustness.best_rho_line("tofu", table, sam, plain)
     assert "rho 0.5, gap +0.050 vs plain's +0.150: SAM helps" in line  # rho 2 forgets more but is not equal
+    table["npo+sam0.5"] = row(0.535, 0.05, sd=0.14)  # lower on the mean, inside the seeds' spread
+    line = robustness.best_rho_line("tofu", table, sam, plain)
+    assert "within the seeds' spread (sd 0.140): not shown to help" in line
     table["npo+sam0.5"] = row(0.53, 0.16)
     assert robustness.best_rho_line("tofu", table, sam, plain).endswith("no better than plain.")
     table = {"npo": plain, "npo+sam2": row(0.40, 0.0)}
     assert "none of the rhos" in robustness.best_rho_line("tofu", table, ["npo+sam2"], plain)
+
+
+def test_noise_targets_are_compared_at_the_checkpoint_of_equal_compute(common, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["robustness.py"])
+    import robustness
+
+    init = {"curve0_compute": (0.2, 0.0, 3), "curve0_utility": (0.30, 0.0, 3)}
+    init |= {"curve1_compute": (0.45, 0.0, 3), "curve1_utility": (0.36, 0.0, 3)}
+    init |= {"curve2_compute": (0.9, 0.0, 3), "curve2_utility": (0.41, 0.0, 3)}
+    assert robustness.equal_compute(init, 0.49).endswith(
+        "checkpoint at 0.45x) the fresh init's utility is 0.360"
+    )
+    assert robustness.equal_compute({}, 0.49) == ""

@@ -64,11 +64,12 @@ METHODS_FOR = {
 }
 # The quickstart's robust row: the configuration bench/robustness.py measured best on the TOFU-like
 # miniature among the UNDO points (`npo+undo-base1`: NPO teacher, noise 1 toward the base, distilled on
-# retain + the general corpus; seed 0: fact-recall gap -0.04 after 50 relearning steps, utility 0.544 vs
-# the oracle's 0.538, at 0.49x the oracle's compute, where it reached 0.95x the oracle's utility: 15 of
-# its 30 epochs). The row stops the same 30-epoch schedule after those 15 epochs (``stop_epochs``), so
-# its learning rate follows the bench's run; a 15-epoch schedule of its own decays faster and kept less
-# (measured in the quickstart: utility 0.470 vs the oracle's 0.508).
+# retain + the general corpus; means of seeds 0-2: fact-recall gap +0.03 after 50 relearning steps,
+# utility 0.520 vs the oracle's 0.526, at 0.49x the oracle's compute, where it reached 0.95x the oracle's
+# utility: 15 of its 30 epochs on every seed). The row stops the same 30-epoch schedule after those 15
+# epochs (``stop_epochs``), so its learning rate follows the bench's run; a 15-epoch schedule of its own
+# decays faster and kept less (measured in the quickstart: utility 0.470 vs the oracle's 0.508; stopped:
+# 0.521).
 ROBUST_TEACHER = "npo"
 ROBUST_NOISE = 1.0
 ROBUST_NOISE_TOWARD = "base"

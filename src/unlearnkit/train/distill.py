@@ -74,7 +74,7 @@ TINY_PARAMS = 20_000_000  # below this: the embedded world's from-scratch recipe
 # from scratch and needs a from-scratch rate (``finetune.TINY_DEFAULTS``: lr 3e-3, 40 epochs). Toward the
 # base it starts from a model that already knows the language, and 3e-3 would wreck it: lr 5e-4, a
 # 30-epoch schedule stopped after 15 epochs, where its utility first reached 0.95x the oracle's (NPO
-# teacher, alpha 1: fact-level relearning gap +0.01 at 0.49x the oracle's compute, seeds 0 and 1).
+# teacher, alpha 1, seeds 0-2: fact-level relearning gap +0.03, 0.99x the oracle's utility, 0.49x its compute).
 TINY_DEFAULTS = dict(finetune.TINY_DEFAULTS)
 TINY_BASE_DEFAULTS = {**TINY_DEFAULTS, "lr": 5e-4, "epochs": 30.0, "stop_epochs": 15.0}
 # Pretrained models: the TOFU fine-tuning recipe (arXiv 2401.06121), as for fine-tuning.
