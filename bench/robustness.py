@@ -405,9 +405,8 @@ def rows_of(benchmark: str, runs: dict[int, dict[str, dict]]) -> dict[str, dict]
                 add(cfg, f"gap{EARLY}_{k}", gap(run, oracle, k, EARLY))
             add(cfg, "mia", run.get("relearn", {}).get("mia_min_k_auc"))
             add(cfg, "weight_shift", run.get("weight_shift"))
-            for i, point in enumerate(
-                run.get("curve", [])
-            ):  # UNDO: every checkpoint, for equal-compute reads
+            # UNDO: every checkpoint, for reads at equal compute (equal_compute)
+            for i, point in enumerate(run.get("curve", [])):
                 add(cfg, f"curve{i}_compute", point["compute_fraction"])
                 add(cfg, f"curve{i}_utility", point["metrics"].get(UTILITY[benchmark]))
     return {
@@ -575,9 +574,9 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
 def equal_compute(run: dict, compute: float) -> str:
     """``run``'s utility at its checkpoint nearest ``compute`` (mean over seeds), or '' without a curve."""
     points = [
-        (run[f"curve{i}_compute"][0], run[f"curve{i}_utility"][0])
-        for i in range(99)
-        if f"curve{i}_compute" in run and f"curve{i}_utility" in run
+        (run[key][0], run[key.replace("_compute", "_utility")][0])
+        for key in run
+        if key.startswith("curve") and key.endswith("_compute") and key.replace("_compute", "_utility") in run
     ]
     if not points:
         return ""

@@ -114,13 +114,11 @@ def audited(world, tmp_path_factory):
         )
     finally:
         tempfile.tempdir, tempfile.mkdtemp = saved, real_mkdtemp
-    before_tmp = set()
     return {
         "audit": audit,
         "before_state": before_state,
         "before_flags": before_flags,
         "before_files": before_files,
-        "before_tmp": before_tmp,
         "private_tmp": private_tmp,
         "relearn_dirs_made": [d for d in made if Path(d).name.startswith("unlearnkit-relearn-")],
     }
@@ -272,7 +270,7 @@ def test_relearning_never_touches_the_audited_model(world, audited):
     # the Trainer's temp folders (made under the audit's private temp folder) are removed
     made = audited["relearn_dirs_made"]
     assert made and all(Path(d).parent == audited["private_tmp"] for d in made)
-    assert _leftover_relearn_dirs(audited["private_tmp"]) == audited["before_tmp"] == set()
+    assert _leftover_relearn_dirs(audited["private_tmp"]) == set()
 
 
 def test_quantisation_and_paraphrase_checks(audited):
