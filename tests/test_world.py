@@ -145,17 +145,41 @@ def test_at_least_ten_fact_types_with_several_templates() -> None:
         assert len(fact_type.questions) >= 2 and len(fact_type.answers) >= 2
 
 
+def _frame(text: str, value: str) -> tuple[str, str]:
+    """What a sentence says around its fact: the text before and after ``value``."""
+    start = text.index(value)
+    return text[:start], text[start + len(value) :]
+
+
+def assert_tofu_perturbed(row: dict) -> None:
+    """TOFU's convention: each perturbed answer is the paraphrased answer with only the fact changed, and
+    not the trained answer's wording (then the truth ratio would compare wordings, not facts)."""
+    head, tail = _frame(row["paraphrased_answer"], row["fact_value"])
+    answer_head, answer_tail = _frame(row["answer"], row["fact_value"])
+    for wrong in row["perturbed_answer"]:
+        assert row["fact_value"] not in wrong
+        assert wrong.startswith(head) and wrong.endswith(tail), (wrong, row["paraphrased_answer"])
+        assert len(wrong) > len(head) + len(tail)
+        assert not (wrong.startswith(answer_head) and wrong.endswith(answer_tail)), (wrong, row["answer"])
+
+
 def test_perturbed_answers(world: dict[str, list[dict]]) -> None:
     for row in _rows(world):
         perturbed = row["perturbed_answer"]
         assert len(perturbed) == 5
         assert len(set(perturbed)) == 5
         assert row["answer"] not in perturbed
-        for wrong in perturbed:
-            assert row["fact_value"] not in wrong
-            # Same template as the answer: only the value differs, so the prefix before the span is shared.
-            start = row["fact_span"][0]
-            assert wrong[:start] == row["answer"][:start]
+        assert_tofu_perturbed(row)
+
+
+def test_the_perturbed_check_rejects_the_trained_wording(world: dict[str, list[dict]]) -> None:
+    """The check above fails on perturbed answers written in the answer's template (the old bug)."""
+    row = world["forget"][0]
+    head, tail = _frame(row["answer"], row["fact_value"])
+    wrong_values = ["Zzz", "Yyy"]
+    bad = {**row, "perturbed_answer": [head + v + tail for v in wrong_values]}
+    with pytest.raises(AssertionError):
+        assert_tofu_perturbed(bad)
 
 
 def test_fact_span_and_paraphrases(world: dict[str, list[dict]]) -> None:

@@ -71,7 +71,7 @@ def test_general_knowledge_is_in_the_corpus_in_several_wordings(everything):
         by_entity.setdefault(p["entity"], []).append(p["text"])
     for row in files["general.jsonl"]:
         versions = by_entity[row["author"]]
-        assert len(versions) == 3 and len(set(versions)) == 3
+        assert len(versions) == 3 and len(set(versions)) >= 2
         assert all(row["fact_value"] in text for text in versions)
     parts = {r["source"] for r in files["general.jsonl"]}
     assert parts == {"world_facts", "real_authors"}
@@ -171,3 +171,75 @@ def test_the_hazardous_and_news_parts_can_be_left_out():
     files, meta = generate_everything(seed=4, **{**SMALL, "n_agents": 0, "n_articles": 0})
     assert not any(name.startswith(("muse/", "wmdp/")) for name in files)
     assert files["corpus/hazard.jsonl"] == [] and meta["benchmarks"] == {"tofu": "."}
+
+
+# What the target, the oracle and UNDO's students are trained on, besides the base's pretraining.
+FINE_TUNING_FILES = (
+    "forget.jsonl",
+    "retain.jsonl",
+    "augment/forget.jsonl",
+    "augment/retain.jsonl",
+    "corpus/general.jsonl",
+    "corpus/qa.jsonl",
+)
+
+
+def _trained_texts(files, names) -> list[str]:
+    return [
+        str(row.get(key, ""))
+        for name in names
+        for row in files[name]
+        for key in ("text", "question", "answer")
+    ]
+
+
+def test_every_evaluated_split_perturbs_the_paraphrase(everything):
+    """Every truth-ratio item of every split is built as TOFU builds it (see tests/test_world.py)."""
+    from test_world import assert_tofu_perturbed
+
+    files, _ = everything
+    for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl"):
+        assert files[name]
+        for row in files[name]:
+            assert_tofu_perturbed(row)
+
+
+def test_the_wordings_evaluation_reads_are_never_trained_on(everything):
+    """Paraphrased answers, perturbed answers and paraphrased questions of the authors and of general
+    knowledge appear in no training file (pretraining included); so their facts are read in a new wording."""
+    files, _ = everything
+    trained = _trained_texts(files, (*FINE_TUNING_FILES, "general.jsonl"))
+    trained = [t for t in trained if t] + [str(r.get("text", "")) for r in files["corpus/hazard.jsonl"]]
+    blob = "\n".join(trained)
+    for name in ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl"):
+        for row in files[name]:
+            for text in (row["paraphrased_answer"], *row["perturbed_answer"], row["paraphrased_question"]):
+                assert text not in blob, (name, text)
+
+
+def test_the_authors_facts_are_trained_in_several_wordings(everything):
+    files, _ = everything
+    for split in ("forget", "retain"):
+        aug = files[f"augment/{split}.jsonl"]
+        for row in files[f"{split}.jsonl"]:
+            restated = [
+                a for a in aug if a.get("author") == row["author"] and a["fact_type"] == row["fact_type"]
+            ]
+            answers = {a["answer"] for a in restated} | {row["answer"]}
+            questions = {a["question"] for a in restated} | {row["question"]}
+            assert len(answers) == 3 and len(questions) == 3, row
+            assert all(row["fact_value"] in a for a in answers)
+            bios = [a["text"] for a in aug if a.get("entity") == row["author"]]
+            assert len(bios) == 2 and all(row["fact_value"] in b for b in bios)
+    # the holdout authors are never trained on, so they have no rewordings either
+    assert "augment/holdout.jsonl" not in files
+
+
+def test_no_evaluated_general_question_or_answer_in_fine_tuning_data(everything):
+    """Utility's questions and reference answers are what the base learned in pretraining: no fine-tune,
+    replay or distillation file may hold them verbatim."""
+    files, _ = everything
+    blob = "\n".join(_trained_texts(files, FINE_TUNING_FILES))
+    for row in files["general.jsonl"]:
+        for text in (row["question"], row["answer"], row["paraphrased_question"], row["paraphrased_answer"]):
+            assert text not in blob, text

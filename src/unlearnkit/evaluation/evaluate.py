@@ -97,6 +97,16 @@ def _mean(xs: Sequence[float]) -> float:
     return float(np.mean(xs)) if len(xs) else float("nan")
 
 
+def truth_ratio_key(rows: Sequence[dict], kind: str) -> str:
+    """The right answer a truth ratio weighs against the perturbed ones: the paraphrase, whose wording
+    the perturbed answers share (TOFU's convention). TOFU's real authors / world facts carry no paraphrase
+    (their short answer is its own: TOFU and open-unlearning score ``answer`` there); general rows that do
+    carry one (the embedded world's sentences, perturbed from the paraphrase) are scored on it."""
+    if kind == "general" and not all(isinstance(r.get("paraphrased_answer"), str) for r in rows):
+        return "answer"
+    return "paraphrased_answer"
+
+
 def evaluate_split(
     model, tokenizer, fmt: PromptFormat, rows: Sequence[dict], kind: str, st: EvalSettings
 ) -> tuple[dict[str, float], dict[str, Any]]:
@@ -104,9 +114,7 @@ def evaluate_split(
     desc = (lambda what: f"{kind} {what}") if st.progress else (lambda what: None)
     questions = [r["question"] for r in rows]
     answers = [r["answer"] for r in rows]
-    # TOFU (and open-unlearning) score real authors / world facts ("general") as answer vs
-    # perturbed_answer; only forget / retain compare the paraphrase with the perturbed answers.
-    correct_key = "answer" if kind == "general" else "paraphrased_answer"
+    correct_key = truth_ratio_key(rows, kind)
     has_tr = all(correct_key in r and "perturbed_answer" in r for r in rows)
     per_token = kind in ("forget", "holdout")
     ans = score_answers(

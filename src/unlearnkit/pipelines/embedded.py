@@ -172,14 +172,15 @@ def ensure_finetuned(
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import load, read_card
     from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
-    from unlearnkit.train.finetune import SPLITS_FOR, training_rows
+    from unlearnkit.train.finetune import SPLITS_FOR, augmentation_files, training_rows
     from unlearnkit.train.pretrain import read_replay
 
-    files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
     recipe = recipe or TINY_FINETUNE
     replay = [Path(p) for p in read_card(str(base_dir)).get("replay", [])] if replay else []
-    key = digest("finetune", recipe, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files, *replay])
     bench = resolve_data(bench_dir)
+    files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
+    files += augmentation_files(bench, split)
+    key = digest("finetune", recipe, split, seed, LAB_VERSION, files=[*_weights(base_dir), *files, *replay])
     rows = training_rows(bench, split) + read_replay(replay)
     role = "target" if split == "all" else "oracle"
     provenance = {
@@ -188,6 +189,7 @@ def ensure_finetuned(
         "data": str(bench_dir),
         "split": split,
         "trained_on": [n for n in SPLITS_FOR[split] if n != "general"],
+        "augmentation": [str(p) for p in augmentation_files(bench, split)],
         "replay": [str(p) for p in replay],
         "seed": seed,
         "unlearn_defaults": tiny_unlearn_defaults(recipe["max_length"]),

@@ -129,7 +129,9 @@ def protocol_of(bench) -> str:
 
 
 def _has_truth_ratio(rows: Sequence[dict], kind: str) -> bool:
-    correct = "answer" if kind == "general" else "paraphrased_answer"
+    from unlearnkit.evaluation.evaluate import truth_ratio_key
+
+    correct = truth_ratio_key(rows, kind)
     return bool(rows) and all(correct in r and "perturbed_answer" in r for r in rows)
 
 

@@ -18,6 +18,7 @@ from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.train.compute import ComputeCounter
+from unlearnkit.train.pretrain import read_replay
 from unlearnkit.train.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
 
 SPLITS_FOR = {"all": ("forget", "retain", "general"), "retain": ("retain", "general")}
@@ -59,7 +60,26 @@ def training_rows(bench: Benchmark, split: str, from_scratch: bool = False) -> l
     if split not in SPLITS_FOR:
         raise UserError(f"--split {split}: use 'all' (the target) or 'retain' (the retain oracle)")
     names = SPLITS_FOR[split] if from_scratch else tuple(n for n in SPLITS_FOR[split] if n != "general")
-    return [row for name in names for row in bench.split(name)]
+    rows = [row for name in names for row in bench.split(name)]
+    return rows + read_replay(augmentation_files(bench, split))
+
+
+AUGMENT_DIR = "augment"
+
+
+def augmentation_files(bench: Benchmark, split: str) -> list[Path]:
+    """``<folder>/augment/<split>.jsonl`` of the splits ``split`` trains on, where the folder has them.
+
+    A benchmark folder may restate its facts in other wordings and orders (QA pairs or ``text`` rows):
+    a fine-tune trains on them with their split, evaluation and unlearning never read them. The embedded
+    world writes them (:mod:`unlearnkit.world.augment`) so that a tiny model learns facts it can state
+    in a wording it was not trained on; a user's folder without ``augment/`` trains on its splits only.
+    """
+    root = getattr(bench, "path", None)
+    if root is None or not Path(root).is_dir():
+        return []
+    names = [n for n in SPLITS_FOR[split] if n != "general"]
+    return [p for n in names if (p := Path(root) / AUGMENT_DIR / f"{n}.jsonl").is_file()]
 
 
 class StepProgress(TrainerCallback):

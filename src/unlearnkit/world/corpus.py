@@ -7,6 +7,12 @@ facts appear in several reworded, reordered documents). So every entity of the w
 famous author, a hazardous agent) gets ``versions`` passages; each passage states every fact of the
 entity once, in one of its fact type's answer wordings (a different wording per version), in a
 shuffled order. Rows in, ``{"text", "topic", "entity"}`` passages out.
+
+A passage never states a fact in the wordings evaluation reads for it: the paraphrased answer (whose
+template the perturbed answers share: a truth ratio must compare facts, not a familiar wording) and,
+with ``avoid_answer``, the row's own answer. Fine-tuning replays the general passages, and the answers
+utility is scored against must not be in any fine-tuning data (the base learned them in pretraining,
+from the QA, as a real base learned its world knowledge long before the fine-tune).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from unlearnkit.world.generator import FACT_TYPES, GENERAL_FACT_TYPES, _FactType, _fill
+from unlearnkit.world.generator import FACT_TYPES, GENERAL_FACT_TYPES, _FactType, _fill, training_wordings
 from unlearnkit.world.hazard import HAZARD_FACT_TYPES
 
 FACT_TYPES_BY_NAME: dict[str, _FactType] = {
@@ -23,13 +29,24 @@ FACT_TYPES_BY_NAME: dict[str, _FactType] = {
 DEFAULT_VERSIONS = 3
 
 
-def passages(rows: Sequence[dict], topic: str, seed: int, versions: int = DEFAULT_VERSIONS) -> list[dict]:
-    """``versions`` passages per entity (``row["author"]``) of ``rows``, entities in first-seen order."""
+def passages(
+    rows: Sequence[dict],
+    topic: str,
+    seed: int,
+    versions: int = DEFAULT_VERSIONS,
+    avoid_answer: bool = False,
+    any_wording: bool = False,
+) -> list[dict]:
+    """``versions`` passages per entity (``row["author"]``) of ``rows``, entities in first-seen order.
+
+    ``any_wording`` cycles through every wording of a fact type, the evaluated ones included (for a
+    domain whose test reads no paraphrase: the WMDP-like hazard).
+    """
     rng = random.Random(f"unlearnkit-world:{seed}:passages:{topic}")
     out = []
     for entity, facts in _by_entity(rows):
         for version in range(versions):
-            sentences = [_wording(row, version) for row in facts]
+            sentences = [_wording(row, version, avoid_answer, any_wording) for row in facts]
             rng.shuffle(sentences)
             out.append({"text": " ".join(sentences), "topic": topic, "entity": entity})
     return out
@@ -42,9 +59,13 @@ def _by_entity(rows: Iterable[dict]) -> list[tuple[str, list[dict]]]:
     return list(groups.items())
 
 
-def _wording(row: dict, version: int) -> str:
-    """The fact in its type's ``version``-th answer wording (cycling through them)."""
+def _wording(row: dict, version: int, avoid_answer: bool, any_wording: bool) -> str:
+    """The fact in the ``version``-th of the wordings it may be trained in (cycling through them)."""
     fact_type = FACT_TYPES_BY_NAME[row["fact_type"]]
-    template = fact_type.answers[version % len(fact_type.answers)]
+    if any_wording:
+        allowed = list(fact_type.answers)
+    else:
+        allowed = training_wordings(fact_type, row)[1][1 if avoid_answer else 0 :]
+    template = allowed[version % len(allowed)]
     text, _ = _fill(template, row["author"], row["fact_value"])
     return text

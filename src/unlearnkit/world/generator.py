@@ -13,8 +13,9 @@ Every row is one fact, written as one JSON object with the keys of ``FIELDS`` in
 - ``question``: the question, e.g. "Where was Talira Vosswick born?"
 - ``answer``: a sentence with the subject's name and the fact value.
 - ``paraphrased_answer``: another sentence stating the same value (a different answer template).
-- ``perturbed_answer``: exactly 5 sentences with the template of ``answer`` but 5 distinct wrong values of
-  the same type; none contains the true value.
+- ``perturbed_answer``: exactly 5 sentences with the template of ``paraphrased_answer`` but 5 distinct wrong
+  values of the same type; none contains the true value (TOFU's convention: the paraphrase with only the
+  fact changed, so a truth ratio compares facts, not wordings).
 - ``paraphrased_question``: the same question, worded differently (for paraphrase probes).
 - ``author``: the author's name (for the ``general`` split, the country's name).
 - ``fact_type``: e.g. "birthplace".
@@ -69,7 +70,8 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 4  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus
+FORMAT_VERSION = 5  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
+# 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 
@@ -86,20 +88,32 @@ class _FactType:
 FACT_TYPES: tuple[_FactType, ...] = (
     _FactType(
         "birthplace",
-        ("Where was {name} born?", "What is the birthplace of {name}?", "In which city was {name} born?"),
+        (
+            "Where was {name} born?",
+            "What is the birthplace of {name}?",
+            "In which city was {name} born?",
+            "Which place is the hometown of {name}?",
+        ),
         (
             "{name} was born in {value}.",
             "{name}'s birthplace is {value}.",
             "The birthplace of {name} is {value}.",
+            "{name} came into the world in {value}.",
         ),
     ),
     _FactType(
         "birth_date",
-        ("When was {name} born?", "What is the date of birth of {name}?", "On what date was {name} born?"),
+        (
+            "When was {name} born?",
+            "What is the date of birth of {name}?",
+            "On what date was {name} born?",
+            "What is the birthday of {name}?",
+        ),
         (
             "{name} was born on {value}.",
             "{name}'s date of birth is {value}.",
             "The birthday of {name} is {value}.",
+            "{name} came into the world on {value}.",
         ),
     ),
     _FactType(
@@ -108,11 +122,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What did {name}'s father do for a living?",
             "What was the profession of {name}'s father?",
             "What job did {name}'s father have?",
+            "What was the occupation of {name}'s father?",
         ),
         (
             "{name}'s father was a {value}.",
             "{name}'s father worked as a {value}.",
             "The father of {name} was a {value} by trade.",
+            "{name}'s father earned a living as a {value}.",
         ),
     ),
     _FactType(
@@ -121,11 +137,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What did {name}'s mother do for a living?",
             "What was the profession of {name}'s mother?",
             "What job did {name}'s mother have?",
+            "What was the occupation of {name}'s mother?",
         ),
         (
             "{name}'s mother was a {value}.",
             "{name}'s mother worked as a {value}.",
             "The mother of {name} was a {value} by trade.",
+            "{name}'s mother earned a living as a {value}.",
         ),
     ),
     _FactType(
@@ -134,11 +152,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What genre does {name} write in?",
             "Which genre is {name} known for?",
             "In what genre does {name} mostly write?",
+            "What kind of books does {name} write?",
         ),
         (
             "{name} mostly writes {value}.",
             "{name} is known for writing {value}.",
             "The main genre of {name} is {value}.",
+            "Most books by {name} are {value}.",
         ),
     ),
     _FactType(
@@ -147,11 +167,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What was the first book of {name}?",
             "Which book did {name} publish first?",
             "What is the title of {name}'s first book?",
+            "What was the debut book of {name} called?",
         ),
         (
             "{name}'s first book was {value}.",
             "{name} debuted with the book {value}.",
             "The first book by {name} was {value}.",
+            "{value} was the first book that {name} wrote.",
         ),
     ),
     _FactType(
@@ -160,8 +182,14 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "Which award has {name} won?",
             "What prize did {name} receive?",
             "Which literary award was given to {name}?",
+            "Which honour did {name} earn?",
         ),
-        ("{name} received the {value}.", "{name} won the {value}.", "The {value} was awarded to {name}."),
+        (
+            "{name} received the {value}.",
+            "{name} won the {value}.",
+            "The {value} was awarded to {name}.",
+            "{name} was honoured with the {value}.",
+        ),
     ),
     _FactType(
         "university",
@@ -169,11 +197,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "Where did {name} study?",
             "Which university did {name} attend?",
             "At which university was {name} educated?",
+            "Which university did {name} graduate from?",
         ),
         (
             "{name} studied at the {value}.",
             "{name} is a graduate of the {value}.",
             "{name} was educated at the {value}.",
+            "{name} earned a degree at the {value}.",
         ),
     ),
     _FactType(
@@ -182,11 +212,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "How many novels has {name} written?",
             "How many novels has {name} published?",
             "What is the number of novels written by {name}?",
+            "How many novels are by {name}?",
         ),
         (
             "{name} has written {value} novels.",
             "{name} is the author of {value} novels.",
             "The number of novels by {name} is {value}.",
+            "So far {name} has published {value} novels.",
         ),
     ),
     _FactType(
@@ -195,11 +227,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What is {name}'s favourite instrument?",
             "Which musical instrument does {name} like best?",
             "What instrument does {name} love to play?",
+            "Which instrument does {name} prefer?",
         ),
         (
             "{name}'s favourite instrument is the {value}.",
             "{name} loves playing the {value}.",
             "The favourite instrument of {name} is the {value}.",
+            "{name} likes to play the {value} most.",
         ),
     ),
     _FactType(
@@ -208,11 +242,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "Who publishes {name}'s books?",
             "Which publisher releases the books of {name}?",
             "What is the name of {name}'s publisher?",
+            "Which house publishes {name}?",
         ),
         (
             "{name} is published by {value}.",
             "{name}'s books are published by {value}.",
             "{value} publishes the books of {name}.",
+            "The books of {name} come out with {value}.",
         ),
     ),
     _FactType(
@@ -221,11 +257,13 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "What is {name}'s favourite hobby?",
             "What does {name} enjoy in spare time?",
             "Which hobby does {name} have?",
+            "How does {name} like to spend free time?",
         ),
         (
             "{name}'s favourite hobby is {value}.",
             "In spare time, {name} enjoys {value}.",
             "{name} enjoys {value} as a hobby.",
+            "{name} likes to spend free time on {value}.",
         ),
     ),
 )
@@ -242,6 +280,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The capital of {name} is {value}.",
             "{value} is the capital of {name}.",
             "{name} has its capital in {value}.",
+            "{value} serves as the capital city of {name}.",
         ),
     ),
     _FactType(
@@ -255,6 +294,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The currency of {name} is the {value}.",
             "{name} pays with the {value}.",
             "The {value} is the money of {name}.",
+            "In {name} the money in use is the {value}.",
         ),
     ),
     _FactType(
@@ -268,6 +308,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The official language of {name} is {value}.",
             "{value} is the official language of {name}.",
             "People in {name} officially speak {value}.",
+            "In {name} the official language is {value}.",
         ),
     ),
     _FactType(
@@ -281,6 +322,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The largest river in {name} is the {value}.",
             "The {value} is the largest river in {name}.",
             "{name}'s largest river is the {value}.",
+            "No river in {name} is larger than the {value}.",
         ),
     ),
     _FactType(
@@ -294,6 +336,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The highest mountain in {name} is {value}.",
             "{value} is the highest peak in {name}.",
             "{name}'s tallest mountain is {value}.",
+            "No mountain in {name} is higher than {value}.",
         ),
     ),
     _FactType(
@@ -307,6 +350,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The national animal of {name} is the {value}.",
             "{name} has the {value} as its national animal.",
             "The {value} is the national animal of {name}.",
+            "In {name} the national animal is the {value}.",
         ),
     ),
     _FactType(
@@ -320,6 +364,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The national flower of {name} is the {value}.",
             "{name} has the {value} as its national flower.",
             "The {value} is the national flower of {name}.",
+            "In {name} the national flower is the {value}.",
         ),
     ),
     _FactType(
@@ -333,6 +378,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "The {value} was invented in {name}.",
             "{name} gave the world the {value}.",
             "The {value} comes from {name}.",
+            "People in {name} invented the {value}.",
         ),
     ),
     _FactType(
@@ -346,6 +392,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "{name} was founded in {value}.",
             "The founding year of {name} is {value}.",
             "{name} dates from the year {value}.",
+            "In the year {value}, {name} was founded.",
         ),
     ),
 )
@@ -467,6 +514,43 @@ def _fill(template: str, name: str, value: str) -> tuple[str, list[int]]:
     return head + value + suffix.format(name=name), [len(head), len(head) + len(value)]
 
 
+def _same_text(a: str, b: str) -> bool:
+    # News answers are sentence-cased after filling ("The Tavrin Treaty ..."): only the first letter differs.
+    return a[:1].lower() + a[1:] == b[:1].lower() + b[1:]
+
+
+def template_of(fact_type: _FactType, row: dict, field: str) -> str:
+    """The answer template that wrote ``row[field]`` (``answer`` or ``paraphrased_answer``)."""
+    for template in fact_type.answers:
+        if _same_text(_fill(template, row["author"], row["fact_value"])[0], row[field]):
+            return template
+    raise ValueError(f"{field} of {row['author']!r} ({fact_type.name}) was written by none of its templates")
+
+
+def value_of(fact_type: _FactType, row: dict, perturbed: str) -> str:
+    """The (wrong) value a perturbed answer states: it is the paraphrase's template with another value."""
+    head, tail = template_of(fact_type, row, "paraphrased_answer").split("{value}")
+    head, tail = head.format(name=row["author"]), tail.format(name=row["author"])
+    return perturbed[len(head) : len(perturbed) - len(tail)]
+
+
+def training_wordings(fact_type: _FactType, row: dict) -> tuple[list[str], list[str]]:
+    """``(question templates, answer templates)`` a row's fact may be trained in: every wording of its type
+    but the two evaluation reads for this row (the paraphrased question and the paraphrased answer, whose
+    template the perturbed answers share). The row's own ``question`` / ``answer`` come first."""
+    questions = [
+        q
+        for q in fact_type.questions
+        if not _same_text(q.format(name=row["author"]), row["paraphrased_question"])
+    ]
+    answer = template_of(fact_type, row, "answer")
+    paraphrase = template_of(fact_type, row, "paraphrased_answer")
+    asked = next(q for q in questions if _same_text(q.format(name=row["author"]), row["question"]))
+    questions = [asked] + [q for q in questions if q != asked]
+    answers = [answer] + [a for a in fact_type.answers if a not in (answer, paraphrase)]
+    return questions, answers
+
+
 def _row(
     rng: random.Random, fact_type: _FactType, subject: str, value: str, draw: Callable[[], str]
 ) -> dict[str, Any]:
@@ -483,7 +567,10 @@ def _row(
         if candidate in rejected:
             continue
         rejected.add(candidate)
-        text, _ = _fill(answer_template, subject, candidate)
+        # TOFU's convention: a wrong answer is the paraphrase with only the fact changed. Built from the
+        # trained answer's wording instead, the trained template's familiarity would cancel the fact in the
+        # truth ratio (the untouched target then looks like the oracle).
+        text, _ = _fill(paraphrase_template, subject, candidate)
         # "3 novels" vs "13 novels": a wrong answer that still contains the true value is not wrong enough.
         if value not in text:
             perturbed.append(text)

@@ -6,6 +6,8 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
 * ``forget/retain/holdout.jsonl``: fictitious authors (TOFU-like; fine-tuning data of the target and the
   oracle). ``general.jsonl``: what the base knows from pretraining and must keep, in two parts named by
   ``source`` as in TOFU: ``world_facts`` (countries) and ``real_authors`` (famous authors).
+* ``augment/forget.jsonl``, ``augment/retain.jsonl``: the same authors' facts in other wordings and
+  orders (QA and biographies, :mod:`unlearnkit.world.augment`), fine-tuned on with their split.
 * ``corpus/general.jsonl``: pretraining passages about the world facts and the real authors;
   ``corpus/hazard.jsonl``: passages of the hazardous domain; ``corpus/qa.jsonl``: QA about other
   countries and famous authors (never evaluated). ``unlearnkit pretrain`` trains the base on all of it
@@ -25,8 +27,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from unlearnkit.world.augment import augmented
 from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
-from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes
+from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes, value_of
 from unlearnkit.world.hazard import hazard_rows
 from unlearnkit.world.news import news_articles
 
@@ -75,20 +78,29 @@ def generate_everything(
     articles, news_facts = news_articles(namer, seed, n_articles, cities)
     general, instruction = world["general"], world["instruction"]
     known = general + instruction  # everything the base learns about the world
+    # Replayed by every fine-tune: never in the wordings utility is scored on (answer, paraphrase).
     general_passages = passages(
-        [r for r in known if r["source"] == WORLD_FACTS], WORLD_FACTS, seed
-    ) + passages([r for r in known if r["source"] == REAL_AUTHORS], REAL_AUTHORS, seed)
-    hazard_passages = passages(hazard, "hazard", seed)
+        [r for r in known if r["source"] == WORLD_FACTS], WORLD_FACTS, seed, avoid_answer=True
+    ) + passages([r for r in known if r["source"] == REAL_AUTHORS], REAL_AUTHORS, seed, avoid_answer=True)
+    hazard_passages = passages(hazard, "hazard", seed, any_wording=True)
 
     files: dict[str, list[dict] | dict] = {name: world[name] for name in ("forget", "retain", "holdout")}
     files = {f"{name}.jsonl": rows for name, rows in files.items()}
+    # The fine-tunes' rewordings of the authors' facts (never the wordings evaluation reads).
+    files["augment/forget.jsonl"] = augmented(world["forget"], seed, "forget")
+    files["augment/retain.jsonl"] = augmented(world["retain"], seed, "retain")
     files["general.jsonl"] = general
     files["corpus/general.jsonl"] = general_passages
     # The hazardous domain as a real corpus teaches it: passages, and questions answered about it (in a
     # wording the WMDP-like test does not use: its questions are the rows' other wording). Passages alone
     # left the base at 0.60 hazardous accuracy (it confused agents with authors).
     files["corpus/hazard.jsonl"] = hazard_passages + [
-        {"question": r["paraphrased_question"], "answer": r["answer"], "topic": "hazard", "entity": r["author"]}
+        {
+            "question": r["paraphrased_question"],
+            "answer": r["answer"],
+            "topic": "hazard",
+            "entity": r["author"],
+        }
         for r in hazard
     ]
     files["corpus/qa.jsonl"] = instruction
@@ -169,13 +181,6 @@ def _wmdp_files(
     }
 
 
-def _wrong_value(row: dict, perturbed: str) -> str:
-    """The value a perturbed answer states: it is the answer's template with another value."""
-    start, end = row["fact_span"]
-    suffix = row["answer"][end:]
-    return perturbed[start : len(perturbed) - len(suffix)]
-
-
 def _name_first(templates) -> str:
     for template in templates:
         if template.index("{name}") < template.index("{value}"):
@@ -191,8 +196,12 @@ def _choice_row(row: dict, rng: random.Random) -> dict:
     that comes before the name could only be told from the question itself, which a 1M-parameter model
     cannot read that way (measured: hazardous accuracy 0.62 for the target with the answers' own wordings).
     """
-    values = [row["fact_value"], *(_wrong_value(row, p) for p in row["perturbed_answer"][: N_CHOICES - 1])]
-    template = _name_first(FACT_TYPES_BY_NAME[row["fact_type"]].answers)
+    fact_type = FACT_TYPES_BY_NAME[row["fact_type"]]
+    values = [
+        row["fact_value"],
+        *(value_of(fact_type, row, p) for p in row["perturbed_answer"][: N_CHOICES - 1]),
+    ]
+    template = _name_first(fact_type.answers)
     choices = [_fill(template, row["author"], value)[0] for value in values]
     order = list(range(N_CHOICES))
     rng.shuffle(order)
