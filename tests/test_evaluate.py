@@ -77,3 +77,47 @@ def test_tofu_protocol_keys_and_ranges(tiny_random_llama, world_tokenizer, mini_
     trs = details["forget"]["truth_ratios"]
     again, _ = evaluate(tiny_random_llama, world_tokenizer, mini_bench, settings, oracle_forget_trs=trs)
     assert again["forget_quality"] == pytest.approx(1.0)
+
+
+def test_reworded_fact_recall_is_the_share_of_paraphrased_questions_answered(
+    tiny_random_llama, world_tokenizer, mini_bench
+):
+    """forget_para_fact_recall: the greedy answers to the paraphrased questions, counted by hand."""
+    settings = EvalSettings(max_new_tokens=6, progress=False)
+    metrics, details = evaluate(tiny_random_llama, world_tokenizer, mini_bench, settings)
+    rows = mini_bench.forget
+    fmt = PromptFormat.for_settings(world_tokenizer, settings)
+    gens, _ = generate_answers(
+        tiny_random_llama, world_tokenizer, fmt, [r["paraphrased_question"] for r in rows], 6, 8
+    )
+    assert details["forget"]["paraphrased_generations"] == gens
+    by_hand = sum(r["fact_value"].lower() in g.lower() for r, g in zip(rows, gens)) / len(rows)
+    assert metrics["forget_para_fact_recall"] == pytest.approx(by_hand)
+
+
+def test_reworded_fact_recall_reads_the_fact_in_the_answer(
+    monkeypatch, tiny_random_llama, world_tokenizer, mini_bench
+):
+    """A model that states every fact when asked in the new wording scores 1, one that states none 0."""
+    import unlearnkit.evaluation.evaluate as E
+
+    rows = mini_bench.forget
+    for says, expected in ((lambda r: f"It is {r['fact_value']}.", 1.0), (lambda r: "I do not know.", 0.0)):
+        answers = {r["paraphrased_question"]: says(r) for r in rows}
+
+        def fake(model, tok, fmt, questions, *args, answers=answers, **kwargs):
+            return [answers.get(q, "") for q in questions], [[1] for _ in questions]
+
+        monkeypatch.setattr(E, "generate_answers", fake)
+        metrics, _ = evaluate(tiny_random_llama, world_tokenizer, mini_bench, EvalSettings(progress=False))
+        assert metrics["forget_para_fact_recall"] == expected
+
+
+def test_general_truth_ratio_weighs_the_paraphrase_where_rows_carry_one():
+    from unlearnkit.evaluation.evaluate import truth_ratio_key
+
+    sentences = [{"answer": "a", "paraphrased_answer": "b", "perturbed_answer": ["c"]}]
+    short = [{"answer": "Paris", "perturbed_answer": ["Rome"]}]  # TOFU's world facts: no paraphrase
+    assert truth_ratio_key(sentences, "general") == "paraphrased_answer"
+    assert truth_ratio_key(short, "general") == "answer"
+    assert truth_ratio_key(sentences, "forget") == "paraphrased_answer"

@@ -143,7 +143,7 @@ def evaluate_split(
     trs: list[float] = []
     if has_tr:
         pert_flat = [(q, p) for r in rows for q, p in [(r["question"], x) for x in r["perturbed_answer"]]]
-        if kind == "general":
+        if correct_key == "answer":
             para = ans.nll_mean
         else:
             para = score_answers(
@@ -179,9 +179,9 @@ def evaluate_split(
         else:
             out[f"{kind}_truth_ratio"] = S.true_better_truth_ratio_score(trs)
     if kind == "general" and has_tr:
-        out[f"{kind}_prob"] = _mean(
-            [S.option_normalised_prob(a, ps) for a, ps in zip(ans.nll_mean, pert_per_row)]
-        )
+        # TOFU's normalised probability of the right option among the wrong ones: the right one in the
+        # wrong ones' wording (the answer itself on TOFU's short answers, the paraphrase on sentences).
+        out[f"{kind}_prob"] = _mean([S.option_normalised_prob(a, ps) for a, ps in zip(para, pert_per_row)])
     else:
         out[f"{kind}_prob"] = _mean([math.exp(-x) for x in ans.nll_mean])
     details["nll_mean"] = ans.nll_mean
@@ -294,8 +294,32 @@ def evaluate(
     from unlearnkit.evaluation.probes import fact_metrics
 
     metrics.update(fact_metrics(evaluated, details))
+    metrics.update(_reworded_fact_recall(model, tokenizer, fmt, evaluated.get("forget") or [], st, details))
     details["warnings"] = evaluation_warnings(metrics, evaluated)
     return metrics, details
+
+
+def _reworded_fact_recall(model, tokenizer, fmt, rows: Sequence[dict], st: EvalSettings, details) -> dict:
+    """``forget_para_fact_recall``: the share of forget questions, asked in their never-trained wording
+    (``paraphrased_question``), whose fact value the greedy answer states. Knowing a fact means stating it
+    however it is asked; a model that only learned (or only unlearned) one wording differs here from the
+    direct ``forget_fact_recall``. Only for rows that carry both fields (the embedded world's)."""
+    from unlearnkit.evaluation.probes import fact_recall, has_facts
+
+    if not rows or not has_facts(rows) or not all(isinstance(r.get("paraphrased_question"), str) for r in rows):
+        return {}
+    gens, _ = generate_answers(
+        model,
+        tokenizer,
+        fmt,
+        [r["paraphrased_question"] for r in rows],
+        st.max_new_tokens,
+        st.batch_size,
+        "forget reworded" if st.progress else None,
+        max_total_tokens=st.max_total_tokens,
+    )
+    details["forget"]["paraphrased_generations"] = gens
+    return {"forget_para_fact_recall": fact_recall(gens, rows)}
 
 
 # TOFU model utility (arXiv 2401.06121): {prob, ROUGE-L recall, truth ratio} on 3 parts.

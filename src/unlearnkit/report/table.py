@@ -25,6 +25,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "model_utility",
     "forget_rougeL_recall",
     "forget_fact_recall",
+    "forget_para_fact_recall",
     "forget_prob",
     "forget_truth_ratio",
     "forget_token_entropy",
@@ -45,6 +46,7 @@ DIRECTIONS: dict[str, str] = {
     "model_utility": "higher",
     "forget_rougeL_recall": "oracle",
     "forget_fact_recall": "oracle",
+    "forget_para_fact_recall": "oracle",
     "forget_prob": "oracle",
     "forget_truth_ratio": "oracle",
     "forget_exact_memorisation": "oracle",
@@ -79,6 +81,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "forget_rougeL_recall": "ROUGE-L recall of greedy answers on the forget set; the oracle's value is the aim",
     "forget_fact_recall": "share of forget questions whose fact value the greedy answer states (case-"
     "insensitive, whole words); the oracle's value is the aim",
+    "forget_para_fact_recall": "fact recall on the forget questions asked in a wording never trained on "
+    "(paraphrased_question): forgetting a fact means not stating it however it is asked; the oracle's value "
+    "is the aim",
     "forget_quality_n": f"forget items behind forget_quality (below {MIN_FQ_ITEMS} a side it is noise)",
     "forget_quality_oracle_n": "the oracle's forget items behind forget_quality",
     "forget_prob": "length-normalised probability of forget answers; the oracle's value is the aim",
