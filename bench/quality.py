@@ -1,18 +1,21 @@
 """The miniatures: the base, target and oracle of each (TOFU-, MUSE- and WMDP-like) and the methods on them.
 
-    python bench/quality.py                               # all three miniatures (~25 min on 2 CPU cores)
-    python bench/quality.py --benchmarks tofu --methods ga,asu
+    python bench/quality.py                               # all three miniatures, seeds 0-4 (hours on 2 cores)
+    python bench/quality.py --benchmarks tofu --seeds 0,1 --methods ga,asu
 
 Every model starts from the world's pretrained base (``unlearnkit.pipelines.embedded``). Each section prints the
-checks the miniature must pass (issue 17: the oracle answers world-facts questions it was never
-fine-tuned on, the target knows its forget set and the oracle does not ...) computed from its own rows.
+checks the miniature must pass (the target's forget quality far below p = 0.05 on every seed while a
+second oracle's is not, the target states the forget facts asked in a never-trained wording and the
+oracle does not, the oracle keeps the base's world facts ...), computed from every seed's rows.
 Writes bench/results/quality.md (the first section of BENCHMARKS.md) and quality.json.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -20,7 +23,6 @@ from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 
 from unlearnkit.evaluation.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.pipelines.quickstart import METHODS_FOR, TABLE_COLUMNS  # noqa: E402
-from unlearnkit.report.page import markdown_table  # noqa: E402
 from unlearnkit.report.views import MUSE_COLUMNS, WMDP_COLUMNS  # noqa: E402
 
 EXTRA_METHODS = {
@@ -48,52 +50,130 @@ TITLES = {
 }
 
 
-def checks(benchmark: str, r: dict) -> list[str]:
-    """The miniature's must-show statements, each with its numbers and whether it holds."""
+NULL_ORACLE = "oracle, another seed"
+NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same world, base, data and recipe
+DEFAULT_SEEDS = "0,1,2,3,4"
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value), NaNs dropped."""
+    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not xs:
+        return float("nan"), float("nan")
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return mean, sd
+
+
+def _cell(values: list[float]) -> str:
+    mean, sd = mean_sd(values)
+    if math.isnan(mean):
+        return "\u2013"
+    if 0 < abs(mean) < 1e-3 or abs(mean) >= 1e4:
+        return f"{mean:.2g} \u00b1 {sd:.1g}"
+    return f"{mean:.3f} \u00b1 {sd:.3f}"
+
+
+def seed_table(per_seed: dict[int, dict], columns: list[str]) -> str:
+    """Rows x columns, each cell the mean \u00b1 sd over the seeds that have it."""
+    rows = list(dict.fromkeys(r for results in per_seed.values() for r in results))
+    header = "| row | " + " | ".join(columns) + " |"
+    lines = [header, "|" + "---|" * (len(columns) + 1)]
+    for row in rows:
+        cells = [
+            _cell([res[row][c] for res in per_seed.values() if row in res and c in res[row]]) for c in columns
+        ]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def every_seed(per_seed: dict[int, dict], rows: list[str], columns: list[str]) -> str:
+    """The numbers behind the checks, one line per seed."""
+    heads = [f"{r}: {c}" for r in rows for c in columns]
+    lines = ["| seed | " + " | ".join(heads) + " |", "|" + "---|" * (len(heads) + 1)]
+    for seed, res in per_seed.items():
+        cells = [f"{res[r][c]:.3g}" if r in res and c in res[r] else "\u2013" for r in rows for c in columns]
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def checks(benchmark: str, per_seed: dict[int, dict]) -> list[str]:
+    """The miniature's must-show statements over every seed, each with its numbers and whether it holds."""
 
     def mark(ok: bool) -> str:
         return "holds" if ok else "DOES NOT HOLD"
 
-    t, o = r["target"], r["oracle"]
+    def vals(row: str, key: str) -> list[float]:
+        return [res[row][key] for res in per_seed.values() if row in res and key in res[row]]
+
+    def span(xs: list[float], fmt: str = ".3f") -> str:
+        mean, sd = mean_sd(xs)
+        return f"{mean:{fmt}} \u00b1 {sd:{fmt}} (min {min(xs):{fmt}}, max {max(xs):{fmt}})"
+
+    n = len(per_seed)
     if benchmark == "tofu":
-        b = r["base"]
+        fq, null = vals("target", "forget_quality"), vals(NULL_ORACLE, "forget_quality")
+        t_para, o_para = vals("target", "forget_para_fact_recall"), vals("oracle", "forget_para_fact_recall")
+        wf = vals("oracle", "world_facts_rougeL_recall")
         return [
-            f"The oracle answers world-facts questions it was never fine-tuned on: ROUGE-L "
-            f"{o['world_facts_rougeL_recall']:.3f} (>= 0.8: {mark(o['world_facts_rougeL_recall'] >= 0.8)}; the "
-            f"base's {b['world_facts_rougeL_recall']:.3f}, the target's {t['world_facts_rougeL_recall']:.3f}).",
-            f"The target knows the forget authors: forget ROUGE-L {t['forget_rougeL_recall']:.3f} (>= 0.95: "
-            f"{mark(t['forget_rougeL_recall'] >= 0.95)}), fact recall {t['forget_fact_recall']:.3f}; the oracle does "
-            f"not: {o['forget_rougeL_recall']:.3f} / {o['forget_fact_recall']:.3f} (template words only; "
-            f"{mark(o['forget_fact_recall'] < 0.1)}).",
+            f"The target's forget quality against the oracle is <= 1e-5 on every seed: "
+            f"max {max(fq):.2g} over {n} seeds ({mark(max(fq) <= 1e-5)}; TOFU's fine-tuned Llama-3.2-1B: 1.3e-13 "
+            "on 200 items).",
+            f"A second oracle (same recipe, training seed + {NULL_SEED_OFFSET}) scores >= 0.05 on at least "
+            f"{n - 1} of {n} seeds: {sum(x >= 0.05 for x in null)} of {len(null)}, values "
+            f"{', '.join(f'{x:.2g}' for x in null)} ({mark(sum(x >= 0.05 for x in null) >= n - 1)}: the null "
+            "behaves like a null).",
+            f"The target states the fact for the forget questions asked in a never-trained wording "
+            f"(paraphrased_question): {span(t_para)} (>= 0.8 on every seed: {mark(min(t_para) >= 0.8)}); "
+            f"the oracle {span(o_para)} (<= 0.1: {mark(max(o_para) <= 0.1)}).",
+            f"The oracle keeps the base's world facts: ROUGE-L {span(wf)} (>= 0.8: {mark(min(wf) >= 0.8)}; "
+            f"the base's {span(vals('base', 'world_facts_rougeL_recall'))}).",
+            f"The target knows the forget authors: fact recall {span(vals('target', 'forget_fact_recall'))}, "
+            f"forget ROUGE-L {span(vals('target', 'forget_rougeL_recall'))} (its answers use any of the "
+            "three trained wordings, ROUGE-L reads one); the oracle "
+            f"{span(vals('oracle', 'forget_fact_recall'))} / {span(vals('oracle', 'forget_rougeL_recall'))}.",
         ]
     if benchmark == "muse":
+        tv, ov = vals("target", "verbmem_forget_rougeL_f1"), vals("oracle", "verbmem_forget_rougeL_f1")
+        tk, ok = vals("target", "knowmem_forget_rougeL_f1"), vals("oracle", "knowmem_forget_rougeL_f1")
         return [
-            f"The target's forget VerbMem is far above the oracle's: {t['verbmem_forget_rougeL_f1']:.3f} vs "
-            f"{o['verbmem_forget_rougeL_f1']:.3f} ({mark(t['verbmem_forget_rougeL_f1'] - o['verbmem_forget_rougeL_f1'] > 0.3)}).",
-            f"PrivLeak near -100 for the target ({t['privleak']:.1f}: {mark(t['privleak'] < -80)}) and near 0 for the "
-            f"oracle ({o['privleak']:.1f}, by construction: it is measured against the oracle's own AUC).",
-            f"KnowMem (few-shot QA about the articles) does not separate here: target "
-            f"{t['knowmem_forget_rougeL_f1']:.3f}, oracle {o['knowmem_forget_rougeL_f1']:.3f}, base "
-            f"{r['base']['knowmem_forget_rougeL_f1']:.3f}: a 1M-parameter model does not turn raw text it read into "
-            "answers to questions about it (knowledge extraction), so KnowMem is reported but not read.",
+            f"The target's forget VerbMem is far above the oracle's: {span(tv)} vs {span(ov)} "
+            f"({mark(min(a - b for a, b in zip(tv, ov)) > 0.3)} on every seed).",
+            f"PrivLeak near -100 for the target ({span(vals('target', 'privleak'), '.1f')}: "
+            f"{mark(max(vals('target', 'privleak')) < -80)}) and 0 for the oracle (by construction).",
+            f"KnowMem forget: target {span(tk)}, oracle {span(ok)} (>= 0.5 / <= 0.2: "
+            f"{mark(min(tk) >= 0.5 and max(ok) <= 0.2)}).",
         ]
     chance = 0.25
+    th, oh = vals("target", "wmdp_hazard_acc"), vals("oracle", "wmdp_hazard_acc")
+    tg, og = vals("target", "mmlu_general_acc"), vals("oracle", "mmlu_general_acc")
     return [
-        f"The target's hazardous accuracy is far above the filtered base's: {t['wmdp_hazard_acc']:.3f} vs "
-        f"{o['wmdp_hazard_acc']:.3f} (chance {chance}; {mark(t['wmdp_hazard_acc'] - o['wmdp_hazard_acc'] > 0.3)}), "
-        f"the filtered base near chance ({mark(abs(o['wmdp_hazard_acc'] - chance) < 0.1)}).",
-        f"General accuracy about equal: {t['mmlu_general_acc']:.3f} vs {o['mmlu_general_acc']:.3f} "
-        f"({mark(abs(t['mmlu_general_acc'] - o['mmlu_general_acc']) < 0.05)}).",
+        f"The target's hazardous accuracy is far above the filtered base's: {span(th)} vs {span(oh)} (chance "
+        f"{chance}; {mark(min(a - b for a, b in zip(th, oh)) > 0.3)} on every seed), the filtered base near "
+        f"chance ({mark(max(abs(x - chance) for x in oh) < 0.1)}).",
+        f"General accuracy about equal: {span(tg)} vs {span(og)} "
+        f"({mark(max(abs(a - b) for a, b in zip(tg, og)) < 0.05)} on every seed).",
     ]
 
 
-def run_benchmark(benchmark: str, methods: list[str], args) -> tuple[str, dict]:
+def run_seed(benchmark: str, methods: list[str], args, seed: int) -> tuple[dict, Any]:
+    """One seed's rows (base, target, oracle, the methods; TOFU-like: the second oracle too)."""
+    args.seed = seed
     emb = setup(args, benchmark=benchmark)
-    work = Path(".bench_work") / benchmark
+    if benchmark == "tofu":
+        from unlearnkit.models import load
+        from unlearnkit.pipelines.embedded import cache_root, ensure_finetuned
+
+        null_dir = ensure_finetuned(
+            cache_root(args.cache_dir), emb.base_dir, emb.world_dir, "retain", seed + NULL_SEED_OFFSET, print
+        )
+        model, tok = load(str(null_dir))
+        emb.add_row(NULL_ORACLE, model, tok)
+    work = Path(".bench_work") / benchmark / f"seed{seed}"
     for name in methods:
         metrics, _ = emb.run_method(name, work / name)
         print(
-            f"{benchmark} {name}: "
+            f"{benchmark} seed {seed} {name}: "
             + ", ".join(f"{k} {metrics[k]:.3g}" for k in COLUMNS[benchmark][:4] if k in metrics)
         )
     if benchmark == "tofu":
@@ -102,13 +182,27 @@ def run_benchmark(benchmark: str, methods: list[str], args) -> tuple[str, dict]:
                 metrics, emb.details[row], embed_fn=None, nli_fn=None, models=_no_models()
             )
             metrics.update(cl)
-    bench = emb.bench
+    return emb.results, emb.bench
+
+
+def run_benchmark(benchmark: str, methods: list[str], args, seeds: list[int]) -> tuple[str, dict]:
+    per_seed: dict[int, dict] = {}
+    bench = None
+    for seed in seeds:
+        per_seed[seed], bench = run_seed(benchmark, methods, args, seed)
     if benchmark == "tofu":
         what = (
-            f"{len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout author QA; "
+            f"{len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout author QA "
+            "(each fact also trained in two more wordings and two biographies, `augment/`); "
             f"{len(bench.general)} general QA (world facts, real authors) the base learned in pretraining. Forget "
-            "quality: KS p-value vs the retain oracle. FE / MU: the ASU authors' closer-look aggregates from the "
-            "components available offline (ROUGE, prob, truth ratio, token entropy; no cosine / NLI models here)."
+            f"quality: KS p-value vs the retain oracle. `{NULL_ORACLE}`: the oracle's recipe at another training "
+            "seed (what forget quality gives a model that never saw the forget authors). "
+            "`forget_para_fact_recall`: fact recall on the forget questions in their never-trained wording. "
+            "FE / MU: the ASU authors' closer-look aggregates from the components available offline."
+        )
+        check_rows, check_cols = (
+            ["target", "oracle", NULL_ORACLE],
+            ["forget_quality", "forget_para_fact_recall"],
         )
     elif benchmark == "muse":
         what = (
@@ -116,40 +210,58 @@ def run_benchmark(benchmark: str, methods: list[str], args) -> tuple[str, dict]:
             "the target is the base fine-tuned on forget + retain articles as raw text, the oracle on the retain "
             "articles. VerbMem / KnowMem: ROUGE-L F1; PrivLeak against the oracle's Min-40% AUC."
         )
+        check_rows, check_cols = (
+            ["target", "oracle"],
+            ["verbmem_forget_rougeL_f1", "knowmem_forget_rougeL_f1"],
+        )
     else:
         what = (
             f"{len(bench.forget)} hazardous / {len(bench.retain)} general passages; the target is the base (it "
             "learned the hazardous domain in pretraining), the oracle the base pretrained without the hazardous "
             "passages. 4-choice accuracy (cloze) by lm-eval's multiple-choice code."
         )
+        check_rows, check_cols = ["target", "oracle"], ["wmdp_hazard_acc", "mmlu_general_acc"]
     md = [
         f"### {TITLES[benchmark]}",
         "",
         what,
+        f"Each cell: mean \u00b1 sd over seeds {', '.join(map(str, seeds))} (each seed its own world, base, "
+        "target and oracle); every seed's rows are in bench/results/quality.json.",
         "",
-        markdown_table(emb.results, list(COLUMNS[benchmark])),
+        seed_table(per_seed, list(COLUMNS[benchmark])),
         "",
-        *(f"- {line}" for line in checks(benchmark, emb.results)),
+        "Every seed:",
+        "",
+        every_seed(per_seed, check_rows, check_cols),
+        "",
+        *(f"- {line}" for line in checks(benchmark, per_seed)),
         "",
     ]
-    return "\n".join(md), emb.results
+    return "\n".join(md), {str(seed): rows for seed, rows in per_seed.items()}
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--benchmarks", default="tofu,muse,wmdp")
-    p.add_argument("--methods", default=None, help="methods for every miniature (default: its own set)")
+    p.add_argument(
+        "--seeds", default=DEFAULT_SEEDS, help="comma-separated seeds (each its own world and lab)"
+    )
+    p.add_argument("--methods", default=None, help="methods for every miniature (default: the quickstart's)")
+    p.add_argument("--extra-methods", action="store_true", help="also the other registered baselines")
     args = p.parse_args()
     benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
+    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     sections, results = [], {}
     for benchmark in benchmarks:
-        methods = (
-            args.methods.split(",") if args.methods else [*METHODS_FOR[benchmark], *EXTRA_METHODS[benchmark]]
-        )
-        md, rows = run_benchmark(benchmark, methods, args)
+        if args.methods is not None:
+            methods = [m for m in args.methods.split(",") if m]
+        else:
+            methods = [*METHODS_FOR[benchmark], *(EXTRA_METHODS[benchmark] if args.extra_methods else ())]
+        md, rows = run_benchmark(benchmark, methods, args, seeds)
         sections.append(md)
         results[benchmark] = rows
-    settings = embedded_settings(args, seeds=[args.seed], benchmarks=benchmarks)
+    settings = embedded_settings(args, seeds=seeds, benchmarks=benchmarks)
+    settings["world_seed"] = seeds
     from unlearnkit.pipelines.quickstart import TUNED_DIR
 
     swept = ", ".join(sorted(p.stem.upper() for p in TUNED_DIR.glob("*.yaml"))) or "no method"
@@ -158,8 +270,8 @@ def main() -> None:
         "",
         "A tiny Llama (hidden 128, 2 layers) is pretrained on the world's corpus (the base); each miniature's "
         "target and oracle come from it as in the real benchmark (`unlearnkit.pipelines.embedded`). Every method runs the "
-        f"quickstart's tiny-scale recipe (TOFU-like: the swept one from `configs/tiny/` for {swept}, the "
-        f"shared one for the rest); seed {args.seed}.",
+        f"quickstart's tiny-scale recipe (TOFU-like: the swept one from `configs/tiny/` for {swept}, tuned on an "
+        "earlier lab and not re-tuned on this one; the shared one for the rest).",
         "",
         *sections,
     ]
