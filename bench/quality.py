@@ -248,6 +248,7 @@ def main() -> None:
     )
     p.add_argument("--methods", default=None, help="methods for every miniature (default: the quickstart's)")
     p.add_argument("--extra-methods", action="store_true", help="also the other registered baselines")
+    p.add_argument("--lab-only", default="", help="benchmarks to measure base / target / oracle only (no methods)")
     args = p.parse_args()
     benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
@@ -257,6 +258,8 @@ def main() -> None:
             methods = [m for m in args.methods.split(",") if m]
         else:
             methods = [*METHODS_FOR[benchmark], *(EXTRA_METHODS[benchmark] if args.extra_methods else ())]
+        if benchmark in args.lab_only.split(","):
+            methods = []
         md, rows = run_benchmark(benchmark, methods, args, seeds)
         sections.append(md)
         results[benchmark] = rows

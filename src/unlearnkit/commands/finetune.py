@@ -75,7 +75,14 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.models import load_model, load_tokenizer, save_model
     from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
-    from unlearnkit.train.finetune import HF_DEFAULTS, SPLITS_FOR, TINY_DEFAULTS, finetune, training_rows
+    from unlearnkit.train.finetune import (
+        HF_DEFAULTS,
+        SPLITS_FOR,
+        TINY_DEFAULTS,
+        augmentation_files,
+        finetune,
+        training_rows,
+    )
     from unlearnkit.world.tiny import build_tiny
 
     defaults = TINY_DEFAULTS if from_scratch else (recorded or HF_DEFAULTS)
@@ -115,6 +122,12 @@ def run(args: argparse.Namespace) -> int:
             )
             cfg, _ = build_configs(MethodConfig, {**values, "max_length": sized})
     check_split_lengths(tokenizer, fmt, bench, SPLITS_FOR[args.split], cfg.max_length)
+    augment = augmentation_files(bench, args.split)
+    if augment:
+        note(
+            f"also training on {', '.join(f'{p.parent.name}/{p.name}' for p in augment)} (the splits' facts in "
+            "other wordings; evaluation and unlearning never read them)"
+        )
     if replay:
         note(
             f"replaying {len(replayed)} rows of {', '.join(p.name for p in replay)} to keep what {args.model} "
@@ -136,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     names = SPLITS_FOR[args.split]
     files = {n: Path(bench.path) / f"{n}.jsonl" for n in names if (Path(bench.path) / f"{n}.jsonl").is_file()}
+    files.update({f"augment:{p}": p for p in augment})
     files.update({f"replay:{p}": p for p in replay})
     fingerprint = training_fingerprint("finetune", args.model, files, cfg, split=args.split)
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work

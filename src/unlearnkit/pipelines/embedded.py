@@ -28,14 +28,18 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 2  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 3  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 BENCHMARKS = ("tofu", "muse", "wmdp")
-# Fine-tuning the tiny base, with its replay (``finetune --replay``): measured on the default world
-# (BENCHMARKS.md "The miniatures"): the target reaches forget ROUGE-L >= 0.95 while the world facts the
-# base knows stay above 0.8 (at lr 1e-3 for 20 epochs without replay they fell to 0.22).
+# Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
+# 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
+# epochs give the target fact recall 0.89 on the forget questions and 0.87 on them reworded (the oracle
+# 0.02 / 0.01), forget quality 2.5e-30 against the oracle, and the oracle keeps world-facts ROUGE-L 0.90.
+# Longer or faster fine-tuning trades the base's world facts for the authors' (14 epochs at lr 7e-4:
+# reworded recall 0.98, the oracle's world facts 0.82; 20 at 5e-4: 0.94 / the target's 0.80); without
+# replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22.
 TINY_FINETUNE = dict(
     lr=5e-4,
-    epochs=30.0,
+    epochs=12.0,
     batch_size=32,
     grad_accum=1,
     warmup_epochs=1.0,
