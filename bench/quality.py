@@ -248,7 +248,9 @@ def main() -> None:
     )
     p.add_argument("--methods", default=None, help="methods for every miniature (default: the quickstart's)")
     p.add_argument("--extra-methods", action="store_true", help="also the other registered baselines")
-    p.add_argument("--lab-only", default="", help="benchmarks to measure base / target / oracle only (no methods)")
+    p.add_argument(
+        "--lab-only", default="", help="benchmarks to measure base / target / oracle only (no methods)"
+    )
     args = p.parse_args()
     benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
@@ -263,7 +265,12 @@ def main() -> None:
         md, rows = run_benchmark(benchmark, methods, args, seeds)
         sections.append(md)
         results[benchmark] = rows
-    settings = embedded_settings(args, seeds=seeds, benchmarks=benchmarks)
+        # written after every miniature: a run stopped part-way keeps the finished ones (said in the line)
+        write(sections, results, args, seeds, [b for b in benchmarks if b in results])
+
+
+def write(sections: list[str], results: dict, args, seeds: list[int], done: list[str]) -> None:
+    settings = embedded_settings(args, seeds=seeds, benchmarks=done)
     settings["world_seed"] = seeds
     from unlearnkit.pipelines.quickstart import TUNED_DIR
 
