@@ -11,7 +11,7 @@ scored on the *selection* half of every part (forget, retain, general: whole aut
 Then the chosen settings and the quickstart's shared recipe are each run with 3 training seeds and
 measured on both halves: the table shows selection vs test per seed. The compass goal: forget quality
 >= 0.5 with model utility >= 0.98 x the oracle's, on the test half. The tuned recipe is written to
-``configs/tiny/<method>.yaml`` only where it beats the shared one on the test half (the quickstart
+``src/unlearnkit/resources/recipes/tiny/<method>.yaml`` only where it beats the shared one on the test half (the quickstart
 uses what is there).
 
 Results are written after every step (``bench/results/sweep.md`` / ``sweep.json``), so an interrupted
@@ -34,7 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, code_version, matches, provenance, unrecorded, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "configs" / "tiny"
+CONFIGS = (
+    ROOT / "src" / "unlearnkit" / "resources" / "recipes" / "tiny"
+)  # package data: the quickstart reads it
+SPACES = ROOT / "configs" / "tiny" / "spaces"
 COLUMNS = ("forget_quality", "model_utility", "forget_rougeL_recall")
 
 
@@ -50,12 +53,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--work", default=str(ROOT / ".bench_work" / "sweep"))
     p.add_argument("--cache-dir", default=None, help="target/oracle cache (default: WORK/cache)")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--no-write-configs", action="store_true", help="do not update configs/tiny/")
+    p.add_argument("--no-write-configs", action="store_true", help="do not update the packaged tiny recipes")
     p.add_argument("--result-name", default="sweep", help="bench/results/<name>.md / .json")
     p.add_argument(
         "--rewrite-recipes",
         action="store_true",
-        help="only rewrite configs/tiny/<method>.yaml from finished sweeps in WORK (no training)",
+        help="only rewrite the packaged tiny recipe <method>.yaml from finished sweeps in WORK (no training)",
     )
     p.add_argument(
         "--markdown-only",
@@ -105,7 +108,7 @@ def markdown(data: dict) -> str:
         "chosen, and a **test** half, never seen by the choice. Each row: one training seed, its numbers on "
         f"both halves ({data['max_items']} items per split, {data['max_new_tokens']} generated tokens). "
         "Goal = forget quality >= 0.5 and model utility >= 0.98 x the oracle's on the test half (the compass "
-        "goal). A tuned recipe is kept in `configs/tiny/` only where it beats the shared one on the test half.",
+        "goal). A tuned recipe is kept in `src/unlearnkit/resources/recipes/tiny/` only where it beats the shared one on the test half.",
         "",
         "| method | recipe | seed | FQ sel | FQ test | utility sel | utility test | utility / oracle (test) "
         "| forget ROUGE-L test | goal met (test) |",
@@ -174,7 +177,7 @@ def tuned_beats_shared(entry: dict, oracle_u: float) -> tuple[bool, str]:
 
 
 def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
-    """``configs/tiny/<method>.yaml`` from the sweep's ``best.yaml``, with the header recipes carry."""
+    """``resources/recipes/tiny/<method>.yaml`` (package data) from the sweep's ``best.yaml``, with the header recipes carry."""
     from unlearnkit.io import write_text_atomic
 
     best = (sweep_dir / "best.yaml").read_text(encoding="utf-8")
@@ -186,7 +189,7 @@ def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
         f"#   configs/tiny/spaces/{method}.yaml, chosen on the selection half of the forget authors.\n"
         "# Hardware: CPU (2 cores); about a minute per run.\n"
         f"# Command: unlearnkit unlearn --model TARGET --data WORLD --method {method} "
-        f"--config configs/tiny/{method}.yaml --output OUT\n"
+        f"--config src/unlearnkit/resources/recipes/tiny/{method}.yaml --output OUT\n"
     )
     CONFIGS.mkdir(parents=True, exist_ok=True)
     write_text_atomic(CONFIGS / f"{method}.yaml", header + body.strip() + "\n")
@@ -284,7 +287,7 @@ def main() -> int:
             retain_model=str(oracle),
             trials=args.trials,
             jobs=args.jobs,
-            space=str(CONFIGS / "spaces" / f"{method}.yaml"),
+            space=str(SPACES / f"{method}.yaml"),
             seed=0,
             max_items=args.max_items,
             max_new_tokens=args.max_new_tokens,

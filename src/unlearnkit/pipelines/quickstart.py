@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +96,13 @@ WORLD = dict(
 
 
 # Tuned recipes written by bench/sweep.py (``unlearnkit sweep`` on this world, chosen on the selection
-# half of its forget authors; BENCHMARKS.md reports them on the held-out test half). A source checkout
-# has them; without the folder every method keeps the shared tiny-scale recipe above.
-TUNED_DIR = Path(__file__).resolve().parents[3] / "configs" / "tiny"
+# half of its forget authors; BENCHMARKS.md reports them on the held-out test half). Package data, read
+# through importlib.resources, so a wheel or a non-editable install runs the same recipes as a checkout.
+TUNED_DIR = resources.files("unlearnkit") / "resources" / "recipes" / "tiny"
 
 
 def tuned_overrides(name: str) -> dict:
-    """The tuned recipe ``configs/tiny/<name>.yaml`` without its context keys ({} when there is none)."""
+    """The tuned recipe ``resources/recipes/tiny/<name>.yaml`` without its context keys ({} when there is none)."""
     from unlearnkit.config import canonical, load_recipe
 
     path = TUNED_DIR / f"{name}.yaml"
@@ -206,7 +207,7 @@ class Embedded:
         tuned: bool = True,
     ):
         """Unlearn ``name`` from a fresh copy of the target, evaluate it; store the row under ``row``.
-        ``tuned=False``: the shared recipe even where ``configs/tiny/`` holds a swept one (ablations)."""
+        ``tuned=False``: the shared recipe even where ``resources/recipes/tiny/`` holds a swept one (ablations)."""
         from unlearnkit.config import canonical
         from unlearnkit.pipelines.unlearn import unlearn
 
