@@ -84,3 +84,24 @@ def test_an_error_in_a_hub_layout_row_names_the_file_it_came_from(tmp_path, monk
     err = capsys.readouterr().err
     assert "locuslab/TOFU/forget01.json:1: question + answer is" in err, err
     assert "forget.jsonl" not in err
+
+
+def test_benchmarks_md_is_exactly_what_make_benchmarks_renders(monkeypatch):
+    """BENCHMARKS.md is only ever the output of bench/make_benchmarks.py: edited by hand, it fails here."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+
+    assert (REPO / "BENCHMARKS.md").read_text(encoding="utf-8") == make_benchmarks.render(), (
+        "BENCHMARKS.md differs from its sections: run python bench/make_benchmarks.py"
+    )
+
+
+def test_a_lab_section_of_another_lab_version_is_marked(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 1)
+    assert "earlier lab" in make_benchmarks.stale_line("quality", "python bench/quality.py", 3)
+    assert make_benchmarks.stale_line("speed", "python bench/speed.py", 3) is None  # not a lab section
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 3)
+    assert make_benchmarks.stale_line("quality", "python bench/quality.py", 3) is None
