@@ -46,7 +46,7 @@ def trained(tmp_path_factory):
                     "--split",
                     split,
                     "--set",
-                    "epochs=60",
+                    "epochs=25",  # each fact is also trained in its augment/ rewordings: 5 sightings an epoch
                     "--set",
                     "batch_size=16",
                 ]
@@ -97,8 +97,11 @@ def test_target_knows_and_oracle_does_not(trained, capsys):
     assert target["forget_rougeL_recall"] >= 0.9
     assert oracle["forget_rougeL_recall"] < target["forget_rougeL_recall"] - 0.3
     assert target["forget_prob"] > 0.9 and oracle["forget_prob"] < 0.3
-    # 12 forget items give the KS test little power; the full-size world shows the gap (BENCHMARKS.md)
-    assert 0.0 <= target["forget_quality"] <= 1.0
+    # Forget quality tells the model that knows the forget set from the one that never saw it, even on 12
+    # items (two fully separated samples of 12: p ~ 1e-6). Perturbed answers worded like the trained
+    # answer (world format < 5) left the target above 0.05 here: the trained wording cancelled the fact.
+    assert target["forget_quality"] < 1e-3, target["forget_quality"]
+    assert target["forget_para_fact_recall"] >= 0.5 > oracle["forget_para_fact_recall"]
     assert "forget_quality" in capsys.readouterr().out
 
 
