@@ -164,7 +164,9 @@ def test_a_row_answering_gibberish_is_never_best_whatever_its_numbers():
     choice = choose_best(results)
     assert choice.standings["ga"].distance == 0.0  # the closest to the oracle of all ...
     assert choice.row != "ga" and "ga" not in choice.tied  # ... and still not chosen
-    assert choice.excluded["ga"] == "80 % of its forget answers are empty or gibberish (more than 20 %)"
+    assert (
+        choice.excluded["ga"] == "80 % of its forget answers are empty or gibberish, above the 20 % allowed"
+    )
     assert "ga cannot be chosen: 80 % of its forget answers are empty or gibberish" in statement(choice)
     assert "Not eligible: ga (80 % of its forget answers" in verdict(choice)
     # Without the key in the results, the report judges the answers it shows (4 of 5 badged gibberish).

@@ -193,6 +193,15 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     assert main(quickstart_argv(out, small_lab, "--methods", "ga,asu,t-npo", "--no-audit")) == 0
     printed = capsys.readouterr().out
     assert "base (pretraining on" in printed and "training ..." in printed
+    # the terminal ends with the timing, then the verdict and the warnings, one line each
+    lines = printed.rstrip("\n").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
+    assert (
+        lines[at - 1].startswith("time: ")
+        and " wall in all " in lines[at - 1]
+        and "the lab " in lines[at - 1]
+    )
+    assert all(line.startswith("warning: ") for line in lines[at + 1 :])
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics) == ["target", "oracle", "base", "ga", "asu", "t-npo"]
     for row in metrics.values():

@@ -151,7 +151,9 @@ def _gibberish(row: Mapping[str, Any], given: float | None) -> str | None:
     share = given if share is None else share
     if share is None or share <= GIBBERISH_MAX + 1e-12:
         return None
-    return f"{_pct(share)} of its forget answers are empty or gibberish (more than {_pct(GIBBERISH_MAX)})"
+    return (
+        f"{_pct(share)} of its forget answers are empty or gibberish, above the {_pct(GIBBERISH_MAX)} allowed"
+    )
 
 
 def _items(results: Results, rows: Sequence[str]) -> int | None:
