@@ -221,3 +221,21 @@ def test_a_difference_within_the_noise_is_a_tie_naming_both():
     choice = choose_best(many)
     assert choice.row == "s-npo" and choice.tied == ()
     assert "tie" not in verdict(choice)
+
+
+def test_the_quickstart_audits_the_row_its_verdict_names():
+    from unlearnkit.pipelines.quickstart import audited_rows, verdict_lines
+
+    results = _verdict_table()
+    results["npo+undo1"] = _row(0.5, 0.40, 0.39, 0.0, 0.005)  # keeps too little utility to be chosen
+    results["npo+undo1"]["forget_quality_n"] = 100
+    assert choose_best(results).row == "s-npo"
+    assert audited_rows(results, "npo", "npo+undo1") == ["npo+undo1", "npo", "s-npo"]
+    results["s-npo"]["forget_gibberish"] = 0.8  # now npo is the verdict's row: audited already
+    assert audited_rows(results, "npo", "npo+undo1") == ["npo+undo1", "npo"]
+    lines = verdict_lines(results, "tofu")
+    assert (
+        lines[0].startswith("Verdict: best = npo: closest to the oracle")
+        and "Not eligible: s-npo" in lines[0]
+    )
+    assert all(line.startswith("warning: ") for line in lines[1:])
