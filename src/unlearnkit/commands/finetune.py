@@ -151,6 +151,11 @@ def run(args: argparse.Namespace) -> int:
     asked = LearnedSettings(max_items=args.check_items, seed=args.seed)
     # general knowledge is never fine-tuned on from a base: ask the base first, to say how much it kept
     general = [r for r in bench.general if "question" in r] if not from_scratch and args.check_items else []
+    if general:
+        import torch
+
+        if torch.cuda.is_available():  # where the Trainer puts it anyway: never generate with a 7B on CPU
+            model.to("cuda")
     base_general = general_scores(model, tokenizer, fmt, general, asked) if general else None
 
     def train(work: Path, resume: bool):
