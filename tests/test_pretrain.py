@@ -139,3 +139,58 @@ def test_kill_9_then_resume_ends_with_the_same_weights(world, uninterrupted, cap
         card["compute"]["forward_tokens"]
         == json.loads((uninterrupted / "unlearnkit.json").read_text())["compute"]["forward_tokens"]
     )
+
+
+def test_the_base_says_how_much_of_its_corpus_it_learned(uninterrupted):
+    card = json.loads((uninterrupted / "unlearnkit.json").read_text())
+    learned = card["learned"]
+    # every row it was pretrained on is a question or a passage (a corpus part may hold both)
+    assert sum(learned["trained_rows"].values()) == card["pretraining"]["rows"]
+    assert set(learned["trained_rows"]) == {"questions", "passages"}
+    assert all(0.0 <= s["rougeL_recall"] <= 1.0 for s in learned["trained"].values())
+    assert learned["trained"]["questions"]["items"] == min(100, learned["trained_rows"]["questions"])
+    assert learned["warnings"]  # two epochs of a 32-wide model learn next to nothing, and it is said
+
+
+def test_a_folder_of_ones_own_records_its_corpus_as_the_replay(world, tmp_path, capsys):
+    """Without world.json, ``finetune --replay auto`` from the base replays the corpus the base read
+    (never general.jsonl, whose questions measure what was kept); the command ends with its line."""
+    import shutil
+
+    own = tmp_path / "own"
+    shutil.copytree(world / "world", own, ignore=shutil.ignore_patterns("world.json", "muse", "wmdp"))
+    out = tmp_path / "base"
+    argv = ["pretrain", "--data", str(own), "--output", str(out), *PRETRAIN, "--without", "hazard"]
+    assert main([*argv, "--check-items", "3"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1].startswith("learned: ROUGE-L recall ") and "on 3 of the" in printed[-1]
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert sorted(Path(p).name for p in card["replay"]) == ["general.jsonl", "qa.jsonl"]
+    assert all(Path(p).parent.name == "corpus" for p in card["replay"])  # not own/general.jsonl
+    assert card["learned"]["trained"]["questions"]["items"] == 3
+    assert main([*argv, "--check-items", "0", "--overwrite"]) == 0
+    assert "learned" not in json.loads((out / "unlearnkit.json").read_text())
+    assert not capsys.readouterr().out.strip().splitlines()[-1].startswith("learned:")
+
+
+def test_a_small_folder_is_fine_tuned_for_the_steps_the_recipe_was_measured_with(uninterrupted, capsys):
+    """The recipe a tiny base records is in epochs (30 at batch 32), but a tiny model learns in optimiser
+    steps: the lab's target takes about 1000, a folder of 12 authors x 4 facts under 100 (measured: fact
+    recall 0.08 there, 1.00 at 900 steps). ``finetune`` raises the epochs to the recorded floor; the lab's
+    own fine-tunes are above it and unchanged."""
+    from types import SimpleNamespace
+
+    from unlearnkit.commands.finetune import at_least_steps
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE, TINY_FINETUNE_MIN_STEPS
+
+    card = json.loads((uninterrupted / "unlearnkit.json").read_text())
+    assert card["finetune_defaults"]["min_steps"] == TINY_FINETUNE_MIN_STEPS
+    cfg = SimpleNamespace(epochs=TINY_FINETUNE["epochs"], batch_size=32, grad_accum=1)
+    # 85 rows: 3 steps an epoch, 90 in 30 epochs -> 300 epochs for 900 steps, and it is said
+    assert at_least_steps(cfg, 85, 900, "base") == 300.0
+    assert (
+        "epochs 300, not the recipe's 30: 85 rows make 3 optimiser steps an epoch" in capsys.readouterr().err
+    )
+    # the lab's target (900 QA + 199 replayed rows: 35 steps an epoch, 1050 steps) keeps its 30 epochs
+    assert at_least_steps(cfg, 1099, TINY_FINETUNE_MIN_STEPS, "base") == 30.0
+    assert capsys.readouterr().err == ""

@@ -33,6 +33,13 @@ def add_parser(subparsers) -> None:
         "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
     )
     e.add_argument(
+        "--original-model",
+        default=None,
+        help="the untouched model before unlearning (folder, or its eval folder against the same "
+        "--retain-model): its forget quality against the oracle is the test's resolution on this data; "
+        "at or above 0.05 forget quality cannot resolve forgetting here, and a warning says so",
+    )
+    e.add_argument(
         "--protocol",
         default="tofu",
         choices=("tofu", "closer-look", "muse", "wmdp"),
@@ -87,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     bench = check_data(args.data, eval_fields=named)
     check_protocol_fits(bench, args.protocol, args.data)  # a folder (read above); a name: after loading
     check_model_path(args.model)
+    original_eval = check_original_model(args)
     retain_path = None
     if args.retain_model:
         if is_model_dir(args.retain_model):
@@ -143,8 +151,13 @@ def run(args: argparse.Namespace) -> int:
         _, odetails = evaluate(oracle, otok, _forget_only(bench), settings)
         oracle_trs = odetails["forget"].get("truth_ratios")
         del oracle
+    resolution = None
+    if args.original_model:
+        resolution = original_resolution(args, bench, settings, oracle_trs, original_eval)
     model = load_model(args.model, args.trust_remote_code)
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
+    if resolution is not None:
+        add_resolution(metrics, details, resolution)
     if args.protocol == "closer-look":
         from unlearnkit.evaluation.closer_look import CloserLookModels, closer_look_metrics
 
@@ -167,6 +180,84 @@ def run(args: argparse.Namespace) -> int:
     for warning in details.get("warnings", []):  # degenerate numbers: which input, likely cause
         note(warning["message"], kind="warning")
     return 0
+
+
+def check_original_model(args: argparse.Namespace) -> Path | None:
+    """``--original-model``: a model folder (returns None) or an eval folder / its metrics.json holding
+    the original's ``forget_quality`` (returns that file); it needs ``--retain-model`` (forget quality is
+    measured against the oracle) and the TOFU or closer-look protocol."""
+    from unlearnkit.models import check_model_path
+
+    if not args.original_model:
+        return None
+    if not args.retain_model:
+        raise UserError(
+            "--original-model needs --retain-model: the original's forget quality is measured against the oracle"
+        )
+    if is_model_dir(args.original_model):
+        check_model_path(args.original_model, flag="--original-model")
+        return None
+    path = Path(args.original_model)
+    path = path / "metrics.json" if path.is_dir() else path
+    if not path.is_file():
+        raise UserError(
+            f"--original-model {args.original_model} does not exist (a model folder, or an eval folder of "
+            "it against the same --retain-model)"
+        )
+    from unlearnkit.io import read_json
+
+    data = read_json(path, "--original-model metrics")
+    if not isinstance(data, dict) or not isinstance(data.get("forget_quality"), int | float):
+        raise UserError(
+            f"{path}: no forget_quality (evaluate the original model with --retain-model first, or pass its "
+            "model folder)"
+        )
+    return path
+
+
+def original_resolution(args, bench, settings, oracle_trs, original_eval: Path | None) -> dict:
+    """The original model's forget quality against the oracle (the KS test's resolution on this data):
+    read from its eval folder, or measured on the forget split (only its truth ratios are needed, so
+    one new token is generated per question)."""
+    import dataclasses
+
+    from unlearnkit.evaluation.evaluate import evaluate
+    from unlearnkit.io import read_json
+    from unlearnkit.models import load
+
+    if original_eval is not None:
+        data = read_json(original_eval, "--original-model metrics")
+        return {
+            "original_model": str(args.original_model),
+            "forget_quality": float(data["forget_quality"]),
+            "n": data.get("forget_quality_n"),
+        }
+    original, otok = load(args.original_model, args.trust_remote_code)
+    quick = dataclasses.replace(settings, max_new_tokens=1, max_total_tokens=0)
+    metrics, _ = evaluate(original, otok, _forget_only(bench), quick, oracle_trs)
+    del original
+    return {
+        "original_model": str(args.original_model),
+        "forget_quality": metrics.get("forget_quality"),
+        "n": metrics.get("forget_quality_n"),
+    }
+
+
+def add_resolution(metrics: dict, details: dict, resolution: dict) -> None:
+    """``original_forget_quality`` in the metrics, ``forget_quality_resolution`` in the details and, when
+    the test cannot tell the original from the oracle, the warning that says so."""
+    from unlearnkit.evaluation.diagnostics import FQ_FORGOTTEN, resolution_warning
+
+    fq = resolution.get("forget_quality")
+    if fq is None:
+        return
+    metrics["original_forget_quality"] = fq
+    details["forget_quality_resolution"] = {**resolution, "resolves": fq < FQ_FORGOTTEN}
+    found = resolution_warning(
+        fq, resolution.get("n"), original=f"the original model ({resolution['original_model']})"
+    )
+    if found is not None:
+        details["warnings"] = details.get("warnings", []) + [found.as_dict()]
 
 
 def eval_settings(args: argparse.Namespace):
@@ -353,3 +444,8 @@ def print_headline(metrics: dict) -> None:
             n, m = metrics.get("forget_quality_n"), metrics.get("forget_quality_oracle_n")
             items = f"  ({n} forget items vs the oracle's {m})" if n is not None and m is not None else ""
             print(f"{key:24s} {value:.3g}{items}")
+            if "original_forget_quality" in metrics:
+                print(
+                    f"{'original_forget_quality':24s} {metrics['original_forget_quality']:.3g}  (the original "
+                    "model vs the oracle: nothing forgotten reads so; the test's resolution here)"
+                )

@@ -45,6 +45,7 @@ def add_parser(subparsers) -> None:
         "e.g. the embedded world's general passages), 'none', or JSONL files (text or question/answer rows), "
         "comma-separated (default: %(default)s)",
     )
+    add_check_items(f)
     f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.models import check_model_path, read_card
 
     from_scratch = args.model == "tiny"
+    check_items_flag(args)
     user = overrides(args)
     if args.save_every is not None:
         if args.save_every < 0:
@@ -73,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     recorded = base_card.get("finetune_defaults", {}).get("train") if isinstance(base_card, dict) else None
 
     from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.evaluation.learned import LearnedSettings, general_scores, measure_learned
     from unlearnkit.models import load_model, load_tokenizer, save_model
     from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import (
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         )
     replay = replay_paths(args.replay, base_card)
     bench = load_data(args.data, bench)
-    rows = training_rows(bench, args.split, from_scratch=from_scratch)
+    rows = trained = training_rows(bench, args.split, from_scratch=from_scratch)
     if replay:
         from unlearnkit.train.pretrain import read_replay
 
@@ -107,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     parts = getattr(bench, "general_parts", None)
     if not rows:
         raise UserError(f"--data {args.data}: no rows to fine-tune on for --split {args.split}")
+    floor = base_card.get("finetune_defaults", {}).get("min_steps") if recorded else None
+    if floor and not {"epochs", "max_steps"} & set(user):
+        values["epochs"] = at_least_steps(cfg, len(rows), int(floor), args.model)
+        cfg, _ = build_configs(MethodConfig, values)
     torch_threads()
     if from_scratch:
         model, tokenizer = build_tiny(bench, args.seed)
@@ -155,6 +162,15 @@ def run(args: argparse.Namespace) -> int:
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
     if not from_scratch:
         model = load_model(args.model, args.trust_remote_code)
+    asked = LearnedSettings(max_items=args.check_items, seed=args.seed)
+    # general knowledge is never fine-tuned on from a base: ask the base first, to say how much it kept
+    general = [r for r in bench.general if "question" in r] if not from_scratch and args.check_items else []
+    if general:
+        import torch
+
+        if torch.cuda.is_available():  # where the Trainer puts it anyway: never generate with a 7B on CPU
+            model.to("cuda")
+    base_general = general_scores(model, tokenizer, fmt, general, asked) if general else None
 
     def train(work: Path, resume: bool):
         return finetune(model, tokenizer, rows, cfg, work, quiet=True, progress="fine-tuning", resume=resume)
@@ -176,6 +192,10 @@ def run(args: argparse.Namespace) -> int:
     }
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
+    learned = None
+    if args.check_items:
+        learned = measure_learned(result.model, tokenizer, fmt, trained, asked, general, base_general)
+        provenance["learned"] = learned.as_dict()
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
     shutil.rmtree(work_dir_of(out), ignore_errors=True)
     # Trainer's training_loss: the mean over the run's optimiser steps (since resuming, after a resume)
@@ -183,7 +203,52 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)"
     )
+    report_learned(learned)
     return 0
+
+
+def at_least_steps(cfg, n_rows: int, floor: int, model: str) -> float:
+    """The epochs to train: the recipe's, raised (with a note) so that ``n_rows`` rows give at least
+    ``floor`` optimiser steps, the floor the tiny base's recipe records: a small model learns in steps,
+    and a small folder at the recipe's epochs takes a tenth of the steps the recipe was measured with."""
+    import math
+
+    per_epoch = max(1, math.ceil(n_rows / (cfg.batch_size * cfg.grad_accum)))
+    if per_epoch * cfg.epochs >= floor:
+        return float(cfg.epochs)
+    epochs = float(math.ceil(floor / per_epoch))
+    note(
+        f"epochs {epochs:g}, not the recipe's {cfg.epochs:g}: {n_rows} rows make {per_epoch} optimiser steps an "
+        f"epoch, and the recipe {model} records asks for at least {floor} steps; --set epochs=N to choose"
+    )
+    return epochs
+
+
+def add_check_items(parser) -> None:
+    """``--check-items N``, shared by ``finetune`` and ``pretrain``."""
+    parser.add_argument(
+        "--check-items",
+        type=int,
+        default=100,
+        metavar="N",
+        help="after training, ask at most N of the trained questions (and passages; and of general.jsonl "
+        "when fine-tuning a base) to say how much the model learned and kept; 0 skips it (default: "
+        "%(default)s)",
+    )
+
+
+def check_items_flag(args: argparse.Namespace) -> None:
+    if args.check_items < 0:
+        raise UserError(f"--check-items {args.check_items}: must be >= 0 (0 skips the check)")
+
+
+def report_learned(learned) -> None:
+    """The line a training command ends with (how much of its data the model knows), then its warnings."""
+    if learned is None:
+        return
+    print(learned.line())
+    for text in learned.warnings():
+        note(text, kind="warning")
 
 
 def replay_paths(spec: str, base_card: dict) -> list[Path]:

@@ -16,6 +16,7 @@ from unlearnkit.commands._common import (
     training_fingerprint,
     work_dir_of,
 )
+from unlearnkit.commands.finetune import add_check_items, check_items_flag, report_learned
 from unlearnkit.errors import UserError
 
 SIZE_KEYS = ("hidden", "layers", "heads")  # the tiny base's shape (--model tiny only)
@@ -44,6 +45,7 @@ def add_parser(subparsers) -> None:
         metavar="KEY=VALUE",
         help="training override, e.g. --set epochs=20; tiny shape: --set hidden=192 --set layers=4",
     )
+    add_check_items(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the init, data order (default: %(default)s)")
     p.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.models import check_model_path
 
     tiny = args.model == "tiny"
+    check_items_flag(args)
     values = overrides(args)
     size = {k: values.pop(k) for k in SIZE_KEYS if k in values}
     if size and not tiny:
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
 
     from unlearnkit.models import load_model, load_tokenizer, save_model
-    from unlearnkit.pipelines.embedded import TINY_FINETUNE
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE_DEFAULTS
     from unlearnkit.train.finetune import finetune
     from unlearnkit.train.pretrain import build_base
 
@@ -128,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
         )
 
     result, resume_from = checkpointed_training(args, out, fingerprint, train)
+    learned = None
+    if args.check_items:
+        from unlearnkit.data.encode import PromptFormat
+        from unlearnkit.evaluation.learned import LearnedSettings, measure_learned
+
+        asked = LearnedSettings(max_items=args.check_items, seed=args.seed)
+        fmt = PromptFormat.for_settings(tokenizer, cfg)
+        learned = measure_learned(result.model, tokenizer, fmt, data.rows, asked)
     provenance = {
         "kind": "base",
         "base_model": args.model,
@@ -135,18 +146,9 @@ def run(args: argparse.Namespace) -> int:
         "pretraining": data.describe(),
         "filtered": list(without),
         # what fine-tuning from this base replays (finetune --replay auto): never the evaluated questions
-        "replay": [str(p.resolve()) for p in replay_files(args.data) if p.is_file()],
+        "replay": [str(p.resolve()) for p in replay_files(args.data, without) if p.is_file()],
         # a tiny base is fine-tuned at its own scale (finetune reads this): the lab's measured recipe
-        **(
-            {
-                "finetune_defaults": {
-                    "source": "the embedded world's fine-tuning recipe",
-                    "train": TINY_FINETUNE,
-                }
-            }
-            if tiny
-            else {}
-        ),
+        **({"finetune_defaults": TINY_FINETUNE_DEFAULTS} if tiny else {}),
         "seed": args.seed,
         "train_loss": result.train_loss,
         "compute": result.compute,  # the data-filtering oracle's is the WMDP-like compute denominator
@@ -155,7 +157,10 @@ def run(args: argparse.Namespace) -> int:
     }
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
+    if learned is not None:
+        provenance["learned"] = learned.as_dict()
     save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
     shutil.rmtree(work_dir_of(out), ignore_errors=True)
     print(f"saved {out} (base{what}, mean train loss {result.train_loss:.4f}, {result.n_examples} examples)")
+    report_learned(learned)
     return 0
