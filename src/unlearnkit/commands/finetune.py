@@ -110,10 +110,6 @@ def run(args: argparse.Namespace) -> int:
     parts = getattr(bench, "general_parts", None)
     if not rows:
         raise UserError(f"--data {args.data}: no rows to fine-tune on for --split {args.split}")
-    floor = base_card.get("finetune_defaults", {}).get("min_steps") if recorded else None
-    if floor and not {"epochs", "max_steps"} & set(user):
-        values["epochs"] = at_least_steps(cfg, len(rows), int(floor), args.model)
-        cfg, _ = build_configs(MethodConfig, values)
     torch_threads()
     if from_scratch:
         model, tokenizer = build_tiny(bench, args.seed)
@@ -205,23 +201,6 @@ def run(args: argparse.Namespace) -> int:
     )
     report_learned(learned)
     return 0
-
-
-def at_least_steps(cfg, n_rows: int, floor: int, model: str) -> float:
-    """The epochs to train: the recipe's, raised (with a note) so that ``n_rows`` rows give at least
-    ``floor`` optimiser steps, the floor the tiny base's recipe records: a small model learns in steps,
-    and a small folder at the recipe's epochs takes a tenth of the steps the recipe was measured with."""
-    import math
-
-    per_epoch = max(1, math.ceil(n_rows / (cfg.batch_size * cfg.grad_accum)))
-    if per_epoch * cfg.epochs >= floor:
-        return float(cfg.epochs)
-    epochs = float(math.ceil(floor / per_epoch))
-    note(
-        f"epochs {epochs:g}, not the recipe's {cfg.epochs:g}: {n_rows} rows make {per_epoch} optimiser steps an "
-        f"epoch, and the recipe {model} records asks for at least {floor} steps; --set epochs=N to choose"
-    )
-    return epochs
 
 
 def add_check_items(parser) -> None:

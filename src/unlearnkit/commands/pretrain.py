@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
 
     from unlearnkit.models import load_model, load_tokenizer, save_model
-    from unlearnkit.pipelines.embedded import TINY_FINETUNE_DEFAULTS
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE
     from unlearnkit.train.finetune import finetune
     from unlearnkit.train.pretrain import build_base
 
@@ -148,7 +148,16 @@ def run(args: argparse.Namespace) -> int:
         # what fine-tuning from this base replays (finetune --replay auto): never the evaluated questions
         "replay": [str(p.resolve()) for p in replay_files(args.data, without) if p.is_file()],
         # a tiny base is fine-tuned at its own scale (finetune reads this): the lab's measured recipe
-        **({"finetune_defaults": TINY_FINETUNE_DEFAULTS} if tiny else {}),
+        **(
+            {
+                "finetune_defaults": {
+                    "source": "the embedded world's fine-tuning recipe",
+                    "train": TINY_FINETUNE,
+                }
+            }
+            if tiny
+            else {}
+        ),
         "seed": args.seed,
         "train_loss": result.train_loss,
         "compute": result.compute,  # the data-filtering oracle's is the WMDP-like compute denominator

@@ -47,18 +47,6 @@ TINY_FINETUNE = dict(
     lr_scheduler="cosine",
     max_length=256,
 )
-# The recipe is in epochs, but what a tiny model learns in is optimiser steps: the lab's target takes
-# about 1000 (its oracle a little fewer), while a folder of a dozen authors at 30 epochs of batch 32 takes
-# under 100 and learns few of its facts. A fine-tune from a tiny base runs at least this many steps
-# (``finetune`` raises the epochs when it would run fewer), which leaves the lab's own fine-tunes as
-# they are.
-TINY_FINETUNE_MIN_STEPS = 900
-# The recipe a tiny base records for fine-tuning from it (``finetune --model BASE`` reads it).
-TINY_FINETUNE_DEFAULTS = {
-    "source": "the embedded world's fine-tuning recipe",
-    "train": TINY_FINETUNE,
-    "min_steps": TINY_FINETUNE_MIN_STEPS,
-}
 # MUSE-like: the target must learn its articles verbatim (MUSE's targets do); articles only, no replay
 # (MUSE measures no world facts): measured VerbMem 1.00 for the target vs 0.23 for the oracle.
 MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=16)
@@ -160,7 +148,7 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
         "replay": [str(p) for p in replay_files(world_dir) if p.is_file()],
         "seed": seed,
         "size": TINY_BASE,
-        "finetune_defaults": TINY_FINETUNE_DEFAULTS,
+        "finetune_defaults": {"source": "the embedded world's fine-tuning recipe", "train": TINY_FINETUNE},
     }
     return train_cached(
         root / "models" / key / ("filtered_base" if without else "base"),
