@@ -318,11 +318,17 @@ class UnlearnTrainer(Trainer):
         return loss.detach() / divide
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        for name, total in self._term_sums.items():
-            logs[name] = round(total / max(1, self._term_counts[name]), 5)
-        self._term_sums.clear()
-        self._term_counts.clear()
+        # --eval-every metrics (``eval/...``, unlearnkit.train.evaluation_callback) go through here so a
+        # tracker shows them; they leave the loss terms accumulating for the next training log.
+        if not any(str(key).startswith(EVAL_LOG_PREFIX) for key in logs):
+            for name, total in self._term_sums.items():
+                logs[name] = round(total / max(1, self._term_counts[name]), 5)
+            self._term_sums.clear()
+            self._term_counts.clear()
         super().log(logs, start_time)
+
+
+EVAL_LOG_PREFIX = "eval/"  # the Trainer-log keys of evaluations during training: eval/forget_quality ...
 
 
 def world_size() -> int:
