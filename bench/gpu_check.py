@@ -278,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     run_command("distill (UNDO)", ["distill", "--teacher", model, "--data", w, "--output", str(root / "undo"),
                 "--noise", "0.5", "--overwrite", *STEPS[:6]], results, root / "undo")  # fmt: skip
     space = root / "space.yaml"
-    space.write_text("params:\n  lr: {low: 1.0e-5, high: 1.0e-4, log: true}\nfixed:\n  max_steps: 2\n  batch_size: 4\n")
+    space.write_text(
+        "params:\n  lr: {low: 1.0e-5, high: 1.0e-4, log: true}\nfixed:\n  max_steps: 2\n  batch_size: 4\n"
+    )
     shutil.rmtree(root / "sweep", ignore_errors=True)
     run_command("sweep (2 trials)", ["sweep", "--model", target, "--data", w, "--method", "npo", "--output",
                 str(root / "sweep"), "--trials", "2", "--space", str(space), "--max-items", "10",

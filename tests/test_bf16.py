@@ -28,7 +28,10 @@ def runs(tiny_model_dir, mini_world, tmp_path_factory):
     root = tmp_path_factory.mktemp("bf16")
     out = {}
     for method in ("asu", "t-npo", "npo", "rmu"):
-        extra = {"t-npo": ["--set", "tagger=heuristic"], "rmu": ["--set", "layer=1", "--set", "train_layers=0,1"]}.get(method, [])
+        extra = {
+            "t-npo": ["--set", "tagger=heuristic"],
+            "rmu": ["--set", "layer=1", "--set", "train_layers=0,1"],
+        }.get(method, [])
         for dtype in ("float32", "bfloat16"):
             path = root / f"{method}-{dtype}"
             argv = ["unlearn", "--model", str(tiny_model_dir), "--data", str(mini_world), "--method", method]
@@ -74,7 +77,15 @@ def test_eval_and_audit_in_bf16_match_float32(runs, mini_world, capsys):
         a, b = metrics["float32"][key], metrics["bfloat16"][key]
         assert abs(math.log(b) - math.log(a)) <= BF16_LOG_ATOL, (key, a, b)
     audit = root / "audit"
-    argv = ["audit", "--model", str(out["asu", "bfloat16"]), "--data", str(mini_world), "--output", str(audit)]
+    argv = [
+        "audit",
+        "--model",
+        str(out["asu", "bfloat16"]),
+        "--data",
+        str(mini_world),
+        "--output",
+        str(audit),
+    ]
     argv += ["--dtype", "bfloat16", "--relearn-steps", "1", "--quant-bits", "8", "--max-items", "6"]
     assert main([*argv, "--max-new-tokens", "4"]) == 0
     report = json.loads((audit / "audit.json").read_text())

@@ -40,7 +40,10 @@ def test_auto_on_the_cpu_is_float32_as_before(tiny_model_dir, monkeypatch):
     assert (p.device, p.dtype, p.precision) == ("cpu", "float32", None)
     t = models.resolve_placement(str(tiny_model_dir), precision="auto")
     assert (t.device, t.dtype, t.precision) == ("cpu", "float32", "fp32")
-    assert models.resolve_placement(str(tiny_model_dir), dtype="bfloat16", precision="auto").precision == "bf16-true"
+    assert (
+        models.resolve_placement(str(tiny_model_dir), dtype="bfloat16", precision="auto").precision
+        == "bf16-true"
+    )
 
 
 def test_auto_on_a_gpu_follows_the_checkpoint(gpu, tmp_path):
@@ -116,7 +119,15 @@ def test_cli_cuda_where_there_is_none_exits_2_in_one_line(tiny_model_dir, mini_w
 
 
 def test_cli_rejects_a_bad_batch_size_and_device_before_loading(tiny_model_dir, mini_world, tmp_path, capsys):
-    argv = ["eval", "--model", str(tiny_model_dir), "--data", str(mini_world), "--output", str(tmp_path / "e")]
+    argv = [
+        "eval",
+        "--model",
+        str(tiny_model_dir),
+        "--data",
+        str(mini_world),
+        "--output",
+        str(tmp_path / "e"),
+    ]
     assert main([*argv, "--batch-size", "0"]) == 2
     assert "--batch-size 0: must be >= 1" in _one_error_line(capsys)
     assert main([*argv, "--device", "gpu"]) == 2
@@ -206,7 +217,10 @@ def test_eval_records_and_prints_its_placement(tiny_model_dir, mini_world, tmp_p
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # --device cpu sets it: undone after
     out = tmp_path / "eval"
     argv = ["eval", "--model", str(tiny_model_dir), "--data", str(mini_world), "--output", str(out)]
-    assert main([*argv, "--max-items", "4", "--max-new-tokens", "2", "--batch-size", "3", "--device", "cpu"]) == 0
+    assert (
+        main([*argv, "--max-items", "4", "--max-new-tokens", "2", "--batch-size", "3", "--device", "cpu"])
+        == 0
+    )
     placement = json.loads((out / "details.json").read_text())["placement"]
     assert placement["device"] == "cpu" and placement["dtype"] == "float32" and placement["batch_size"] == 3
     assert placement["asked"] == {"device": "cpu", "dtype": "auto"}

@@ -31,14 +31,20 @@ def test_report_to_reaches_the_trainer(tmp_path):
 
 
 @pytest.mark.parametrize("tracker", ["tensorboard", "wandb"])
-def test_missing_tracker_is_one_line_naming_the_package(tracker, tiny_model_dir, mini_world, tmp_path, capsys):
+def test_missing_tracker_is_one_line_naming_the_package(
+    tracker, tiny_model_dir, mini_world, tmp_path, capsys
+):
     if importlib.util.find_spec(tracker) is not None:
         pytest.skip(f"{tracker} is installed here")
     out = tmp_path / "u"
     argv = ["unlearn", "--model", str(tiny_model_dir), "--data", str(mini_world), "--method", "npo"]
     assert main([*argv, "--output", str(out), "--report-to", tracker]) == 2
     err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
-    assert len(err) == 1 and f"--report-to {tracker} needs {tracker}" in err[0] and "unlearnkit[tracking]" in err[0]
+    assert (
+        len(err) == 1
+        and f"--report-to {tracker} needs {tracker}" in err[0]
+        and "unlearnkit[tracking]" in err[0]
+    )
     assert not out.exists()
     assert main([*argv, "--output", str(out), "--report-to", "mlflow"]) == 2
     assert "use none, tensorboard or wandb" in capsys.readouterr().err

@@ -639,20 +639,58 @@ def save_model(
     return Path(output)
 
 
+_ARXIV = re.compile(r"arXiv[ :]*(\d{4}\.\d{4,5})", re.IGNORECASE)
+
+
+def hub_base_model(name: str | None) -> str | None:
+    """The Hub id a model was made from, for the card's ``base_model`` (what links the Hub's model
+    tree): ``name`` itself when it is a hub id, else what the local folder's own card names (so a
+    chain tiny-scale local folders -> Llama-3.2-1B keeps pointing at the Hub model); None otherwise."""
+    if not name or name == "tiny":
+        return None
+    if not _is_local(str(name)):
+        return str(name)
+    readme = Path(str(name)).expanduser() / "README.md"
+    if not readme.is_file():
+        return None
+    try:
+        from huggingface_hub import ModelCard
+
+        found = ModelCard.load(readme).data.to_dict().get("base_model")
+    except Exception:  # noqa: BLE001 - an unreadable card names no base
+        return None
+    return found if isinstance(found, str) else None
+
+
 def model_card(provenance: dict[str, Any]) -> str:
-    lines = [
-        "---",
-        "library_name: transformers",
-        "tags: [unlearnkit]",
-        "---",
-        "",
-        f"# {provenance.get('kind', 'model')} made with unlearnkit",
-        "",
-    ]
+    """The folder's README.md, written with ``huggingface_hub.ModelCard``: YAML metadata the Hub reads
+    (``base_model``, ``library_name``, ``tags`` with the method and ``arxiv:<id>`` of its paper,
+    ``unlearning_method``), then how the model was made, every recorded field."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    method = provenance.get("method")
+    paper = str(provenance.get("paper") or "")
+    arxiv = sorted(set(_ARXIV.findall(paper)))
+    kind = str(provenance.get("kind", "model"))
+    tags = ["unlearnkit"]
+    if kind.startswith(("unlearned", "continual", "distilled")):
+        tags.append("machine-unlearning")
+    if method:
+        tags.append(str(method))
+    tags += [f"arxiv:{a}" for a in arxiv]
+    base = hub_base_model(provenance.get("base_model") or provenance.get("teacher"))
+    extra = {"unlearning_method": str(method)} if method else {}
+    if paper:
+        extra["paper"] = paper
+    data = ModelCardData(library_name="transformers", base_model=base, tags=tags, **extra)
+    lines = [f"# {kind} made with unlearnkit", ""]
+    if method:
+        lines += [f"Method: `{method}`" + (f" ({paper})" if paper else "") + ".", ""]
     for key, value in provenance.items():
         if isinstance(value, dict):
             lines.append(f"- **{key}**:")
             lines.extend(f"  - {k}: `{v}`" for k, v in value.items())
         else:
             lines.append(f"- **{key}**: `{value}`")
-    return "\n".join(lines) + "\n"
+    card = ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n")
+    return str(card)

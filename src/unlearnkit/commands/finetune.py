@@ -169,7 +169,12 @@ def run(args: argparse.Namespace) -> int:
     tiny_scale = from_scratch or bool(recorded)
     provenance = {
         "kind": "target" if args.split == "all" else "retain oracle",
-        "base_model": str(Path(args.model).resolve()) if not from_scratch else "tiny",
+        # a local folder as an absolute path; a hub id as it is (the card's base_model links it)
+        "base_model": "tiny"
+        if from_scratch
+        else str(Path(args.model).resolve())
+        if Path(args.model).expanduser().exists()
+        else args.model,
         "data": str(args.data),
         "split": args.split,
         "trained_on": sorted({n for n in names if bench.split(n) and (n != "general" or from_scratch)}),
