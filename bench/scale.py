@@ -142,14 +142,32 @@ def measure(args) -> int:
         max_position_embeddings=2048,
     )
     if args.layers < 16:
-        print(f"bench/scale.py: Llama-3.2-1B's widths with {args.layers} of its 16 layers (memory of this machine)")
+        print(
+            f"bench/scale.py: Llama-3.2-1B's widths with {args.layers} of its 16 layers (memory of this machine)"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "llama-1b.json"
         config.write_text(json.dumps(shape))
         for precision, dtype in (("bf16-true", "bfloat16"), ("bf16", "float32")):
             out = HERE / "results" / f"scale-{precision}.md"
-            cmd = [sys.executable, str(HERE / "speed.py"), "--model-config", str(config), "--precision", precision]
-            cmd += ["--dtype", dtype, "--steps", str(args.steps), "--repeats", "1", "--batch-size", str(args.batch)]
+            cmd = [
+                sys.executable,
+                str(HERE / "speed.py"),
+                "--model-config",
+                str(config),
+                "--precision",
+                precision,
+            ]
+            cmd += [
+                "--dtype",
+                dtype,
+                "--steps",
+                str(args.steps),
+                "--repeats",
+                "1",
+                "--batch-size",
+                str(args.batch),
+            ]
             cmd += ["--max-length", str(args.seq), "--eval-items", "20", "--threads", str(args.threads)]
             cmd += ["--output", str(out), "--only", args.only]
             print("running", " ".join(cmd), flush=True)

@@ -35,7 +35,9 @@ OPTIMIZERS = (
     "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw", "apollo_adamw_layerwise", "stable_adamw",
 )  # fmt: skip
 BNB_OPTIMIZERS = tuple(
-    o for o in OPTIMIZERS if "bnb" in o or o.startswith(("paged_", "lion_")) or o in ("adamw_8bit", "ademamix_8bit")
+    o
+    for o in OPTIMIZERS
+    if "bnb" in o or o.startswith(("paged_", "lion_")) or o in ("adamw_8bit", "ademamix_8bit")
 )
 # The packages behind the other optional optimisers and trackers: name -> (import name, pip extra / package)
 OPTIONAL_PACKAGES = {
@@ -74,7 +76,9 @@ def check_report_to(report_to: str) -> None:
     if report_to != "none":
         module, extra = OPTIONAL_PACKAGES[report_to]
         if not _has_package(module):
-            raise UserError(f"--report-to {report_to} needs {module}, which is not installed: pip install {extra}")
+            raise UserError(
+                f"--report-to {report_to} needs {module}, which is not installed: pip install {extra}"
+            )
 
 
 def _check(cond: bool, name: str, value: Any, rule: str) -> None:

@@ -367,7 +367,9 @@ def _check_dtype_runs(device: str, dtype: str) -> None:
         x = torch.ones(2, 2, dtype=getattr(torch, dtype))
         torch.log_softmax(x @ x, dim=-1).sum().item()
     except RuntimeError as err:
-        raise UserError(f"--dtype {dtype}: the CPU cannot compute in it here ({_first_line(err)}); use float32") from None
+        raise UserError(
+            f"--dtype {dtype}: the CPU cannot compute in it here ({_first_line(err)}); use float32"
+        ) from None
 
 
 def resolve_placement(
@@ -403,8 +405,10 @@ def resolve_placement(
             chosen = declared or "float32"
             if chosen in ("bfloat16", "float16") and (precision is not None or chosen == "bfloat16"):
                 chosen = "bfloat16" if bf16_ok else ("float32" if precision is not None else "float16")
-            why = f"dtype auto: the checkpoint's torch_dtype {declared}" if declared else (
-                "dtype auto: the checkpoint declares no torch_dtype"
+            why = (
+                f"dtype auto: the checkpoint's torch_dtype {declared}"
+                if declared
+                else ("dtype auto: the checkpoint declares no torch_dtype")
             )
             if chosen != (declared or "float32"):
                 why += f", run in {chosen} on {where}"
@@ -435,7 +439,9 @@ def resolve_placement(
     if resolved in ("bf16", "bf16-true") and on_gpu and not bf16_ok:
         raise UserError(f"precision={resolved}: {where} does not support bfloat16; use fp16 or fp32")
     if resolved == "fp16" and not on_gpu:
-        raise UserError("--set precision=fp16 (mixed, with loss scaling) needs a CUDA device; use fp32 or bf16")
+        raise UserError(
+            "--set precision=fp16 (mixed, with loss scaling) needs a CUDA device; use fp32 or bf16"
+        )
     return Placement(where, chosen, device, dtype, why, resolved)
 
 

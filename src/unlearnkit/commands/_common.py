@@ -148,7 +148,9 @@ def placement_of(args, model: str, precision: str | None = None):
     line that says what was chosen and why (stderr, like the notes)."""
     from unlearnkit.models import resolve_placement
 
-    placement = resolve_placement(model, getattr(args, "device", "auto"), getattr(args, "dtype", "auto"), precision)
+    placement = resolve_placement(
+        model, getattr(args, "device", "auto"), getattr(args, "dtype", "auto"), precision
+    )
     asked = getattr(args, "asked_device", None)
     if asked is not None:  # pinned by check_placement_flags: record what the user asked for
         import dataclasses

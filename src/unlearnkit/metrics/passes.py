@@ -159,9 +159,7 @@ def greedy_token_ids(
         longest = max(budgets[i] for i in idx)
         if longest <= 0:
             return  # every prompt of the batch already fills the total cap: empty generations
-        batch = pad_batch(
-            [{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left"
-        )
+        batch = pad_batch([{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left")
         gen = model.generate(
             input_ids=batch["input_ids"].to(device),
             attention_mask=batch["attention_mask"].to(device),
@@ -180,6 +178,7 @@ def greedy_token_ids(
                 while toks and toks[-1] == pad:  # finished rows are padded after their EOS
                     toks.pop()
             out[i] = toks
+
     try:
         in_batches(order, batch_size, run, desc)
     finally:
