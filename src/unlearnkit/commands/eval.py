@@ -6,12 +6,16 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
     add_trust_remote_code,
     check_data,
+    check_placement_flags,
     is_model_dir,
     is_named_data,
     load_data,
     note,
+    placement_of,
+    print_placement,
     split_file,
     split_sources,
     torch_threads,
@@ -72,6 +76,7 @@ def add_parser(subparsers) -> None:
         help="cap prompt + generation at N tokens, TOFU's original rule (default: off; closer-look: 200)",
     )
     e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(e, batch_size=True)
     add_trust_remote_code(e)
 
 
@@ -79,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 
+    check_placement_flags(args)
     if args.protocol in ("muse", "wmdp"):
         return _eval_muse_wmdp(args)
     if args.max_new_tokens < 1:
@@ -146,16 +152,21 @@ def run(args: argparse.Namespace) -> int:
     for text in notes:
         note(text)
     torch_threads()
+    placement = placement_of(args, args.model)
+    print_placement(placement, f"batch size {settings.batch_size}")
     if args.retain_model and oracle_trs is None:
-        oracle, otok = load(args.retain_model, args.trust_remote_code)
+        oracle, otok = load(
+            args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
+        )
         _, odetails = evaluate(oracle, otok, _forget_only(bench), settings)
         oracle_trs = odetails["forget"].get("truth_ratios")
         del oracle
     resolution = None
     if args.original_model:
         resolution = original_resolution(args, bench, settings, oracle_trs, original_eval)
-    model = load_model(args.model, args.trust_remote_code)
+    model = load_model(args.model, args.trust_remote_code, **placement.load_kwargs())
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
+    details["placement"] = {**placement.record(), "batch_size": settings.batch_size}
     if resolution is not None:
         add_resolution(metrics, details, resolution)
     if args.protocol == "closer-look":
@@ -265,6 +276,8 @@ def eval_settings(args: argparse.Namespace):
     from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings
 
     given = {"max_new_tokens": args.max_new_tokens}
+    if getattr(args, "batch_size", None) is not None:
+        given["batch_size"] = args.batch_size
     if args.max_items is not None:
         given["max_items"] = args.max_items
     if args.max_total_tokens is not None:
@@ -318,10 +331,12 @@ def _eval_muse_wmdp(args) -> int:
     if args.retain_model and args.protocol == "wmdp":
         note("--retain-model is not used by --protocol wmdp (accuracies need no oracle); ignored")
     torch_threads()
+    placement = placement_of(args, args.model)
+    print_placement(placement)
     if args.protocol == "wmdp":
         from unlearnkit.protocols.wmdp import evaluate_local_mc, evaluate_wmdp
 
-        model, tokenizer = load(args.model, args.trust_remote_code)
+        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
         if bench is None:
             metrics, details = evaluate_wmdp(model, tokenizer)
         else:
@@ -336,7 +351,9 @@ def _eval_muse_wmdp(args) -> int:
         reference_auc, reference = None, None
         if args.retain_model and is_model_dir(args.retain_model):
             check_model_path(args.retain_model, flag="--retain-model")
-            oracle, otok = load(args.retain_model, args.trust_remote_code)
+            oracle, otok = load(
+                args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
+            )
             reference_auc, odet = privleak_auc(
                 oracle,
                 otok,
@@ -354,12 +371,13 @@ def _eval_muse_wmdp(args) -> int:
         elif args.retain_model:
             reference_auc = load_reference_auc(args.retain_model)  # a number or a MUSE metrics.json
             reference = {"source": str(args.retain_model), "auc": reference_auc}
-        model, tokenizer = load(args.model, args.trust_remote_code)
+        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
         metrics, details = evaluate_muse(model, tokenizer, bench, settings, reference_auc)
         _note_cuts(details["truncation"])
         details["data"] = describe(bench)
         if reference is not None:
             details["privleak_reference"] = reference
+    details["placement"] = placement.record()
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)
@@ -420,6 +438,14 @@ def _note_cuts(truncation: dict) -> None:
                 f"MUSE {part}: {cut['cut']} of {cut['of']} {what} cut to {cut['limit']} tokens to fit the "
                 f"model ({cut['tokens_dropped']} tokens dropped in all); see details.json truncation"
             )
+
+
+def _oracle_placement(args, placement):
+    """The retain oracle runs where the model does, in the dtype ``--dtype`` resolves to for its own
+    checkpoint (the same rule, so an auto bf16 model is compared with an auto bf16 oracle)."""
+    from unlearnkit.models import resolve_placement
+
+    return resolve_placement(args.retain_model, placement.device, args.dtype)
 
 
 def _forget_only(bench):

@@ -7,17 +7,26 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
+    add_training_flags,
     add_trust_remote_code,
+    apply_training_flags,
     check_data,
+    check_placement_flags,
     check_split_lengths,
     checkpointed_training,
     load_data,
     note,
     overrides,
+    placement_of,
+    print_placement,
     resume_point,
     split_sources,
     torch_threads,
+    training_choices,
+    training_files,
     training_fingerprint,
+    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -50,6 +59,8 @@ def add_parser(subparsers) -> None:
     f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     f.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    add_placement_flags(f)
+    add_training_flags(f)
     add_trust_remote_code(f)
 
 
@@ -65,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         user["save_every"] = args.save_every
+    apply_training_flags(args, user)
+    check_placement_flags(args)
     # the defaults are constants of finetune.py, which imports the Trainer: read them after the checks
     build_configs(MethodConfig, dict(user, seed=args.seed))
     check_output_dir(args.output, args.overwrite)
@@ -156,16 +169,20 @@ def run(args: argparse.Namespace) -> int:
     files.update({f"replay:{p}": p for p in replay})
     fingerprint = training_fingerprint("finetune", args.model, files, cfg, split=args.split)
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
+    import dataclasses
+
+    placement = placement_of(args, None if from_scratch else args.model, cfg.precision)
+    cfg = dataclasses.replace(cfg, precision=placement.precision)
     if not from_scratch:
-        model = load_model(args.model, args.trust_remote_code)
+        model = load_model(args.model, args.trust_remote_code, dtype=placement.torch_dtype)
+    else:
+        model = model.to(placement.torch_dtype)
+    print_placement(placement, training_choices(cfg))
     asked = LearnedSettings(max_items=args.check_items, seed=args.seed)
     # general knowledge is never fine-tuned on from a base: ask the base first, to say how much it kept
     general = [r for r in bench.general if "question" in r] if not from_scratch and args.check_items else []
     if general:
-        import torch
-
-        if torch.cuda.is_available():  # where the Trainer puts it anyway: never generate with a 7B on CPU
-            model.to("cuda")
+        model.to(placement.device)  # where the Trainer puts it anyway: never generate with a 7B on CPU
     base_general = general_scores(model, tokenizer, fmt, general, asked) if general else None
 
     def train(work: Path, resume: bool):
@@ -175,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
     tiny_scale = from_scratch or bool(recorded)
     provenance = {
         "kind": "target" if args.split == "all" else "retain oracle",
-        "base_model": str(Path(args.model).resolve()) if not from_scratch else "tiny",
+        # a local folder as an absolute path; a hub id as it is (the card's base_model links it)
+        "base_model": "tiny"
+        if from_scratch
+        else str(Path(args.model).resolve())
+        if Path(args.model).expanduser().exists()
+        else args.model,
         "data": str(args.data),
         "split": args.split,
         "trained_on": sorted({n for n in names if bench.split(n) and (n != "general" or from_scratch)}),
@@ -183,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
         "train_loss": result.train_loss,
         "compute": result.compute,  # the oracle's is the denominator of compute_fraction
         "config": vars(cfg),
+        "placement": training_record(placement, cfg),
         **({"unlearn_defaults": tiny_unlearn_defaults(cfg.max_length)} if tiny_scale else {}),
         **({"trained_on_general_parts": sorted(parts)} if from_scratch and parts else {}),
     }
@@ -192,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check_items:
         learned = measure_learned(result.model, tokenizer, fmt, trained, asked, general, base_general)
         provenance["learned"] = learned.as_dict()
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+    files = training_files(getattr(result, "log_history", None))
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
     shutil.rmtree(work_dir_of(out), ignore_errors=True)
     # Trainer's training_loss: the mean over the run's optimiser steps (since resuming, after a resume)
     since = " over the steps since resuming" if resume_from is not None else ""
