@@ -42,18 +42,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-# Llama-3.2-1B's config.json (meta-llama/Llama-3.2-1B), less the RoPE scaling (irrelevant to memory/time).
-LLAMA_1B = dict(
-    hidden_size=2048,
-    intermediate_size=8192,
-    num_hidden_layers=16,
-    num_attention_heads=32,
-    num_key_value_heads=8,
-    vocab_size=128256,
-    tie_word_embeddings=True,
-    max_position_embeddings=2048,
-    rope_theta=500000.0,
-)
+from speed import MODEL_CONFIGS  # noqa: E402  (bench/ is on the path)
+
+# Llama-3.2-1B's config.json (meta-llama/Llama-3.2-1B): speed.py's shape plus its RoPE base.
+LLAMA_1B = {**MODEL_CONFIGS["llama-1b"], "rope_theta": 500000.0}
 STEPS = ["--set", "max_steps=4", "--set", "batch_size=4", "--set", "grad_accum=1", "--no-collapse-guard"]
 UNLEARN_RUNS = {
     "asu / copy": ("asu", ["--set", "reference=copy"]),
