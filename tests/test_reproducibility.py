@@ -29,20 +29,14 @@ def results(tmp_path_factory):
 
 
 def test_sequence_reduction_gives_the_same_run_in_every_layout(results):
-    known = []  # ASU-KL departs on the world-format-5 mini world (see test_reference.ASU_KL_CACHE_DIVERGES)
     for family in repro.FAMILIES:
         row = results["table"][repro.key(family, "sequence")]
         for layout in ("4x2", "2proc x 4"):
             cell = row[layout]
             assert cell["steps"] == 2, (family, layout, cell)
-            if family == "asu_kl" and not repro.holds(cell):
-                known.append((layout, cell))
-                continue
             assert repro.holds(cell), (family, layout, cell)
             assert cell["update"] > 100 * LAYOUT_WEIGHT_ATOL, (family, cell)  # the weights really moved
         assert row["2proc x 4"]["rank_diff"] == 0.0, family  # DDP: both ranks hold the same weights
-    if known:
-        pytest.xfail(f"known, open: ASU-KL differs across layouts on this mini world: {known}")
 
 
 def test_token_reduction_depends_on_how_the_batch_is_split(results):
