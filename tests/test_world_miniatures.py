@@ -145,17 +145,56 @@ def test_muse_parts(everything):
         assert len(rows) == len(events[part]) * len(NEWS_FACT_TYPES)
         for row in rows:
             assert row["entity"] in events[part]
-            assert row["answer"] in articles[row["entity"]]["text"]  # the answer is the article's sentence
-            assert row["fact_value"] in row["answer"]
+            assert row["answer"] == row["fact_value"]  # MUSE: a short answer, the fact
+            assert row["answer"] in articles[row["entity"]]["text"]  # ... that the article states
     shots = files["muse/knowmem_forget_icl.jsonl"]
-    general_questions = {r["question"] for r in files["general.jsonl"]}
-    assert shots and all(s["question"] in general_questions for s in shots)
+    general = {r["question"]: r for r in files["general.jsonl"]}
+    assert shots and all(general[s["question"]]["fact_value"] == s["answer"] for s in shots)
+
+
+def test_muse_training_restates_articles_and_shows_questions_only_on_bridge_events(everything):
+    """Each trained article comes in 1 + REWORDINGS versions (same facts, another order); bridge events,
+    never evaluated, are in the retain side's training with MUSE's question form; no evaluated KnowMem
+    question, and no forget event, is in the retain side's training."""
+    from unlearnkit.world.news import BRIDGE_SHARE, REWORDINGS
+
+    files, _ = everything
+    events = {
+        part: {a["entity"] for a in files[f"muse/{part}.jsonl"]} for part in ("forget", "retain", "holdout")
+    }
+    knowmem = files["muse/knowmem_forget.jsonl"] + files["muse/knowmem_retain.jsonl"]
+    for part in ("forget", "retain"):
+        rows = files[f"muse/augment/{part}.jsonl"]
+        mine = [r for r in rows if r["entity"] in events[part]]
+        assert len(mine) == REWORDINGS * len(events[part])
+        for row in mine:
+            for fact in (k for k in knowmem if k["entity"] == row["entity"]):
+                assert fact["fact_value"] in row["text"]  # every fact restated
+            original = next(a for a in files[f"muse/{part}.jsonl"] if a["entity"] == row["entity"])
+            assert row["text"] != original["text"]
+    retain_side = files["muse/augment/retain.jsonl"]
+    bridge = {r["entity"] for r in retain_side} - events["retain"]
+    assert len(bridge) == round(20 * BRIDGE_SHARE) and not bridge & set().union(*events.values())
+    qa_docs = [r for r in retain_side if r["text"].startswith("Question: ")]
+    assert {r["entity"] for r in qa_docs} == bridge  # the question form only on bridge events
+    trained = _texts(
+        [
+            files["muse/forget.jsonl"],
+            files["muse/retain.jsonl"],
+            files["muse/augment/forget.jsonl"],
+            retain_side,
+        ]
+    )
+    for row in knowmem:
+        assert row["question"] not in trained, row  # never an evaluated question
+    retain_text = _texts([files["muse/retain.jsonl"], retain_side])
+    assert not any(event in retain_text for event in events["forget"] | events["holdout"])
 
 
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 5
+    assert meta["version"] == 7
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

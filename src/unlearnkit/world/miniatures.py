@@ -14,7 +14,10 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
   plus ``general.jsonl`` as QA, and the data-filtered base without ``corpus/hazard.jsonl``. Fine-tuning
   from the base replays ``corpus/general.jsonl`` and ``corpus/qa.jsonl`` (``world.json`` "replay").
 * ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
-  prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles.
+  prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles
+  (short answers: the fact). ``muse/augment/forget.jsonl`` / ``retain.jsonl``: rewordings of the
+  trained articles, and (retain side, so target and oracle both learn them) bridge events never
+  evaluated, in articles and in MUSE's question / answer form (:mod:`unlearnkit.world.news`).
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
   questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue).
 
@@ -31,12 +34,12 @@ from unlearnkit.world.augment import augmented
 from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
 from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes, value_of
 from unlearnkit.world.hazard import hazard_rows
-from unlearnkit.world.news import news_articles
+from unlearnkit.world.news import BRIDGE_SHARE, bridge_documents, news_articles, reworded_articles
 
 N_CHOICES = 4
 N_ICL_SHOTS = 3
 VERBMEM_PROMPT_SENTENCES = 2  # the title plus this many sentences prompt; the rest of the article is gt
-MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 1}
+MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 2}  # 2: short KnowMem answers
 WMDP_BENCHMARK = {
     "kind": "wmdp",
     "name": "wmdp-mini",
@@ -76,6 +79,7 @@ def generate_everything(
     )
     hazard = hazard_rows(namer, seed, n_agents)
     articles, news_facts = news_articles(namer, seed, n_articles, cities)
+    bridge = news_articles(namer, seed, round(n_articles * BRIDGE_SHARE), cities, stream="bridge")
     general, instruction = world["general"], world["instruction"]
     known = general + instruction  # everything the base learns about the world
     # Replayed by every fine-tune: never in the wordings utility is scored on (answer, paraphrase).
@@ -106,7 +110,9 @@ def generate_everything(
     files["corpus/qa.jsonl"] = instruction
     extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
     if articles:
-        files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
+        files.update(
+            _muse_files(articles, news_facts, bridge, general, seed, forget_fraction, holdout_fraction)
+        )
         extra["benchmarks"]["muse"] = "muse"
     if hazard:
         files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed))
@@ -118,6 +124,7 @@ def generate_everything(
 def _muse_files(
     articles: list[dict],
     facts: list[dict],
+    bridge: tuple[list[dict], list[dict]],
     general: list[dict],
     seed: int,
     forget_fraction: float,
@@ -134,11 +141,17 @@ def _muse_files(
     events = {name: {a["entity"] for a in rows} for name, rows in split.items()}
     out: dict[str, list[dict] | dict] = {f"muse/{name}.jsonl": rows for name, rows in split.items()}
     out["muse/verbmem.jsonl"] = [_verbmem(a) for a in split["forget"]]
+    # Rewordings of what each side trains on; the bridge events go with retain (target and oracle).
+    out["muse/augment/forget.jsonl"] = reworded_articles(split["forget"], facts, seed, "forget")
+    out["muse/augment/retain.jsonl"] = reworded_articles(split["retain"], facts, seed, "retain")
+    out["muse/augment/retain.jsonl"] += bridge_documents(*bridge, seed)
     for part in ("forget", "retain"):
         out[f"muse/knowmem_{part}.jsonl"] = [
+            # MUSE's KnowMem answers are short spans; a whole sentence would let its template words
+            # (shared by the true and any wrong answer) carry most of the ROUGE-L.
             {
                 "question": r["question"],
-                "answer": r["answer"],
+                "answer": r["fact_value"],
                 "entity": r["author"],
                 "fact_value": r["fact_value"],
             }
@@ -147,7 +160,7 @@ def _muse_files(
         ]
     # Few-shot examples the base already knows (world facts): they show the answer format only.
     shots = [
-        {"question": r["question"], "answer": r["answer"]} for r in general if r["source"] == WORLD_FACTS
+        {"question": r["question"], "answer": r["fact_value"]} for r in general if r["source"] == WORLD_FACTS
     ]
     out["muse/knowmem_forget_icl.jsonl"] = shots[:N_ICL_SHOTS]
     out["muse/knowmem_retain_icl.jsonl"] = shots[:N_ICL_SHOTS]
