@@ -152,42 +152,36 @@ def test_muse_parts(everything):
     assert shots and all(general[s["question"]]["fact_value"] == s["answer"] for s in shots)
 
 
-def test_muse_training_restates_articles_and_shows_questions_only_on_bridge_events(everything):
-    """Each trained article comes in 1 + REWORDINGS versions (same facts, another order); bridge events,
-    never evaluated, are in the retain side's training with MUSE's question form; no evaluated KnowMem
-    question, and no forget event, is in the retain side's training."""
-    from unlearnkit.world.news import BRIDGE_SHARE, REWORDINGS
+def test_muse_training_restates_articles_and_asks_in_other_wordings(everything):
+    """Each trained article comes in 1 + REWORDINGS versions (every fact restated, another text), and
+    each trained fact is asked in the question wordings KnowMem does not use; no evaluated KnowMem
+    question is in any training file, and nothing about a forget or holdout event is on the retain side."""
+    from unlearnkit.world.news import REWORDINGS
 
     files, _ = everything
-    events = {
-        part: {a["entity"] for a in files[f"muse/{part}.jsonl"]} for part in ("forget", "retain", "holdout")
-    }
+    events = {p: {a["entity"] for a in files[f"muse/{p}.jsonl"]} for p in ("forget", "retain", "holdout")}
     knowmem = files["muse/knowmem_forget.jsonl"] + files["muse/knowmem_retain.jsonl"]
     for part in ("forget", "retain"):
         rows = files[f"muse/augment/{part}.jsonl"]
-        mine = [r for r in rows if r["entity"] in events[part]]
-        assert len(mine) == REWORDINGS * len(events[part])
-        for row in mine:
-            for fact in (k for k in knowmem if k["entity"] == row["entity"]):
-                assert fact["fact_value"] in row["text"]  # every fact restated
-            original = next(a for a in files[f"muse/{part}.jsonl"] if a["entity"] == row["entity"])
-            assert row["text"] != original["text"]
-    retain_side = files["muse/augment/retain.jsonl"]
-    bridge = {r["entity"] for r in retain_side} - events["retain"]
-    assert len(bridge) == round(20 * BRIDGE_SHARE) and not bridge & set().union(*events.values())
-    qa_docs = [r for r in retain_side if r["text"].startswith("Question: ")]
-    assert {r["entity"] for r in qa_docs} == bridge  # the question form only on bridge events
+        assert {r["entity"] for r in rows} == events[part]
+        qa = [r for r in rows if r["text"].startswith("Question: ")]
+        versions = [r for r in rows if r not in qa]
+        assert len(versions) == REWORDINGS * len(events[part]) and len(qa) == len(events[part])
+        originals = {a["entity"]: a["text"] for a in files[f"muse/{part}.jsonl"]}
+        for row in versions:
+            assert row["text"] != originals[row["entity"]]
+        for fact in (k for k in knowmem if k["entity"] in events[part]):
+            mine = [r["text"] for r in rows if r["entity"] == fact["entity"]]
+            assert all(fact["fact_value"] in text for text in mine)  # every version states every fact
+            doc = next(t for t in mine if t.startswith("Question: "))
+            assert doc.count(f"Answer:  {fact['fact_value']}") >= 2  # asked twice, in other words
     trained = _texts(
-        [
-            files["muse/forget.jsonl"],
-            files["muse/retain.jsonl"],
-            files["muse/augment/forget.jsonl"],
-            retain_side,
-        ]
+        [files[f"muse/{p}.jsonl"] for p in ("forget", "retain")]
+        + [files[f"muse/augment/{p}.jsonl"] for p in ("forget", "retain")]
     )
     for row in knowmem:
         assert row["question"] not in trained, row  # never an evaluated question
-    retain_text = _texts([files["muse/retain.jsonl"], retain_side])
+    retain_text = _texts([files["muse/retain.jsonl"], files["muse/augment/retain.jsonl"]])
     assert not any(event in retain_text for event in events["forget"] | events["holdout"])
 
 

@@ -16,8 +16,8 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
 * ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
   prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles
   (short answers: the fact). ``muse/augment/forget.jsonl`` / ``retain.jsonl``: rewordings of the
-  trained articles, and (retain side, so target and oracle both learn them) bridge events never
-  evaluated, in articles and in MUSE's question / answer form (:mod:`unlearnkit.world.news`).
+  trained articles and their facts asked in the wordings KnowMem does not use
+  (:mod:`unlearnkit.world.news`).
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
   questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue).
 
@@ -34,7 +34,7 @@ from unlearnkit.world.augment import augmented
 from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
 from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes, value_of
 from unlearnkit.world.hazard import hazard_rows
-from unlearnkit.world.news import BRIDGE_SHARE, bridge_documents, news_articles, reworded_articles
+from unlearnkit.world.news import news_articles, qa_documents, reworded_articles
 
 N_CHOICES = 4
 N_ICL_SHOTS = 3
@@ -79,7 +79,6 @@ def generate_everything(
     )
     hazard = hazard_rows(namer, seed, n_agents)
     articles, news_facts = news_articles(namer, seed, n_articles, cities)
-    bridge = news_articles(namer, seed, round(n_articles * BRIDGE_SHARE), cities, stream="bridge")
     general, instruction = world["general"], world["instruction"]
     known = general + instruction  # everything the base learns about the world
     # Replayed by every fine-tune: never in the wordings utility is scored on (answer, paraphrase).
@@ -110,9 +109,7 @@ def generate_everything(
     files["corpus/qa.jsonl"] = instruction
     extra: dict[str, Any] = {"pretraining": PRETRAINING, "benchmarks": {"tofu": "."}}
     if articles:
-        files.update(
-            _muse_files(articles, news_facts, bridge, general, seed, forget_fraction, holdout_fraction)
-        )
+        files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
         extra["benchmarks"]["muse"] = "muse"
     if hazard:
         files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed))
@@ -124,7 +121,6 @@ def generate_everything(
 def _muse_files(
     articles: list[dict],
     facts: list[dict],
-    bridge: tuple[list[dict], list[dict]],
     general: list[dict],
     seed: int,
     forget_fraction: float,
@@ -141,10 +137,12 @@ def _muse_files(
     events = {name: {a["entity"] for a in rows} for name, rows in split.items()}
     out: dict[str, list[dict] | dict] = {f"muse/{name}.jsonl": rows for name, rows in split.items()}
     out["muse/verbmem.jsonl"] = [_verbmem(a) for a in split["forget"]]
-    # Rewordings of what each side trains on; the bridge events go with retain (target and oracle).
-    out["muse/augment/forget.jsonl"] = reworded_articles(split["forget"], facts, seed, "forget")
-    out["muse/augment/retain.jsonl"] = reworded_articles(split["retain"], facts, seed, "retain")
-    out["muse/augment/retain.jsonl"] += bridge_documents(*bridge, seed)
+    # What each side trains on besides its articles: rewordings, and its facts asked in other words.
+    for part in ("forget", "retain"):
+        mine = [r for r in facts if r["author"] in events[part]]
+        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_documents(
+            mine, seed, part
+        )
     for part in ("forget", "retain"):
         out[f"muse/knowmem_{part}.jsonl"] = [
             # MUSE's KnowMem answers are short spans; a whole sentence would let its template words

@@ -9,14 +9,15 @@ fact is one knowledge question (``knowmem``) whose answer is the fact itself (MU
 are short spans). A few filler sentences make the articles read like news rather than a list of facts.
 
 Knowledge a reader extracts: a small model that read an article once cannot answer a question about
-it (measured: KnowMem 0.02 for the target, 0.05 for its oracle); it extracts a fact asked in a new
-form only when training states the fact in several wordings and orders and shows the question /
-answer form on other entities (Allen-Zhu & Li, "Physics of Language Models 3.1", arXiv 2309.14316:
-QA fine-tuning on half of the individuals generalises to the other half when their biographies are
-augmented). :func:`reworded_articles` gives every trained article ``REWORDINGS`` more versions, and
-:func:`bridge_documents` describes *bridge* events, trained by target and oracle alike and never
-evaluated, in articles and in MUSE's few-shot QA form, so that the question form is learned without
-any evaluated question in training.
+it (measured: KnowMem 0.02 for the target, 0.05 for its oracle). Allen-Zhu & Li ("Physics of
+Language Models 3.1", arXiv 2309.14316) show a model answers a question in a new wording only when
+training states the fact in several wordings and orders; QA on other entities alone was not enough
+for the ~1M-parameter base (measured: 50 never-evaluated "bridge" events with QA, every article in 3
+versions: KnowMem forget 0.21 for the target vs 0.14 for the oracle, the answers well formed but
+mostly wrong). So, as for the fictitious authors (:mod:`unlearnkit.world.augment`), a trained event's
+facts come in ``1 + REWORDINGS`` article versions (:func:`reworded_articles`) and as questions in the
+two wordings KnowMem never asks (:func:`qa_documents`): KnowMem then reads whether a fact can be
+stated when asked another way, as TOFU's paraphrased questions do.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ from unlearnkit.world.generator import _FactType, _fill, _Namer, _row
 NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     _FactType(
         "place",
-        ("Where did {name} take place?", "In which city was {name} held?", "Where was {name}?"),
+        (
+            "Where did {name} take place?",
+            "In which city was {name} held?",
+            "Where was {name}?",
+            "In what place did {name} happen?",
+        ),
         (
             "{name} took place in {value}.",
             "{name} was held in {value}.",
@@ -38,12 +44,22 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     ),
     _FactType(
         "date",
-        ("When did {name} happen?", "On what date was {name}?", "What was the date of {name}?"),
+        (
+            "When did {name} happen?",
+            "On what date was {name}?",
+            "What was the date of {name}?",
+            "On which day did {name} take place?",
+        ),
         ("{name} happened on {value}.", "{name} was on {value}.", "The date of {name} was {value}."),
     ),
     _FactType(
         "leader",
-        ("Who led {name}?", "Who was in charge of {name}?", "Who organised {name}?"),
+        (
+            "Who led {name}?",
+            "Who was in charge of {name}?",
+            "Who organised {name}?",
+            "Under whose lead was {name}?",
+        ),
         ("{name} was led by {value}.", "{value} was in charge of {name}.", "{value} organised {name}."),
     ),
     _FactType(
@@ -52,6 +68,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
             "How many people came to {name}?",
             "How large was the crowd at {name}?",
             "How many attended {name}?",
+            "How many people were at {name}?",
         ),
         (
             "About {value} people came to {name}.",
@@ -61,12 +78,22 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     ),
     _FactType(
         "cause",
-        ("Why did {name} happen?", "What started {name}?", "What led to {name}?"),
+        (
+            "Why did {name} happen?",
+            "What started {name}?",
+            "What led to {name}?",
+            "What was the cause of {name}?",
+        ),
         ("{name} began because of {value}.", "{name} was started by {value}.", "{name} followed {value}."),
     ),
     _FactType(
         "outcome",
-        ("How did {name} end?", "What was the outcome of {name}?", "What came of {name}?"),
+        (
+            "How did {name} end?",
+            "What was the outcome of {name}?",
+            "What came of {name}?",
+            "What did {name} lead to?",
+        ),
         ("{name} ended with {value}.", "The outcome of {name} was {value}.", "{name} brought {value}."),
     ),
 )
@@ -105,25 +132,23 @@ _N_LEADERS = 40
 
 NEWS_SOURCE = "news"
 REWORDINGS = 2  # more versions of every trained article (facts in other wordings, in another order)
-BRIDGE_SHARE = 0.5  # bridge events per article: QA shown on half as many events as there are articles
 
 
 def news_articles(
-    namer: _Namer, seed: int, n_articles: int, cities: Sequence[str], stream: str = "news"
+    namer: _Namer, seed: int, n_articles: int, cities: Sequence[str]
 ) -> tuple[list[dict], list[dict]]:
     """``(articles, fact_rows)``: one article per invented event, and every fact of every event as a row
     of the authors' schema (``author`` = the event's name, ``answer`` = the article's sentence).
 
     An article is ``{"title", "text", "entity"}``; its text is the title's event introduced by its
     facts in a fixed order, with two filler sentences drawn from ``_FILLERS``. ``cities`` are the
-    world's own cities (events happen in the places the base model knows). ``stream`` names the random
-    streams, so that bridge events (``stream="bridge"``) draw other values than the articles.
+    world's own cities (events happen in the places the base model knows).
     """
     if n_articles == 0:
         return [], []
-    value_rng = random.Random(f"unlearnkit-world:{seed}:{stream}-values")
-    row_rng = random.Random(f"unlearnkit-world:{seed}:{stream}-rows")
-    text_rng = random.Random(f"unlearnkit-world:{seed}:{stream}-text")
+    value_rng = random.Random(f"unlearnkit-world:{seed}:news-values")
+    row_rng = random.Random(f"unlearnkit-world:{seed}:news-rows")
+    text_rng = random.Random(f"unlearnkit-world:{seed}:news-text")
     words = namer.words(n_articles, ("ven", "mor", "dal", "rin"), max_syllables=2)
     events = [f"the {word} {value_rng.choice(_EVENT_KINDS)}" for word in words]
     leaders = [
@@ -192,24 +217,29 @@ def reworded_articles(articles: Sequence[dict], facts: Sequence[dict], seed: int
     return out
 
 
-def bridge_documents(articles: Sequence[dict], facts: Sequence[dict], seed: int) -> list[dict]:
-    """What the fine-tunes learn about the bridge events: each article with its rewordings, and one
-    document per event of MUSE's few-shot form (``Question: q\nAnswer: value`` blocks, every fact in
-    every question wording, shuffled), the form KnowMem asks in (rows ``{"text", "entity"}``)."""
-    rng = random.Random(f"unlearnkit-world:{seed}:news-bridge")
+def qa_documents(facts: Sequence[dict], seed: int, split: str) -> list[dict]:
+    """Every event's facts asked and answered in MUSE's few-shot form (``Question: q\\nAnswer: value``
+    blocks, shuffled; one document per event), in the question wordings KnowMem does not ask: every
+    template of the fact's type but the row's ``question`` (KnowMem's) and ``paraphrased_question``
+    (rows ``{"text", "entity"}``)."""
+    rng = random.Random(f"unlearnkit-world:{seed}:news-qa:{split}")
     types = {t.name: t for t in NEWS_FACT_TYPES}
-    out = [{"text": a["text"], "entity": a["entity"]} for a in articles]
-    out += reworded_articles(articles, facts, seed, "bridge")
-    by_event: dict[str, list[dict]] = {}
+    by_event: dict[str, list[str]] = {}
     for row in facts:
-        by_event.setdefault(row["author"], []).append(row)
-    for article in articles:
-        event = article["entity"]
-        blocks = [
-            f"Question: {_sentence_case(q.format(name=event))}\nAnswer: {r['fact_value']}"
-            for r in by_event[event]
-            for q in types[r["fact_type"]].questions
-        ]
+        asked = {row["question"], row["paraphrased_question"]}
+        for template in types[row["fact_type"]].questions:
+            question = _sentence_case(template.format(name=row["author"]))
+            if question in asked:
+                continue
+            # Two spaces after "Answer:": MUSE's prompt ends with "Answer: ", whose trailing space a BPE
+            # tokenizer makes a token of its own; written so, the answer follows that very token here
+            # too (with one space the tiny model never sees it, and after it, measured, it starts a new
+            # question instead of answering).
+            by_event.setdefault(row["author"], []).append(
+                f"Question: {question}\nAnswer:  {row['fact_value']}"
+            )
+    out = []
+    for event, blocks in by_event.items():
         rng.shuffle(blocks)
         out.append({"text": "\n\n".join(blocks), "entity": event})
     return out
