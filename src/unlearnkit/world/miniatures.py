@@ -34,7 +34,7 @@ from unlearnkit.world.augment import augmented
 from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
 from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes, value_of
 from unlearnkit.world.hazard import hazard_rows
-from unlearnkit.world.news import news_articles, qa_documents, reworded_articles
+from unlearnkit.world.news import news_articles, qa_rows, reworded_articles
 
 N_CHOICES = 4
 N_ICL_SHOTS = 3
@@ -140,9 +140,7 @@ def _muse_files(
     # What each side trains on besides its articles: rewordings, and its facts asked in other words.
     for part in ("forget", "retain"):
         mine = [r for r in facts if r["author"] in events[part]]
-        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_documents(
-            mine, seed, part
-        )
+        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_rows(mine)
     for part in ("forget", "retain"):
         out[f"muse/knowmem_{part}.jsonl"] = [
             # MUSE's KnowMem answers are short spans; a whole sentence would let its template words

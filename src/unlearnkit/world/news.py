@@ -16,8 +16,8 @@ for the ~1M-parameter base (measured: 50 never-evaluated "bridge" events with QA
 versions: KnowMem forget 0.21 for the target vs 0.14 for the oracle, the answers well formed but
 mostly wrong). So, as for the fictitious authors (:mod:`unlearnkit.world.augment`), a trained event's
 facts come in ``1 + REWORDINGS`` article versions (:func:`reworded_articles`) and as questions in the
-two wordings KnowMem never asks (:func:`qa_documents`): KnowMem then reads whether a fact can be
-stated when asked another way, as TOFU's paraphrased questions do.
+two wordings KnowMem never asks (:func:`qa_rows`): KnowMem then reads whether a fact can be stated
+when asked another way, as TOFU's paraphrased questions do.
 """
 
 from __future__ import annotations
@@ -217,31 +217,25 @@ def reworded_articles(articles: Sequence[dict], facts: Sequence[dict], seed: int
     return out
 
 
-def qa_documents(facts: Sequence[dict], seed: int, split: str) -> list[dict]:
-    """Every event's facts asked and answered in MUSE's few-shot form (``Question: q\\nAnswer: value``
-    blocks, shuffled; one document per event), in the question wordings KnowMem does not ask: every
-    template of the fact's type but the row's ``question`` (KnowMem's) and ``paraphrased_question``
-    (rows ``{"text", "entity"}``)."""
-    rng = random.Random(f"unlearnkit-world:{seed}:news-qa:{split}")
+def qa_rows(facts: Sequence[dict]) -> list[dict]:
+    """Every event's facts as question / answer rows in the question wordings KnowMem does not ask:
+    every template of the fact's type but the row's ``question`` (KnowMem's) and
+    ``paraphrased_question`` (rows ``{"question", "answer", "entity"}``; fine-tuned with the loss on
+    the answer only, as the authors' QA).
+
+    The answer starts with a space: MUSE's prompt ends with ``"Answer: "``, whose trailing space a BPE
+    tokenizer makes a token of its own, so a fine-tune's ``"Answer:" + " " + answer`` then puts the
+    answer after that very token too (measured: with the usual one space the tiny model never meets
+    the lone space token, and after it starts a new question instead of answering).
+    """
     types = {t.name: t for t in NEWS_FACT_TYPES}
-    by_event: dict[str, list[str]] = {}
+    out = []
     for row in facts:
         asked = {row["question"], row["paraphrased_question"]}
         for template in types[row["fact_type"]].questions:
-            question = _sentence_case(template.format(name=row["author"]))
-            if question in asked:
-                continue
-            # Two spaces after "Answer:": MUSE's prompt ends with "Answer: ", whose trailing space a BPE
-            # tokenizer makes a token of its own; written so, the answer follows that very token here
-            # too (with one space the tiny model never sees it, and after it, measured, it starts a new
-            # question instead of answering).
-            by_event.setdefault(row["author"], []).append(
-                f"Question: {question}\nAnswer:  {row['fact_value']}"
-            )
-    out = []
-    for event, blocks in by_event.items():
-        rng.shuffle(blocks)
-        out.append({"text": "\n\n".join(blocks), "entity": event})
+            question = template.format(name=row["author"])
+            if question not in asked:
+                out.append({"question": question, "answer": " " + row["fact_value"], "entity": row["author"]})
     return out
 
 
