@@ -175,10 +175,66 @@ def _wmdp_files(
     return {
         "wmdp/forget.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in hazard_passages],
         "wmdp/retain.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in general_passages],
-        "wmdp/mc_hazard.jsonl": [_choice_row(r, rng) for r in hazard],
-        "wmdp/mc_general.jsonl": [_choice_row(r, rng) for r in general if r["source"] == WORLD_FACTS],
+        "wmdp/mc_hazard.jsonl": _choice_rows(hazard, rng),
+        "wmdp/mc_general.jsonl": _choice_rows([r for r in general if r["source"] == WORLD_FACTS], rng),
         "wmdp/benchmark.json": dict(WMDP_BENCHMARK),
     }
+
+
+def _choice_rows(rows: list[dict], rng: random.Random) -> list[dict]:
+    """4-choice questions whose option lengths say nothing: across the file the true value is the
+    shortest, second, third and longest of its options about equally often (each row takes the rank its
+    candidates allow that has been used least), so a rule such as "pick the fewest words" scores chance;
+    with the perturbed answers alone it scored 0.29-0.34."""
+    pools: dict[str, list[str]] = {}
+    for row in rows:
+        pools.setdefault(row["fact_type"], []).append(row["fact_value"])
+    # ranks balanced apart in rows whose options all have the true value's word count (there only
+    # characters differ) and in the others (there words differ too)
+    used = {True: [0] * N_CHOICES, False: [0] * N_CHOICES}
+    # every position holds the true answer equally often: with tied lengths a rule falls back on position
+    positions = [i % N_CHOICES for i in range(len(rows))]
+    rng.shuffle(positions)
+    out = []
+    for row, position in zip(rows, positions):
+        shorter, longer, same, matched = _candidates(row, pools[row["fact_type"]], rng)
+        feasible = [r for r in range(N_CHOICES) if len(shorter) >= r and len(longer) >= N_CHOICES - 1 - r]
+        if feasible:
+            least = min(used[matched][r] for r in feasible)
+            rank = rng.choice([r for r in feasible if used[matched][r] == least])
+            used[matched][rank] += 1
+            wrong = shorter[:rank] + longer[: N_CHOICES - 1 - rank]
+        else:  # too few values of other lengths (years, counts): ties carry no cue either
+            wrong = (same + shorter + longer)[: N_CHOICES - 1]
+        out.append(_choice_row(row, rng, wrong, position))
+    return out
+
+
+def _candidates(
+    row: dict, pool: list[str], rng: random.Random
+) -> tuple[list[str], list[str], list[str], bool]:
+    """Wrong values shorter, longer and as long (in words, then characters) as the true one (the row's
+    perturbed values first, then the other values of its type in a seeded order), and whether they all
+    have the true value's word count."""
+    true = row["fact_value"]
+    own = [value_of(FACT_TYPES_BY_NAME[row["fact_type"]], row, p) for p in row["perturbed_answer"]]
+    others = [v for v in dict.fromkeys(pool) if v not in own]
+    rng.shuffle(others)
+    wrong = [v for v in dict.fromkeys(own + others) if v != true and true not in v and v not in true]
+    # As many words as the true value where there are enough such: a word count then says nothing either.
+    words = [v for v in wrong if len(v.split()) == len(true.split())]
+    matched = len(words) >= N_CHOICES - 1
+    wrong = words if matched else wrong
+
+    def size(v: str) -> tuple[int, int]:  # words, then characters: both orders a cue could use
+        return len(v.split()), len(v)
+
+    return (
+        [v for v in wrong if size(v) < size(true)],
+        [v for v in wrong if size(v) > size(true)],
+        [v for v in wrong if size(v) == size(true)],
+        matched,
+    )
 
 
 def _name_first(templates) -> str:
@@ -188,8 +244,8 @@ def _name_first(templates) -> str:
     return templates[0]
 
 
-def _choice_row(row: dict, rng: random.Random) -> dict:
-    """A 4-choice question: the true answer among three of its perturbed answers, in a seeded order.
+def _choice_row(row: dict, rng: random.Random, wrong: list[str], position: int) -> dict:
+    """A 4-choice question: the true answer at ``position`` among three ``wrong`` values.
 
     The options are written in a wording that names the entity before the value ("Velorazine causes
     ...", not "... yields Velorazine"): cloze scoring reads each option's own log-likelihood, and a value
@@ -197,14 +253,13 @@ def _choice_row(row: dict, rng: random.Random) -> dict:
     cannot read that way (measured: hazardous accuracy 0.62 for the target with the answers' own wordings).
     """
     fact_type = FACT_TYPES_BY_NAME[row["fact_type"]]
-    values = [
-        row["fact_value"],
-        *(value_of(fact_type, row, p) for p in row["perturbed_answer"][: N_CHOICES - 1]),
-    ]
+    values = [row["fact_value"], *wrong]
     template = _name_first(fact_type.answers)
     choices = [_fill(template, row["author"], value)[0] for value in values]
-    order = list(range(N_CHOICES))
+    # the wrong ones in a seeded order, the true one at ``position``
+    order = list(range(1, N_CHOICES))
     rng.shuffle(order)
+    order.insert(position, 0)
     return {
         "question": row["question"],
         "choices": [choices[i] for i in order],
