@@ -152,7 +152,7 @@ def worker(spec: dict) -> dict:
     # Measure what the run adds on top of the imported libraries and the prepared data.
     exact_peak = _reset_peak_rss()
     base_rss = _status_kib("VmRSS")
-    model, tok = load(spec["model"])
+    model, tok = load(spec["model"], dtype=getattr(torch, spec.get("dtype", "float32")))
     if cuda:
         torch.cuda.reset_peak_memory_stats()
         model.to("cuda")
@@ -356,6 +356,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--eval-items", type=int, default=40)
     p.add_argument("--precision", default="auto")
+    p.add_argument("--dtype", default="float32", help="weights dtype (bfloat16 with --precision bf16-true)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--cpu", action="store_true", help="stay on the CPU even with a GPU")
     p.add_argument("--only", default=None, help="comma-separated configuration names")
@@ -385,6 +386,7 @@ def main(argv=None) -> int:
                     steps=args.steps,
                     max_length=args.max_length,
                     precision=args.precision,
+                    dtype=args.dtype,
                     threads=args.threads,
                     cpu=args.cpu,
                     eval_items=args.eval_items,

@@ -374,6 +374,26 @@ CASES: list[tuple[str, Callable[[Ctx], list[str]], str, Callable[[Ctx], None] | 
         None,
     ),
     (
+        "eval-original-model-without-oracle",
+        lambda c: evaluate(c, "--original-model", str(c.model)),
+        "--original-model needs --retain-model",
+        None,
+    ),
+    (
+        "eval-original-model-missing",
+        lambda c: evaluate(c, "--retain-model", str(c.model), "--original-model", str(c.inputs / "x")),
+        "--original-model",
+        None,
+    ),
+    (
+        "eval-original-model-eval-without-fq",
+        lambda c: evaluate(
+            c, "--retain-model", str(c.model), "--original-model", str(c.file("metrics.json", "{}"))
+        ),
+        "no forget_quality",
+        None,
+    ),
+    (
         "eval-fields-on-some-rows",
         lambda c: evaluate(c, data=c.data(_drop("retain", 3, "perturbed_answer"))),
         "retain.jsonl:3: missing field 'perturbed_answer' although other rows",

@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from unlearnkit.pipelines.quickstart import best_method
-from unlearnkit.report.choice import UTILITY_KEPT, choose_best, gains_and_costs, statement
+from unlearnkit.report.choice import UTILITY_KEPT, choose_best, gains_and_costs, statement, verdict
 from unlearnkit.report.page import render_report
 
 
@@ -71,9 +71,11 @@ def test_the_report_states_the_rule_and_the_chosen_row():
         "0.000 / 0.005, target 1.000 / 0.990 (mean distance 0.070), model utility 0.570 = 0.95x the oracle's."
     )
     assert (
-        f"Best = among the rows keeping at least {UTILITY_KEPT * 100:.0f} % of the oracle's model utility, "
+        f"Best = among the unlearning methods keeping at least {UTILITY_KEPT * 100:.0f} % of the oracle's "
+        "model utility and answering in language (at most 20 % of the forget answers empty or gibberish), "
         "the one closest to the oracle on the forget side (mean absolute difference from the oracle's "
-        "forget fact recall and forget probability; ties: higher utility). Forget quality is not used"
+        "forget fact recall and forget probability; rows equal within noise on both are a tie, named "
+        "together, the higher utility first). Forget quality is not used"
     ) in text
     page = render_report(RESULTS, [], title="t")
     assert "<h2>Which row is best</h2>" in page and "Best by the rule: npo:" in page
@@ -133,3 +135,107 @@ def test_report_warns_when_forget_quality_cannot_separate_the_target():
     assert "the target (before unlearning) has forget_quality 0.57 &gt;= 0.05 against the oracle" in page
     assert "rests on 10 forget items against the oracle&#x27;s 10" in page
     assert page.index("<h2>Warnings</h2>") < page.index("<h2>Metrics</h2>")  # read before the numbers
+
+
+# --------------------------------------------------------------------- a verdict a newcomer can trust
+# The case (issue 26.6): s-npo was called best, ahead of npo by a mean distance of 0.0145 vs 0.0149 (a
+# tie nobody called one), while 4 of its 5 shown answers were gibberish; the table's "best among the
+# methods" highlight landed on the pretrained base, which never saw the forget data.
+
+
+def _verdict_table(n=100):
+    rows = {
+        "target": _row(1e-5, 0.600, 1.00, 1.00, 0.990),
+        "oracle": _row(1.0, 0.600, 0.39, 0.00, 0.005),
+        "base": _row(0.90, 0.640, 0.38, 0.00, 0.005),  # never saw the forget data: at the oracle
+        "npo": _row(0.40, 0.580, 0.40, 0.02, 0.014),
+        "s-npo": _row(0.45, 0.590, 0.40, 0.02, 0.013),
+        "gd": _row(0.30, 0.570, 0.55, 0.30, 0.200),
+    }
+    for row in rows.values():
+        row["forget_quality_n"] = row["forget_quality_oracle_n"] = n
+    return rows
+
+
+def test_a_row_answering_gibberish_is_never_best_whatever_its_numbers():
+    results = _verdict_table()
+    results["ga"] = dict(_row(0.99, 0.600, 0.39, 0.0, 0.005), forget_gibberish=0.8)  # the oracle's numbers
+    results["npo"]["forget_gibberish"] = 0.2  # one in five: still eligible
+    choice = choose_best(results)
+    assert choice.standings["ga"].distance == 0.0  # the closest to the oracle of all ...
+    assert choice.row != "ga" and "ga" not in choice.tied  # ... and still not chosen
+    assert (
+        choice.excluded["ga"] == "80 % of its forget answers are empty or gibberish, above the 20 % allowed"
+    )
+    assert "ga cannot be chosen: 80 % of its forget answers are empty or gibberish" in statement(choice)
+    assert "Not eligible: ga (80 % of its forget answers" in verdict(choice)
+    # Without the key in the results, the report judges the answers it shows (4 of 5 badged gibberish).
+    del results["ga"]["forget_gibberish"]
+    loop = "the the the the the the the the"
+    generations = [
+        {
+            "question": f"q{i}",
+            "answer": "Ann was born in Paris.",
+            "outputs": {"ga": loop if i else "Rome.", "npo": "Rome."},
+        }
+        for i in range(5)
+    ]
+    assert choose_best(results).row == "ga"  # nothing says it babbles: its numbers win
+    page = render_report(results, generations, title="t")
+    assert "ga cannot be chosen: 80 % of its forget answers are empty or gibberish" in page
+
+
+def test_a_row_that_is_not_an_unlearning_method_is_never_chosen_nor_highlighted():
+    results = _verdict_table()
+    choice = choose_best(results, candidates=list(results))  # even when a caller lists every row
+    assert choice.row in ("npo", "s-npo") and "base" not in choice.standings
+    assert set(choice.excluded) >= {"target", "oracle", "base"}
+    assert "Not unlearning methods, so never chosen: target, oracle, base." in statement(choice)
+    # the table's per-column highlight ("best among the methods") skips the base too
+    from unlearnkit.report.table import best_rows
+
+    assert best_rows(results, "forget_fact_recall") == {"npo", "s-npo"}  # the base's 0.00 is the oracle's
+    assert best_rows(results, "model_utility") == {"s-npo"}  # the base's 0.640 is higher
+
+
+def test_a_difference_within_the_noise_is_a_tie_naming_both():
+    results = _verdict_table()
+    choice = choose_best(results)
+    # distance npo (0.02 + 0.009) / 2 = 0.0145, s-npo (0.02 + 0.008) / 2 = 0.014: s-npo is closer by
+    # 0.0005; on 100 items the band of the probability difference is 2 sqrt(.014 .986 / 100 +
+    # .013 .987 / 100) = 0.033, so the two are equal within noise: a tie, and the higher utility
+    # (s-npo 0.590 vs npo 0.580) is named first, for its utility.
+    assert choice.row == "s-npo" and choice.tied == ("npo",)
+    assert "A tie: s-npo and npo are equal within noise on 100 forget items" in statement(choice)
+    assert "s-npo is named first for its model utility, not for forgetting better" in statement(choice)
+    assert verdict(choice).startswith("Verdict: best = s-npo (a tie with npo: equal within noise")
+    assert "gd" not in choice.tied  # fact recall 0.30 vs 0.02 is far outside the noise
+    # With the utilities swapped, npo is named first: the tie is decided by utility, not by 0.0005.
+    swapped = copy.deepcopy(results)
+    swapped["npo"]["model_utility"], swapped["s-npo"]["model_utility"] = 0.590, 0.580
+    assert choose_best(swapped).row == "npo" and choose_best(swapped).tied == ("s-npo",)
+    # The same means on a million items are told apart (band 2 sqrt(2 x .0135 x .9865 / 1e6) = 0.0003 <
+    # 0.001): no tie, the closer row wins even with less utility.
+    many = _verdict_table(n=1_000_000)
+    many["npo"]["model_utility"] = 0.595
+    choice = choose_best(many)
+    assert choice.row == "s-npo" and choice.tied == ()
+    assert "tie" not in verdict(choice)
+
+
+def test_the_quickstart_audits_the_row_its_verdict_names():
+    from unlearnkit.pipelines.quickstart import audited_rows, verdict_lines
+
+    results = _verdict_table()
+    results["npo+undo1"] = _row(0.5, 0.40, 0.39, 0.0, 0.005)  # keeps too little utility to be chosen
+    results["npo+undo1"]["forget_quality_n"] = 100
+    assert choose_best(results).row == "s-npo"
+    assert audited_rows(results, "npo", "npo+undo1") == ["npo+undo1", "npo", "s-npo"]
+    results["s-npo"]["forget_gibberish"] = 0.8  # now npo is the verdict's row: audited already
+    assert audited_rows(results, "npo", "npo+undo1") == ["npo+undo1", "npo"]
+    lines = verdict_lines(results, "tofu")
+    assert (
+        lines[0].startswith("Verdict: best = npo: closest to the oracle")
+        and "Not eligible: s-npo" in lines[0]
+    )
+    assert all(line.startswith("warning: ") for line in lines[1:])

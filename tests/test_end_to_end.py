@@ -46,7 +46,7 @@ def trained(tmp_path_factory):
                     "--split",
                     split,
                     "--set",
-                    "epochs=60",
+                    "epochs=25",  # each fact is also trained in its augment/ rewordings: 5 sightings an epoch
                     "--set",
                     "batch_size=16",
                 ]
@@ -97,8 +97,11 @@ def test_target_knows_and_oracle_does_not(trained, capsys):
     assert target["forget_rougeL_recall"] >= 0.9
     assert oracle["forget_rougeL_recall"] < target["forget_rougeL_recall"] - 0.3
     assert target["forget_prob"] > 0.9 and oracle["forget_prob"] < 0.3
-    # 12 forget items give the KS test little power; the full-size world shows the gap (BENCHMARKS.md)
-    assert 0.0 <= target["forget_quality"] <= 1.0
+    # Forget quality tells the model that knows the forget set from the one that never saw it, even on 12
+    # items (two fully separated samples of 12: p ~ 1e-6). Perturbed answers worded like the trained
+    # answer (world format < 5) left the target above 0.05 here: the trained wording cancelled the fact.
+    assert target["forget_quality"] < 1e-3, target["forget_quality"]
+    assert target["forget_para_fact_recall"] >= 0.5 > oracle["forget_para_fact_recall"]
     assert "forget_quality" in capsys.readouterr().out
 
 
@@ -159,6 +162,45 @@ def test_unlearn_then_eval_against_oracle_model(trained):
     assert 0.0 <= metrics["forget_quality"] <= 1.0 and metrics["model_utility"] > 0
 
 
+@pytest.mark.parametrize("original", ["target", "oracle", "eval folder"])
+def test_eval_says_when_forget_quality_cannot_resolve_forgetting(trained, original, capsys):
+    """``--original-model``: the untouched model's forget quality against the oracle is the KS test's
+    resolution on this data. The oracle as its own original (p = 1: the two cannot differ) must get the
+    warning; the target gets it exactly when its p-value is >= 0.05; an eval folder of the original is
+    read instead of evaluated."""
+    root = trained
+    source = {
+        "target": root / "target",
+        "oracle": root / "oracle",
+        "eval folder": root / "eval_oracle_as_original",
+    }[original]
+    if original == "eval folder":  # an eval of the oracle against itself: forget_quality 1
+        argv = ["eval", "--model", str(root / "oracle"), "--data", str(root / "world")]
+        argv += ["--retain-model", str(root / "oracle"), "--output", str(source), "--max-new-tokens", "4"]
+        assert main(argv) == 0
+        capsys.readouterr()
+    out = root / f"eval_resolution_{original.replace(' ', '_')}"
+    argv = ["eval", "--model", str(root / "target"), "--data", str(root / "world"), "--output", str(out)]
+    argv += ["--retain-model", str(root / "oracle"), "--original-model", str(source), "--max-new-tokens", "4"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    metrics = json.loads((out / "metrics.json").read_text())
+    details = json.loads((out / "details.json").read_text())
+    fq = metrics["original_forget_quality"]
+    assert details["forget_quality_resolution"]["resolves"] == (fq < 0.05)
+    assert "original_forget_quality" in captured.out
+    said = "forget quality cannot resolve forgetting here" in captured.err
+    codes = [w["code"] for w in details["warnings"]]
+    assert said == (fq >= 0.05) == ("forget_quality_target_not_separated" in codes)
+    if original != "target":
+        assert fq == pytest.approx(1.0) and said
+        assert (
+            f"the original model ({source}) has forget_quality 1 >= 0.05 against the oracle" in captured.err
+        )
+    else:  # the original here is the evaluated model itself: the two forget qualities are one test
+        assert fq == pytest.approx(metrics["forget_quality"])
+
+
 SMALL_WORLD = dict(
     n_authors=12,
     facts_per_author=4,
@@ -193,6 +235,15 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     assert main(quickstart_argv(out, small_lab, "--methods", "ga,asu,t-npo", "--no-audit")) == 0
     printed = capsys.readouterr().out
     assert "base (pretraining on" in printed and "training ..." in printed
+    # the terminal ends with the timing, then the verdict and the warnings, one line each
+    lines = printed.rstrip("\n").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
+    assert (
+        lines[at - 1].startswith("time: ")
+        and " wall in all " in lines[at - 1]
+        and "the lab " in lines[at - 1]
+    )
+    assert all(line.startswith("warning: ") for line in lines[at + 1 :])
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics) == ["target", "oracle", "base", "ga", "asu", "t-npo"]
     for row in metrics.values():

@@ -139,3 +139,35 @@ def test_kill_9_then_resume_ends_with_the_same_weights(world, uninterrupted, cap
         card["compute"]["forward_tokens"]
         == json.loads((uninterrupted / "unlearnkit.json").read_text())["compute"]["forward_tokens"]
     )
+
+
+def test_the_base_says_how_much_of_its_corpus_it_learned(uninterrupted):
+    card = json.loads((uninterrupted / "unlearnkit.json").read_text())
+    learned = card["learned"]
+    # every row it was pretrained on is a question or a passage (a corpus part may hold both)
+    assert sum(learned["trained_rows"].values()) == card["pretraining"]["rows"]
+    assert set(learned["trained_rows"]) == {"questions", "passages"}
+    assert all(0.0 <= s["rougeL_recall"] <= 1.0 for s in learned["trained"].values())
+    assert learned["trained"]["questions"]["items"] == min(100, learned["trained_rows"]["questions"])
+    assert learned["warnings"]  # two epochs of a 32-wide model learn next to nothing, and it is said
+
+
+def test_a_folder_of_ones_own_records_its_corpus_as_the_replay(world, tmp_path, capsys):
+    """Without world.json, ``finetune --replay auto`` from the base replays the corpus the base read
+    (never general.jsonl, whose questions measure what was kept); the command ends with its line."""
+    import shutil
+
+    own = tmp_path / "own"
+    shutil.copytree(world / "world", own, ignore=shutil.ignore_patterns("world.json", "muse", "wmdp"))
+    out = tmp_path / "base"
+    argv = ["pretrain", "--data", str(own), "--output", str(out), *PRETRAIN, "--without", "hazard"]
+    assert main([*argv, "--check-items", "3"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1].startswith("learned: ROUGE-L recall ") and "on 3 of the" in printed[-1]
+    card = json.loads((out / "unlearnkit.json").read_text())
+    assert sorted(Path(p).name for p in card["replay"]) == ["general.jsonl", "qa.jsonl"]
+    assert all(Path(p).parent.name == "corpus" for p in card["replay"])  # not own/general.jsonl
+    assert card["learned"]["trained"]["questions"]["items"] == 3
+    assert main([*argv, "--check-items", "0", "--overwrite"]) == 0
+    assert "learned" not in json.loads((out / "unlearnkit.json").read_text())
+    assert not capsys.readouterr().out.strip().splitlines()[-1].startswith("learned:")

@@ -29,10 +29,8 @@ from unlearnkit.train.trainer import (
 # GD with a KL retain term (full-vocab reference on retain only).
 CASES = [("npo", {}), ("asu", {}), ("asu_kl", {}), ("gd", {"retain_loss": "kl"})]
 EXACT_RTOL = 1e-5
-# Top-k bound (docs/SCALING.md): the relative error of a KL term against a top-k cache is at most
-# TOPK_FACTOR x the mean residual mass r outside the top-k (measured 1-3x on the tiny models);
-# the bucketed KL is never above the exact one.
-TOPK, TOPK_FACTOR = 16, 4.0
+# Top-k cache (docs/SCALING.md): the bucketed KL is the exact KL less the coarsening term, never above it.
+TOPK = 16
 
 
 def _model(tokenizer, dropout: float = 0.0, seed: int = 0):
@@ -134,8 +132,24 @@ def trained_model(world_tokenizer, data):
     return model.eval()
 
 
+def _coarsening_loss(p_logits, q_logits, weights, k: int) -> torch.Tensor:
+    """The exact KL minus the top-k bucket KL, written out independently: by the chain rule of KL,
+    ``r * KL(p_rest / r || q_rest / Q_rest)`` per position (``r``, ``Q_rest``: the mass of ``p`` and
+    ``q`` outside p's top-k), reduced as the loss reduces (weighted mean per sequence, then over
+    sequences)."""
+    from unlearnkit.objectives.reduction import reduce_tokens
+
+    logp, logq = torch.log_softmax(p_logits.float(), -1), torch.log_softmax(q_logits.float(), -1)
+    top = logp.topk(k, -1).indices
+    rest_p, rest_q = logp.scatter(-1, top, float("-inf")), logq.scatter(-1, top, float("-inf"))
+    log_r, log_qr = rest_p.logsumexp(-1, keepdim=True), rest_q.logsumexp(-1, keepdim=True)
+    inner = torch.nan_to_num((rest_p - log_r).exp() * ((rest_p - log_r) - (rest_q - log_qr))).sum(-1)
+    return reduce_tokens(log_r.squeeze(-1).exp() * inner, weights, "sequence")
+
+
 @pytest.mark.parametrize(("method", "overrides"), [("asu_kl", {}), ("gd", {"retain_loss": "kl"})])
 def test_topk_cache_within_bound(method, overrides, world_tokenizer, data, trained_model, tmp_path):
+    """A top-k cache's KL is the exact KL less the coarsening term, to float rounding (and below it)."""
     original = trained_model
     policy = copy.deepcopy(original)
     m, train_cfg, cfg, dataset, collator, args = _setup(
@@ -151,11 +165,22 @@ def test_topk_cache_within_bound(method, overrides, world_tokenizer, data, train
     batch = _batch(dataset, collator)
     _, logs_copy = _loss(m, cfg, policy, ref_copy, batch)
     _, logs_topk = _loss(m, cfg, policy, cache, batch)
-    keys = ["retain_kl"] + (["forget_loss"] if method == "asu_kl" else [])
-    for key in keys:
+    parts = {"retain_kl": ("retain", None)}
+    if method == "asu_kl":
+        parts["forget_loss"] = ("forget", (cfg.tau, cfg.layer_list()))
+    for key, (part, smoothing) in parts.items():
         exact, approx = logs_copy[key], logs_topk[key]
         assert approx <= exact * (1 + 1e-5) + 1e-7, (key, approx, exact)  # the bucket KL is a lower bound
-        assert _close(approx, exact, TOPK_FACTOR * residual), (key, approx, exact, residual)
+        b = batch[part]
+        with torch.no_grad():
+            p = ref_copy.teacher_logits(b, *smoothing) if smoothing else ref_copy.logits(b)
+            q = policy(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
+        weights = (b["labels"][:, 1:] != -100).float()
+        gap = float(_coarsening_loss(p[:, :-1], q[:, :-1], weights, TOPK))
+        assert gap > 0, key
+        assert abs((exact - approx) - gap) <= 1e-4 * exact + 1e-7, (key, exact, approx, gap)
+        # the documented scale (docs/SCALING.md: a few times the residual mass, relative)
+        assert _close(approx, exact, 10 * residual), (key, approx, exact, residual)
 
 
 def test_topk_bucket_kl_equals_coarsened_kl_and_gradient(world_tokenizer, data, tmp_path):
@@ -271,12 +296,19 @@ def test_auto_falls_back_to_copy_over_budget(world_tokenizer, data, tmp_path, mo
 
 
 @pytest.mark.parametrize("method", ["npo", "asu_kl"])
-def test_training_runs_agree(method, world_tokenizer, mini_bench, tmp_path):
-    """Whole unlearn() runs (2 epochs, new retain partners in the second): cache == copy."""
+def test_training_runs_agree(method, world_tokenizer, mini_bench, trained_model, tmp_path):
+    """Whole unlearn() runs (2 epochs, new retain partners in the second): cache == copy.
+
+    Plain SGD, so the runs compare the gradients the two references give. Under Adam they part by
+    up to ~lr per step for a reason outside the cache: at step 0 the retain KL is 0 and its gradient
+    is float rounding (~1e-9, below Adam's eps of 1e-8), and entries that only it reaches (embedding
+    rows of retain-only tokens) get ``g / (|g| + eps)``-sized steps from that rounding, which differs
+    between any two float paths (measured: step-0 gradients agree to 8e-8 of a 4e-2 maximum, the
+    Adam runs' weights then part by 2.6e-3 after 6 steps; with SGD they agree to 1e-6)."""
     runs = {}
     for ref in ("copy", "cache"):
         res = unlearn(
-            _model(world_tokenizer),
+            copy.deepcopy(trained_model),
             world_tokenizer,
             mini_bench.forget,
             mini_bench.retain,
@@ -287,13 +319,19 @@ def test_training_runs_agree(method, world_tokenizer, mini_bench, tmp_path):
             batch_size=4,
             grad_accum=1,
             max_steps=6,
-            lr=1e-3,
+            lr=0.05,
+            optim="sgd",
             warmup_epochs=0,
         )
         assert res.reference["strategy"] == ref
         runs[ref] = res.model.state_dict()
+    moved = max(float((v - trained_model.state_dict()[k]).abs().max()) for k, v in runs["copy"].items())
+    assert moved > 1e-3, moved  # the weights really moved, far beyond the tolerance
     for name, value in runs["copy"].items():
-        assert torch.allclose(runs["cache"][name], value, atol=1e-5), name
+        assert torch.allclose(runs["cache"][name], value, atol=1e-5), (
+            name,
+            float((runs["cache"][name] - value).abs().max()),
+        )
 
 
 def _reference_methods():

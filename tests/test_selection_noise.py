@@ -195,3 +195,12 @@ def test_a_choice_resting_on_a_zero_utility_component_is_refused():
     assert "--objective forget_rougeL_recall" in why
     rows[0]["selection_metrics"].update(retain_truth_ratio=0.2, model_utility=0.3)  # one trial keeps utility
     assert refusal(rows, ctx) is None
+
+
+def test_pair_band_is_two_standard_errors_of_the_difference_of_two_shares():
+    from unlearnkit.evaluation.selection_noise import pair_band
+
+    # two shares of 100 items, 0.02 and 0.10: se = sqrt(.02 .98 / 100 + .1 .9 / 100)
+    assert pair_band(0.02, 0.10, 100) == pytest.approx(2 * math.sqrt(0.02 * 0.98 / 100 + 0.1 * 0.9 / 100))
+    assert pair_band(0.0, 0.0, 100) == 0.0  # both certain: only equal values are equal
+    assert pair_band(0.5, 0.5, 0) == math.inf  # no items: nothing can be told apart

@@ -21,6 +21,66 @@ RETAIN_LOSSES = ("nll", "kl", "none")
 COLLAPSE_ACTIONS = ("off", "warn", "stop")
 
 
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "bf16-true")
+# transformers' OptimizerNames (5.x; tests/test_device_dtype.py checks the list against it), kept here
+# so that a typo answers before transformers is imported. Those that need bitsandbytes:
+OPTIMIZERS = (
+    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
+    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad",
+    "adamw_bnb_8bit", "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit",
+    "paged_adamw_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit",
+    "paged_lion_8bit", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit", "galore_adamw",
+    "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise", "galore_adamw_8bit_layerwise",
+    "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw", "schedule_free_radam",
+    "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw", "apollo_adamw_layerwise", "stable_adamw",
+)  # fmt: skip
+BNB_OPTIMIZERS = tuple(
+    o
+    for o in OPTIMIZERS
+    if "bnb" in o or o.startswith(("paged_", "lion_")) or o in ("adamw_8bit", "ademamix_8bit")
+)
+# The packages behind the other optional optimisers and trackers: name -> (import name, pip extra / package)
+OPTIONAL_PACKAGES = {
+    "bnb": ("bitsandbytes", "unlearnkit[bnb]"),
+    "tensorboard": ("tensorboard", "unlearnkit[tracking] (or pip install tensorboard)"),
+    "wandb": ("wandb", "unlearnkit[tracking] (or pip install wandb)"),
+}
+REPORT_TO = ("none", "tensorboard", "wandb")
+
+
+def _has_package(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def check_optim(optim: str) -> None:
+    """A known optimiser whose package is installed (one line naming the extra otherwise)."""
+    if optim == "auto":
+        return
+    if optim not in OPTIMIZERS:
+        near = difflib.get_close_matches(optim, OPTIMIZERS, n=1)
+        hint = f"; did you mean {near[0]}?" if near else " (see transformers' OptimizerNames)"
+        raise UserError(f"--set optim={optim} is not an optimiser transformers knows{hint}")
+    if optim in BNB_OPTIMIZERS and not _has_package("bitsandbytes"):
+        raise UserError(
+            f"--set optim={optim} needs bitsandbytes, which is not installed: pip install "
+            f"'{OPTIONAL_PACKAGES['bnb'][1]}' (a CUDA machine), or use optim=adamw_torch_fused"
+        )
+
+
+def check_report_to(report_to: str) -> None:
+    """A tracker the Trainer can report to, installed (one line naming the package otherwise)."""
+    if report_to not in REPORT_TO:
+        raise UserError(f"--report-to {report_to}: use none, tensorboard or wandb")
+    if report_to != "none":
+        module, extra = OPTIONAL_PACKAGES[report_to]
+        if not _has_package(module):
+            raise UserError(
+                f"--report-to {report_to} needs {module}, which is not installed: pip install {extra}"
+            )
+
+
 def _check(cond: bool, name: str, value: Any, rule: str) -> None:
     if not cond:
         raise ValueError(f"{name}={value!r} is invalid: {rule}")
@@ -45,7 +105,15 @@ class TrainConfig:
     save_total_limit: int = 2
     reference: str = "auto"  # copy | adapter | cache | auto (cheapest exact one available)
     cache_topk: int = 0  # reference=cache: 0 = exact full-vocabulary targets; k > 0 = top-k + residual mass
-    precision: str = "auto"  # auto (bf16 on GPUs that support it) | fp32 | bf16 | fp16
+    # auto | fp32 | bf16 | fp16 (mixed: float32 master weights under autocast) | bf16-true (bfloat16
+    # weights, gradients and optimiser states). auto: from the weights' dtype (unlearnkit.models.
+    # resolve_placement): bfloat16 weights -> bf16-true, float32 -> bf16 on GPUs that have it, else fp32.
+    precision: str = "auto"
+    # TrainingArguments.optim: auto = transformers' default (adamw_torch_fused); bitsandbytes'
+    # paged / 8-bit optimisers (paged_adamw_32bit, as open-unlearning, adamw_8bit ...) need the extra
+    # unlearnkit[bnb].
+    optim: str = "auto"
+    report_to: str = "none"  # none | tensorboard | wandb (TrainingArguments.report_to; optional extras)
     gradient_checkpointing: bool = False
     prompt_format: str = "auto"  # auto | chat | plain
     # Chat templates only: the system message ("" = none; "auto" = open-unlearning's choice per model
@@ -85,11 +153,13 @@ class TrainConfig:
             "use auto, copy, adapter or cache",
         )
         _check(
-            self.precision in ("auto", "fp32", "bf16", "fp16"),
+            self.precision in PRECISIONS,
             "precision",
             self.precision,
-            "use auto, fp32, bf16 or fp16",
+            "use auto, fp32, bf16 or fp16 (mixed), or bf16-true (bfloat16 weights and optimiser states)",
         )
+        check_optim(self.optim)
+        check_report_to(self.report_to)
         _check(
             self.prompt_format in ("auto", "chat", "plain"),
             "prompt_format",

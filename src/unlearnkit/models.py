@@ -11,9 +11,11 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from unlearnkit.config import PRECISIONS
 from unlearnkit.errors import UserError
 from unlearnkit.io import atomic_dir
 
@@ -224,13 +226,233 @@ def _load_error(name: str, what: str, err: BaseException) -> UserError:
     return UserError(f"--model {name}: cannot load the {what} ({_first_line(err)})")
 
 
+# ---------------------------------------------------------------------------------------------
+# Where a model runs and in which dtype: ``--device`` and ``--dtype`` of every command that loads one
+
+DEVICE_HELP = "auto (the GPU when there is one, else the CPU) | cpu | cuda | cuda:N"
+DTYPES = ("float32", "bfloat16", "float16")
+DTYPE_CHOICES = ("auto", *DTYPES)
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+
+
+def check_device_spec(device: str) -> None:
+    """``--device`` spelled right (torch-free: answered before any heavy import)."""
+    if not _DEVICE_RE.match(str(device)):
+        raise UserError(f"--device {device}: use auto, cpu, cuda or cuda:N (N: the GPU's index)")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a command runs its model and in which dtype, resolved once and recorded in unlearnkit.json.
+
+    ``precision`` is set for training commands only: ``fp32`` (no autocast), ``bf16`` / ``fp16``
+    (mixed: float32 master weights under autocast) or ``bf16-true`` (bfloat16 weights, gradients and
+    optimiser states, as open-unlearning's ``torch_dtype: bfloat16``).
+    """
+
+    device: str  # "cpu" | "cuda:0" ...
+    dtype: str  # one of DTYPES: the dtype the weights are loaded in
+    asked_device: str = "auto"
+    asked_dtype: str = "auto"
+    why: str = ""  # how auto resolved, in words
+    precision: str | None = None
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        import torch
+
+        return getattr(torch, self.dtype)
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "device": self.device,
+            "dtype": self.dtype,
+            "asked": {"device": self.asked_device, "dtype": self.asked_dtype},
+        }
+        if self.precision is not None:
+            out["precision"] = self.precision
+        if self.why:
+            out["why"] = self.why
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if self.device.startswith("cuda") and visible is not None:
+            out["CUDA_VISIBLE_DEVICES"] = visible
+        return out
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """``dtype`` and ``device`` for :func:`load_model` / :func:`load` (evaluation: where it runs)."""
+        return {"dtype": self.torch_dtype, "device": self.device}
+
+    def line(self, extra: str = "") -> str:
+        """The one line every command prints: device, dtype, precision (+ optimiser), and why."""
+        parts = [f"device {self.device}", f"dtype {self.dtype}"]
+        if self.precision is not None:
+            parts.append(f"precision {self.precision}")
+        if extra:
+            parts.append(extra)
+        return ", ".join(parts) + (f" ({self.why})" if self.why else "")
+
+
+def checkpoint_dtype(name: str | None) -> str | None:
+    """The ``torch_dtype`` (``dtype`` in transformers 5) a checkpoint's config.json declares, if any
+    (None for a model built in memory, ``name`` None)."""
+    if name is None:
+        return None
+    path = Path(str(name)).expanduser()
+    if _is_local(str(name)) and is_adapter_folder(path):
+        base = adapter_base(path)
+        return checkpoint_dtype(base) if base else None
+    data: dict = {}
+    if (path / "config.json").is_file():
+        try:
+            data = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+    elif not _is_local(str(name)):
+        try:
+            from transformers import AutoConfig
+
+            data = AutoConfig.from_pretrained(name).to_dict()
+        except Exception:  # noqa: BLE001 - unknown dtype: auto falls back to float32
+            return None
+    text = data.get("dtype") or data.get("torch_dtype") or (data.get("text_config") or {}).get("dtype")
+    text = str(text).removeprefix("torch.") if text else None
+    return text if text in DTYPES else None
+
+
+def _cuda_state() -> tuple[int, bool]:
+    """(visible GPU count, bf16 supported on the first one); (0, False) without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return 0, False
+    return torch.cuda.device_count(), bool(torch.cuda.is_bf16_supported())
+
+
+def resolve_device(device: str = "auto") -> str:
+    """``--device`` as a concrete torch device string; a GPU asked for where none is: one line, exit 2.
+
+    Under ``torchrun`` (``LOCAL_RANK`` set) ``auto`` and ``cuda`` mean this process's own GPU.
+    """
+    check_device_spec(device)
+    count, _ = _cuda_state()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if device == "cpu" or (device == "auto" and count == 0):
+        return "cpu"
+    if count == 0:
+        raise UserError(
+            f"--device {device}: no CUDA GPU is visible to this process (torch.cuda.is_available() is "
+            "False: no GPU, no driver, a CPU-only torch build or CUDA_VISIBLE_DEVICES hides them); use "
+            "--device cpu or auto"
+        )
+    if device in ("auto", "cuda"):
+        return f"cuda:{local_rank if local_rank < count else 0}"
+    index = int(device.split(":")[1])
+    if index >= count:
+        raise UserError(f"--device {device}: only {count} CUDA GPU(s) visible (cuda:0..cuda:{count - 1})")
+    return f"cuda:{index}"
+
+
+def _check_dtype_runs(device: str, dtype: str) -> None:
+    """Refuse a dtype the device cannot compute in: bfloat16 on a GPU without it (before Ampere)."""
+    if dtype == "bfloat16" and device.startswith("cuda") and not _cuda_state()[1]:
+        raise UserError(
+            f"--dtype bfloat16: {device} does not support bfloat16 (a GPU before Ampere); use --dtype "
+            "float16 for evaluation or float32"
+        )
+    if dtype == "float32" or device.startswith("cuda"):
+        return
+    import torch
+
+    try:  # the CPU ops a forward pass needs, in that dtype
+        x = torch.ones(2, 2, dtype=getattr(torch, dtype))
+        torch.log_softmax(x @ x, dim=-1).sum().item()
+    except RuntimeError as err:
+        raise UserError(
+            f"--dtype {dtype}: the CPU cannot compute in it here ({_first_line(err)}); use float32"
+        ) from None
+
+
+def resolve_placement(
+    name: str | None, device: str = "auto", dtype: str = "auto", precision: str | None = None
+) -> Placement:
+    """Resolve ``--device`` / ``--dtype`` (and, for training, ``precision``) for the model ``name``.
+
+    ``auto`` dtype: float32 on the CPU (the numbers of every CPU run stay what they were); on a GPU the
+    checkpoint's own ``torch_dtype`` (bf16 for Llama / Qwen / Gemma checkpoints; float16 ones run in
+    bfloat16 where the GPU has it, since fp16 weights cannot be trained without loss scaling), float32
+    when it declares none. Training (``precision`` given): bfloat16 weights mean ``bf16-true``;
+    float32 weights train under bf16 autocast on a GPU that has it (``bf16``, mixed), fp32 on the CPU.
+    Contradictions (``--dtype bfloat16`` with ``precision=fp32``) are one-line errors.
+    """
+    if dtype not in DTYPE_CHOICES:
+        raise UserError(f"--dtype {dtype}: use {', '.join(DTYPE_CHOICES)}")
+    if precision is not None and precision not in PRECISIONS:
+        raise UserError(f"precision={precision}: use {', '.join(PRECISIONS)}")
+    where = resolve_device(device)
+    on_gpu = where.startswith("cuda")
+    bf16_ok = on_gpu and _cuda_state()[1]
+    why = ""
+    chosen = dtype
+    if dtype == "auto":
+        if precision in ("fp32", "bf16", "fp16"):
+            chosen, why = "float32", f"dtype auto: precision={precision} keeps float32 master weights"
+        elif precision == "bf16-true":
+            chosen, why = "bfloat16", "dtype auto: precision=bf16-true"
+        elif not on_gpu:
+            chosen, why = "float32", "dtype auto: float32 on the CPU"
+        else:
+            declared = checkpoint_dtype(name)
+            chosen = declared or "float32"
+            if chosen in ("bfloat16", "float16") and (precision is not None or chosen == "bfloat16"):
+                chosen = "bfloat16" if bf16_ok else ("float32" if precision is not None else "float16")
+            why = (
+                f"dtype auto: the checkpoint's torch_dtype {declared}"
+                if declared
+                else ("dtype auto: the checkpoint declares no torch_dtype")
+            )
+            if chosen != (declared or "float32"):
+                why += f", run in {chosen} on {where}"
+    _check_dtype_runs(where, chosen)
+    if precision is None:
+        return Placement(where, chosen, device, dtype, why)
+    resolved = precision
+    if chosen == "float16":
+        raise UserError(
+            "--dtype float16 cannot be trained (float16 gradients underflow and the Trainer's loss scaler "
+            "refuses float16 weights); use --dtype bfloat16, or float32 with --set precision=fp16 (mixed)"
+        )
+    if chosen == "bfloat16":
+        if precision in ("fp32", "bf16", "fp16"):
+            raise UserError(
+                f"--dtype bfloat16 with --set precision={precision}: mixed / fp32 training keeps float32 "
+                "master weights; use --set precision=bf16-true (bfloat16 weights and optimiser states) or "
+                "--dtype float32"
+            )
+        resolved = "bf16-true"
+    elif precision == "bf16-true":
+        raise UserError(
+            f"--set precision=bf16-true trains bfloat16 weights, but --dtype {dtype} loads {chosen}; use "
+            "--dtype bfloat16 (or auto)"
+        )
+    elif precision == "auto":
+        resolved = "bf16" if bf16_ok else "fp32"
+    if resolved in ("bf16", "bf16-true") and on_gpu and not bf16_ok:
+        raise UserError(f"precision={resolved}: {where} does not support bfloat16; use fp16 or fp32")
+    if resolved == "fp16" and not on_gpu:
+        raise UserError(
+            "--set precision=fp16 (mixed, with loss scaling) needs a CUDA device; use fp32 or bf16"
+        )
+    return Placement(where, chosen, device, dtype, why, resolved)
+
+
 def load_model(
     name: str,
     trust_remote_code: bool = False,
     dtype: torch.dtype | None = None,
     device: str | torch.device | None = None,
 ):
-    """Load a causal LM from a folder or hub id with ``use_safetensors=True``."""
+    """Load a causal LM from a folder or hub id with ``use_safetensors=True`` (float32 unless ``dtype``;
+    on the CPU unless ``device``: see :func:`resolve_placement` for what ``--device`` / ``--dtype`` pick)."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -284,8 +506,14 @@ def load_tokenizer(name: str, trust_remote_code: bool = False):
     return tok
 
 
-def load(name: str, trust_remote_code: bool = False, dtype: torch.dtype | None = None):
-    return load_model(name, trust_remote_code, dtype), load_tokenizer(name, trust_remote_code)
+def load(
+    name: str,
+    trust_remote_code: bool = False,
+    dtype: torch.dtype | None = None,
+    device: str | torch.device | None = None,
+):
+    """Model and tokenizer of ``name``; the model in ``dtype`` on ``device`` (float32, CPU by default)."""
+    return load_model(name, trust_remote_code, dtype, device), load_tokenizer(name, trust_remote_code)
 
 
 def check_supported(
@@ -417,20 +645,58 @@ def save_model(
     return Path(output)
 
 
+_ARXIV = re.compile(r"arXiv[ :]*(\d{4}\.\d{4,5})", re.IGNORECASE)
+
+
+def hub_base_model(name: str | None) -> str | None:
+    """The Hub id a model was made from, for the card's ``base_model`` (what links the Hub's model
+    tree): ``name`` itself when it is a hub id, else what the local folder's own card names (so a
+    chain tiny-scale local folders -> Llama-3.2-1B keeps pointing at the Hub model); None otherwise."""
+    if not name or name == "tiny":
+        return None
+    if not _is_local(str(name)):
+        return str(name)
+    readme = Path(str(name)).expanduser() / "README.md"
+    if not readme.is_file():
+        return None
+    try:
+        from huggingface_hub import ModelCard
+
+        found = ModelCard.load(readme).data.to_dict().get("base_model")
+    except Exception:  # noqa: BLE001 - an unreadable card names no base
+        return None
+    return found if isinstance(found, str) else None
+
+
 def model_card(provenance: dict[str, Any]) -> str:
-    lines = [
-        "---",
-        "library_name: transformers",
-        "tags: [unlearnkit]",
-        "---",
-        "",
-        f"# {provenance.get('kind', 'model')} made with unlearnkit",
-        "",
-    ]
+    """The folder's README.md, written with ``huggingface_hub.ModelCard``: YAML metadata the Hub reads
+    (``base_model``, ``library_name``, ``tags`` with the method and ``arxiv:<id>`` of its paper,
+    ``unlearning_method``), then how the model was made, every recorded field."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    method = provenance.get("method")
+    paper = str(provenance.get("paper") or "")
+    arxiv = sorted(set(_ARXIV.findall(paper)))
+    kind = str(provenance.get("kind", "model"))
+    tags = ["unlearnkit"]
+    if kind.startswith(("unlearned", "continual", "distilled")):
+        tags.append("machine-unlearning")
+    if method:
+        tags.append(str(method))
+    tags += [f"arxiv:{a}" for a in arxiv]
+    base = hub_base_model(provenance.get("base_model") or provenance.get("teacher"))
+    extra = {"unlearning_method": str(method)} if method else {}
+    if paper:
+        extra["paper"] = paper
+    data = ModelCardData(library_name="transformers", base_model=base, tags=tags, **extra)
+    lines = [f"# {kind} made with unlearnkit", ""]
+    if method:
+        lines += [f"Method: `{method}`" + (f" ({paper})" if paper else "") + ".", ""]
     for key, value in provenance.items():
         if isinstance(value, dict):
             lines.append(f"- **{key}**:")
             lines.extend(f"  - {k}: `{v}`" for k, v in value.items())
         else:
             lines.append(f"- **{key}**: `{value}`")
-    return "\n".join(lines) + "\n"
+    card = ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n")
+    return str(card)

@@ -80,6 +80,153 @@ def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_placement_flags(p: argparse.ArgumentParser, batch_size: bool = False) -> None:
+    """``--device`` and ``--dtype`` (every command that loads a model); ``--batch-size`` for evaluation."""
+    from unlearnkit.models import DEVICE_HELP, DTYPE_CHOICES
+
+    p.add_argument("--device", default="auto", help=f"where the model runs: {DEVICE_HELP} (default: auto)")
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=DTYPE_CHOICES,
+        help="weights dtype (default auto: float32 on the CPU; on a GPU the checkpoint's torch_dtype, "
+        "e.g. bfloat16 for Llama / Qwen / Gemma)",
+    )
+    if batch_size:
+        p.add_argument(
+            "--batch-size",
+            type=int,
+            default=None,
+            metavar="N",
+            help="evaluation batch size (default 32; halved until it fits after an out-of-memory error)",
+        )
+
+
+def check_placement_flags(args) -> None:
+    """``--device`` / ``--batch-size`` checked at once (torch-free), then the GPU pinned for this process.
+
+    ``--device cpu`` hides the GPUs (``CUDA_VISIBLE_DEVICES=''``) and ``--device cuda:N`` in one process
+    shows only GPU N, before torch first looks at CUDA: the Hugging Face Trainer always trains on the
+    first visible GPU (and wraps several in DataParallel), so pinning is how it honours the flag.
+    """
+    from unlearnkit.models import check_device_spec
+
+    device = getattr(args, "device", "auto")
+    check_device_spec(device)
+    size = getattr(args, "batch_size", None)
+    if size is not None and size < 1:
+        raise UserError(f"--batch-size {size}: must be >= 1")
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+        return  # too late to pin (an in-process caller already used CUDA): cuda:N is used as is
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    elif device.startswith("cuda:") and int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        index = int(device.split(":")[1])
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = [v.strip() for v in visible.split(",") if v.strip()] if visible is not None else None
+        if ids is not None and index >= len(ids):
+            raise UserError(
+                f"--device {device}: CUDA_VISIBLE_DEVICES={visible} shows {len(ids)} GPU(s) (cuda:0..cuda:"
+                f"{len(ids) - 1})"
+            )
+        os.environ["CUDA_VISIBLE_DEVICES"] = ids[index] if ids is not None else str(index)
+        args.device = "cuda:0"  # the one GPU this process now sees
+        args.asked_device = device
+    elif device.startswith("cuda:"):
+        raise UserError(
+            f"--device {device}: under torchrun / accelerate each process uses its own LOCAL_RANK's GPU; "
+            "use --device auto (or cuda)"
+        )
+    if args.device.startswith("cuda"):  # a GPU asked for by name: refused now if there is none
+        from unlearnkit.models import resolve_device
+
+        resolve_device(args.device)
+
+
+def placement_of(args, model: str, precision: str | None = None):
+    """Resolve ``--device`` / ``--dtype`` (and the training precision) for ``model`` and print the one
+    line that says what was chosen and why (stderr, like the notes)."""
+    from unlearnkit.models import resolve_placement
+
+    placement = resolve_placement(
+        model, getattr(args, "device", "auto"), getattr(args, "dtype", "auto"), precision
+    )
+    asked = getattr(args, "asked_device", None)
+    if asked is not None:  # pinned by check_placement_flags: record what the user asked for
+        import dataclasses
+
+        placement = dataclasses.replace(placement, asked_device=asked)
+    return placement
+
+
+def print_placement(placement, extra: str = "") -> None:
+    if is_main_rank():
+        print(f"unlearnkit: {placement.line(extra)}", file=sys.stderr)
+
+
+def add_training_flags(p: argparse.ArgumentParser) -> None:
+    """``--report-to`` (TrainingArguments.report_to) for the commands that train."""
+    p.add_argument(
+        "--report-to",
+        default=None,
+        metavar="none|tensorboard|wandb",
+        help="send the Trainer's logs (loss terms, --eval-every metrics) to a tracker (default: none; "
+        "the tracker's package must be installed: unlearnkit[tracking]); same as --set report_to=...",
+    )
+
+
+def apply_training_flags(args, values: dict) -> None:
+    """``--report-to`` into the settings, checked now (one line naming the package when it is missing)."""
+    if getattr(args, "report_to", None) is not None:
+        from unlearnkit.config import check_report_to
+
+        check_report_to(args.report_to)
+        values["report_to"] = args.report_to
+
+
+def resolved_optim(optim: str) -> str:
+    """``optim=auto`` as the optimiser transformers' TrainingArguments picks by default."""
+    if optim != "auto":
+        return optim
+    from transformers import TrainingArguments
+
+    default = TrainingArguments.__dataclass_fields__["optim"].default
+    return str(getattr(default, "value", default))
+
+
+def training_choices(cfg) -> str:
+    """The training half of the one placement line: optimiser, checkpointing, LoRA, tracker."""
+    parts = [f"optim {resolved_optim(cfg.optim)}"]
+    parts.append(f"gradient checkpointing {'on' if cfg.gradient_checkpointing else 'off'}")
+    if getattr(cfg, "lora_r", 0):
+        parts.append(f"LoRA r={cfg.lora_r}")
+    if cfg.report_to != "none":
+        parts.append(f"reporting to {cfg.report_to}")
+    return ", ".join(parts)
+
+
+def training_record(placement, cfg) -> dict:
+    """What unlearnkit.json records of the run's placement and training choices (``placement``)."""
+    return {
+        **placement.record(),
+        "optim": resolved_optim(cfg.optim),
+        "gradient_checkpointing": bool(cfg.gradient_checkpointing),
+        "report_to": cfg.report_to,
+    }
+
+
+def training_files(log_history: list[dict] | None) -> dict[str, bytes]:
+    """``log_history.json`` (every step the Trainer logged) and ``loss.png`` for a trained model's folder."""
+    from unlearnkit.report.curve import loss_plot_png
+
+    history = list(log_history or [])
+    files = {"log_history.json": (json.dumps(history, indent=1, default=str) + "\n").encode("utf-8")}
+    png = loss_plot_png(history)
+    if png is not None:
+        files["loss.png"] = png
+    return files
+
+
 def overrides(args, config_cls: type | None = None) -> dict:
     """Recipe (``--config``) then ``--set`` values; with ``config_cls`` the recipe is checked on its own
     first, so that an error in it names the recipe file rather than ``--set``."""

@@ -6,11 +6,15 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
     add_trust_remote_code,
     check_data,
+    check_placement_flags,
     check_split_lengths,
     load_data,
     overrides,
+    placement_of,
+    print_placement,
     torch_threads,
 )
 
@@ -24,6 +28,7 @@ def add_parser(subparsers) -> None:
         "--set", action="append", metavar="KEY=VALUE", help="alpha, r, tau_w, selection, mask_token, tagger"
     )
     a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(a, batch_size=True)
     add_trust_remote_code(a)
 
 
@@ -38,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         overrides(args),
         ignore=("beta", "forget_weight", "retain_weight", "retain_loss"),
     )
+    check_placement_flags(args)
     check_output_dir(args.output, args.overwrite)
     bench = check_data(args.data)
     check_model_path(args.model)
@@ -53,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     check_split_lengths(tokenizer, fmt, bench, ("forget",), train_cfg.max_length)
     torch_threads()
-    model = load_model(args.model, args.trust_remote_code)
+    placement = placement_of(args, args.model)
+    batch = {} if args.batch_size is None else {"batch_size": args.batch_size}
+    print_placement(placement, f"batch size {batch.get('batch_size', 16)}")
+    model = load_model(args.model, args.trust_remote_code, **placement.load_kwargs())
     scores, tagger = compute_scores(
         model,
         tokenizer,
@@ -64,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         tagger=cfg.tagger,
         max_length=train_cfg.max_length,
         progress=True,
+        **batch,
     )
     weights = token_weights(scores, cfg.selection, cfg.r, cfg.tau_w)
     marks = [[x > 0 for x in w] for w in weights] if cfg.selection == "hard" else weights

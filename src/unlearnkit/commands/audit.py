@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from unlearnkit.commands._common import note
+from unlearnkit.commands._common import (
+    add_placement_flags,
+    check_placement_flags,
+    note,
+    placement_of,
+    print_placement,
+)
 from unlearnkit.errors import UserError
 
 
@@ -71,6 +77,8 @@ def add_audit_arguments(parser) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the relearning split (default: %(default)s)"
     )
+    if "--device" not in getattr(parser, "_option_string_actions", {}):
+        add_placement_flags(parser, batch_size=True)
     if "--trust-remote-code" not in getattr(parser, "_option_string_actions", {}):
         parser.add_argument(
             "--trust-remote-code",
@@ -82,7 +90,9 @@ def add_audit_arguments(parser) -> None:
 def settings_from_args(args):
     from unlearnkit.evaluation.audit import AuditSettings
 
+    given = {} if getattr(args, "batch_size", None) is None else {"batch_size": args.batch_size}
     return AuditSettings(
+        **given,
         relearn_steps=parse_int_list(str(args.relearn_steps), "--relearn-steps"),
         relearn_fraction=args.relearn_fraction,
         relearn_lr=args.relearn_lr,
@@ -105,6 +115,7 @@ def audit_command(args) -> int:
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path, load
 
+    check_placement_flags(args)
     check_output_dir(args.output, args.overwrite)
     settings = settings_from_args(args)
     bench = load_benchmark(args.data)
@@ -119,13 +130,21 @@ def audit_command(args) -> int:
 
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
     trust = bool(getattr(args, "trust_remote_code", False))
-    model, tokenizer = load(args.model, trust)
-    oracle = load(args.retain_model, trust) if args.retain_model else None
-    original = load(args.original_model, trust) if args.original_model else None
+    # every model of the audit where the audited one runs, each in the dtype --dtype gives its checkpoint
+    placement = placement_of(args, args.model)
+    print_placement(placement, f"batch size {settings.batch_size}")
+
+    def load_here(path):
+        return load(path, trust, **placement_of(args, path).load_kwargs())
+
+    model, tokenizer = load_here(args.model)
+    oracle = load_here(args.retain_model) if args.retain_model else None
+    original = load_here(args.original_model) if args.original_model else None
     names = {role: str(path) for role, path in paths.items() if path is not None}
     audit = run_audit(
         model, tokenizer, bench, oracle=oracle, original=original, settings=settings, names=names
     )
+    audit["placement"] = {**placement.record(), "batch_size": settings.batch_size}
     write_audit(args.output, audit, overwrite=args.overwrite)
     for line in audit["verdicts"]:
         print(line)

@@ -7,14 +7,22 @@ import math
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
+    add_training_flags,
     add_trust_remote_code,
     apply_model_defaults,
+    apply_training_flags,
     check_combinations,
     check_data,
+    check_placement_flags,
     load_data,
     note,
     overrides,
+    placement_of,
+    print_placement,
     torch_threads,
+    training_choices,
+    training_record,
 )
 from unlearnkit.errors import UserError
 
@@ -39,6 +47,8 @@ def add_parser(subparsers) -> None:
         help="generation length of the evaluations (QA data; raw-text folders use their protocol's, MUSE's 128 / 32)",
     )
     c.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(c)
+    add_training_flags(c)
     add_trust_remote_code(c)
 
 
@@ -49,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.models import check_model_path
 
     values = overrides(args, lambda: method_config(args.method))
+    apply_training_flags(args, values)
+    check_placement_flags(args)
     values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, _ = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
@@ -85,8 +97,12 @@ def run(args: argparse.Namespace) -> int:
             f"--data {args.data} has raw 'text' rows: use e.g. ga, npo, asu or rmu"
         )
     requests = requests_of(bench, plan, args.requests)
+    placement = placement_of(args, args.model, train_cfg.precision)
+    values["precision"] = placement.precision
+    method, train_cfg, method_cfg = resolve_configs(args.method, values)
     torch_threads()
-    model, tokenizer = load(args.model, args.trust_remote_code)
+    model, tokenizer = load(args.model, args.trust_remote_code, dtype=placement.torch_dtype)
+    print_placement(placement, training_choices(train_cfg))
     if plan is None:
         eval_fn = tofu_eval_fn(bench, EvalSettings(max_new_tokens=args.max_new_tokens, progress=False))
         plot_keys = DEFAULT_PLOT_KEYS
@@ -117,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             "data": str(args.data),
             "requests": args.requests,
             "config": values,
+            "placement": training_record(placement, train_cfg),
         },
         overwrite=True,
     )

@@ -9,16 +9,25 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
+    add_training_flags,
     add_trust_remote_code,
+    apply_training_flags,
+    check_placement_flags,
     check_split_lengths,
     cleanup_after_failure,
     diverged_message,
     file_digest,
     note,
     overrides,
+    placement_of,
     prepare_work,
+    print_placement,
     resume_point,
     torch_threads,
+    training_choices,
+    training_files,
+    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -69,6 +78,8 @@ def add_parser(subparsers) -> None:
     d.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     d.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     d.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(d)
+    add_training_flags(d)
     add_trust_remote_code(d)
 
 
@@ -177,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         values["save_every"] = args.save_every
+    apply_training_flags(args, values)
+    check_placement_flags(args)
     train_cfg, cfg = build_configs(DistillConfig, values)  # bad keys and values fail before any loading
     if train_cfg.lora_r > 0 or train_cfg.reference == "adapter":
         raise UserError("distill trains the whole student: remove lora_r / reference=adapter")
@@ -214,15 +227,23 @@ def run(args: argparse.Namespace) -> int:
     check_split_lengths(tokenizer, fmt, bench, used, train_cfg.max_length)
     note(target_line)
     torch_threads()
-    teacher = load_model(args.teacher, args.trust_remote_code)
+    placement = placement_of(args, args.teacher, train_cfg.precision)
+    values["precision"] = placement.precision
+    train_cfg, cfg = build_configs(DistillConfig, values)
+    teacher = load_model(args.teacher, args.trust_remote_code, dtype=placement.torch_dtype)
+    print_placement(placement, training_choices(train_cfg))
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
-    loader = (lambda: load_model(base, args.trust_remote_code)) if base is not None else None
+    loader = (
+        (lambda: load_model(base, args.trust_remote_code, dtype=placement.torch_dtype))
+        if base is not None
+        else None
+    )
     result = _run(args, teacher, tokenizer, bench, work, resume_from, values, toward, loader)
     if not result.is_main_process:
         return 0  # multi-process run: rank 0 writes the model
-    _save(args, result, tokenizer, resume_from, base)
+    _save(args, result, tokenizer, resume_from, base, training_record(placement, train_cfg))
     shutil.rmtree(work, ignore_errors=True)
     toward_text = f"the base {base}" if toward == "base" else "a fresh init"
     print(
@@ -271,7 +292,7 @@ def teacher_cost(teacher: str) -> int:
     return int(compute.get("total_cost", compute.get("cost", 0)))
 
 
-def _save(args, result, tokenizer, resume_from, base: str | None) -> None:
+def _save(args, result, tokenizer, resume_from, base: str | None, placement: dict | None = None) -> None:
     from unlearnkit.models import save_model
 
     compute = dict(result.compute)
@@ -295,6 +316,9 @@ def _save(args, result, tokenizer, resume_from, base: str | None) -> None:
         "teacher_outputs": result.reference,
         "config": result.settings,
     }
+    if placement is not None:
+        provenance["placement"] = placement
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+    files = training_files(getattr(result, "log_history", None))
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)

@@ -6,12 +6,16 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
     add_trust_remote_code,
     check_data,
+    check_placement_flags,
     is_model_dir,
     is_named_data,
     load_data,
     note,
+    placement_of,
+    print_placement,
     split_file,
     split_sources,
     torch_threads,
@@ -31,6 +35,13 @@ def add_parser(subparsers) -> None:
     )
     e.add_argument(
         "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
+    )
+    e.add_argument(
+        "--original-model",
+        default=None,
+        help="the untouched model before unlearning (folder, or its eval folder against the same "
+        "--retain-model): its forget quality against the oracle is the test's resolution on this data; "
+        "at or above 0.05 forget quality cannot resolve forgetting here, and a warning says so",
     )
     e.add_argument(
         "--protocol",
@@ -65,6 +76,7 @@ def add_parser(subparsers) -> None:
         help="cap prompt + generation at N tokens, TOFU's original rule (default: off; closer-look: 200)",
     )
     e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(e, batch_size=True)
     add_trust_remote_code(e)
 
 
@@ -72,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path
 
+    check_placement_flags(args)
     if args.protocol in ("muse", "wmdp"):
         return _eval_muse_wmdp(args)
     if args.max_new_tokens < 1:
@@ -87,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     bench = check_data(args.data, eval_fields=named)
     check_protocol_fits(bench, args.protocol, args.data)  # a folder (read above); a name: after loading
     check_model_path(args.model)
+    original_eval = check_original_model(args)
     retain_path = None
     if args.retain_model:
         if is_model_dir(args.retain_model):
@@ -138,13 +152,23 @@ def run(args: argparse.Namespace) -> int:
     for text in notes:
         note(text)
     torch_threads()
+    placement = placement_of(args, args.model)
+    print_placement(placement, f"batch size {settings.batch_size}")
     if args.retain_model and oracle_trs is None:
-        oracle, otok = load(args.retain_model, args.trust_remote_code)
+        oracle, otok = load(
+            args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
+        )
         _, odetails = evaluate(oracle, otok, _forget_only(bench), settings)
         oracle_trs = odetails["forget"].get("truth_ratios")
         del oracle
-    model = load_model(args.model, args.trust_remote_code)
+    resolution = None
+    if args.original_model:
+        resolution = original_resolution(args, bench, settings, oracle_trs, original_eval)
+    model = load_model(args.model, args.trust_remote_code, **placement.load_kwargs())
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
+    details["placement"] = {**placement.record(), "batch_size": settings.batch_size}
+    if resolution is not None:
+        add_resolution(metrics, details, resolution)
     if args.protocol == "closer-look":
         from unlearnkit.evaluation.closer_look import CloserLookModels, closer_look_metrics
 
@@ -169,11 +193,91 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_original_model(args: argparse.Namespace) -> Path | None:
+    """``--original-model``: a model folder (returns None) or an eval folder / its metrics.json holding
+    the original's ``forget_quality`` (returns that file); it needs ``--retain-model`` (forget quality is
+    measured against the oracle) and the TOFU or closer-look protocol."""
+    from unlearnkit.models import check_model_path
+
+    if not args.original_model:
+        return None
+    if not args.retain_model:
+        raise UserError(
+            "--original-model needs --retain-model: the original's forget quality is measured against the oracle"
+        )
+    if is_model_dir(args.original_model):
+        check_model_path(args.original_model, flag="--original-model")
+        return None
+    path = Path(args.original_model)
+    path = path / "metrics.json" if path.is_dir() else path
+    if not path.is_file():
+        raise UserError(
+            f"--original-model {args.original_model} does not exist (a model folder, or an eval folder of "
+            "it against the same --retain-model)"
+        )
+    from unlearnkit.io import read_json
+
+    data = read_json(path, "--original-model metrics")
+    if not isinstance(data, dict) or not isinstance(data.get("forget_quality"), int | float):
+        raise UserError(
+            f"{path}: no forget_quality (evaluate the original model with --retain-model first, or pass its "
+            "model folder)"
+        )
+    return path
+
+
+def original_resolution(args, bench, settings, oracle_trs, original_eval: Path | None) -> dict:
+    """The original model's forget quality against the oracle (the KS test's resolution on this data):
+    read from its eval folder, or measured on the forget split (only its truth ratios are needed, so
+    one new token is generated per question)."""
+    import dataclasses
+
+    from unlearnkit.evaluation.evaluate import evaluate
+    from unlearnkit.io import read_json
+    from unlearnkit.models import load
+
+    if original_eval is not None:
+        data = read_json(original_eval, "--original-model metrics")
+        return {
+            "original_model": str(args.original_model),
+            "forget_quality": float(data["forget_quality"]),
+            "n": data.get("forget_quality_n"),
+        }
+    original, otok = load(args.original_model, args.trust_remote_code)
+    quick = dataclasses.replace(settings, max_new_tokens=1, max_total_tokens=0)
+    metrics, _ = evaluate(original, otok, _forget_only(bench), quick, oracle_trs)
+    del original
+    return {
+        "original_model": str(args.original_model),
+        "forget_quality": metrics.get("forget_quality"),
+        "n": metrics.get("forget_quality_n"),
+    }
+
+
+def add_resolution(metrics: dict, details: dict, resolution: dict) -> None:
+    """``original_forget_quality`` in the metrics, ``forget_quality_resolution`` in the details and, when
+    the test cannot tell the original from the oracle, the warning that says so."""
+    from unlearnkit.evaluation.diagnostics import FQ_FORGOTTEN, resolution_warning
+
+    fq = resolution.get("forget_quality")
+    if fq is None:
+        return
+    metrics["original_forget_quality"] = fq
+    details["forget_quality_resolution"] = {**resolution, "resolves": fq < FQ_FORGOTTEN}
+    found = resolution_warning(
+        fq, resolution.get("n"), original=f"the original model ({resolution['original_model']})"
+    )
+    if found is not None:
+        details["warnings"] = details.get("warnings", []) + [found.as_dict()]
+
+
 def eval_settings(args: argparse.Namespace):
     """EvalSettings of the TOFU or closer-look protocol, with the flags the user gave on top."""
     from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings
 
     given = {"max_new_tokens": args.max_new_tokens}
+    if getattr(args, "batch_size", None) is not None:
+        given["batch_size"] = args.batch_size
     if args.max_items is not None:
         given["max_items"] = args.max_items
     if args.max_total_tokens is not None:
@@ -227,10 +331,12 @@ def _eval_muse_wmdp(args) -> int:
     if args.retain_model and args.protocol == "wmdp":
         note("--retain-model is not used by --protocol wmdp (accuracies need no oracle); ignored")
     torch_threads()
+    placement = placement_of(args, args.model)
+    print_placement(placement)
     if args.protocol == "wmdp":
         from unlearnkit.protocols.wmdp import evaluate_local_mc, evaluate_wmdp
 
-        model, tokenizer = load(args.model, args.trust_remote_code)
+        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
         if bench is None:
             metrics, details = evaluate_wmdp(model, tokenizer)
         else:
@@ -245,7 +351,9 @@ def _eval_muse_wmdp(args) -> int:
         reference_auc, reference = None, None
         if args.retain_model and is_model_dir(args.retain_model):
             check_model_path(args.retain_model, flag="--retain-model")
-            oracle, otok = load(args.retain_model, args.trust_remote_code)
+            oracle, otok = load(
+                args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
+            )
             reference_auc, odet = privleak_auc(
                 oracle,
                 otok,
@@ -263,12 +371,13 @@ def _eval_muse_wmdp(args) -> int:
         elif args.retain_model:
             reference_auc = load_reference_auc(args.retain_model)  # a number or a MUSE metrics.json
             reference = {"source": str(args.retain_model), "auc": reference_auc}
-        model, tokenizer = load(args.model, args.trust_remote_code)
+        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
         metrics, details = evaluate_muse(model, tokenizer, bench, settings, reference_auc)
         _note_cuts(details["truncation"])
         details["data"] = describe(bench)
         if reference is not None:
             details["privleak_reference"] = reference
+    details["placement"] = placement.record()
     with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "details.json", details)
@@ -331,6 +440,14 @@ def _note_cuts(truncation: dict) -> None:
             )
 
 
+def _oracle_placement(args, placement):
+    """The retain oracle runs where the model does, in the dtype ``--dtype`` resolves to for its own
+    checkpoint (the same rule, so an auto bf16 model is compared with an auto bf16 oracle)."""
+    from unlearnkit.models import resolve_placement
+
+    return resolve_placement(args.retain_model, placement.device, args.dtype)
+
+
 def _forget_only(bench):
     from unlearnkit.data import Benchmark
 
@@ -353,3 +470,8 @@ def print_headline(metrics: dict) -> None:
             n, m = metrics.get("forget_quality_n"), metrics.get("forget_quality_oracle_n")
             items = f"  ({n} forget items vs the oracle's {m})" if n is not None and m is not None else ""
             print(f"{key:24s} {value:.3g}{items}")
+            if "original_forget_quality" in metrics:
+                print(
+                    f"{'original_forget_quality':24s} {metrics['original_forget_quality']:.3g}  (the original "
+                    "model vs the oracle: nothing forgotten reads so; the test's resolution here)"
+                )

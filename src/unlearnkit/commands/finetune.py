@@ -7,17 +7,26 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
+    add_training_flags,
     add_trust_remote_code,
+    apply_training_flags,
     check_data,
+    check_placement_flags,
     check_split_lengths,
     checkpointed_training,
     load_data,
     note,
     overrides,
+    placement_of,
+    print_placement,
     resume_point,
     split_sources,
     torch_threads,
+    training_choices,
+    training_files,
     training_fingerprint,
+    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -45,10 +54,13 @@ def add_parser(subparsers) -> None:
         "e.g. the embedded world's general passages), 'none', or JSONL files (text or question/answer rows), "
         "comma-separated (default: %(default)s)",
     )
+    add_check_items(f)
     f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
     f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     f.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    add_placement_flags(f)
+    add_training_flags(f)
     add_trust_remote_code(f)
 
 
@@ -58,11 +70,14 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.models import check_model_path, read_card
 
     from_scratch = args.model == "tiny"
+    check_items_flag(args)
     user = overrides(args)
     if args.save_every is not None:
         if args.save_every < 0:
             raise UserError(f"--save-every {args.save_every}: must be >= 1 (or 0 for no checkpoints)")
         user["save_every"] = args.save_every
+    apply_training_flags(args, user)
+    check_placement_flags(args)
     # the defaults are constants of finetune.py, which imports the Trainer: read them after the checks
     build_configs(MethodConfig, dict(user, seed=args.seed))
     check_output_dir(args.output, args.overwrite)
@@ -73,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     recorded = base_card.get("finetune_defaults", {}).get("train") if isinstance(base_card, dict) else None
 
     from unlearnkit.data.encode import PromptFormat
+    from unlearnkit.evaluation.learned import LearnedSettings, general_scores, measure_learned
     from unlearnkit.models import load_model, load_tokenizer, save_model
     from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import (
@@ -98,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         )
     replay = replay_paths(args.replay, base_card)
     bench = load_data(args.data, bench)
-    rows = training_rows(bench, args.split, from_scratch=from_scratch)
+    rows = trained = training_rows(bench, args.split, from_scratch=from_scratch)
     if replay:
         from unlearnkit.train.pretrain import read_replay
 
@@ -153,8 +169,21 @@ def run(args: argparse.Namespace) -> int:
     files.update({f"replay:{p}": p for p in replay})
     fingerprint = training_fingerprint("finetune", args.model, files, cfg, split=args.split)
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
+    import dataclasses
+
+    placement = placement_of(args, None if from_scratch else args.model, cfg.precision)
+    cfg = dataclasses.replace(cfg, precision=placement.precision)
     if not from_scratch:
-        model = load_model(args.model, args.trust_remote_code)
+        model = load_model(args.model, args.trust_remote_code, dtype=placement.torch_dtype)
+    else:
+        model = model.to(placement.torch_dtype)
+    print_placement(placement, training_choices(cfg))
+    asked = LearnedSettings(max_items=args.check_items, seed=args.seed)
+    # general knowledge is never fine-tuned on from a base: ask the base first, to say how much it kept
+    general = [r for r in bench.general if "question" in r] if not from_scratch and args.check_items else []
+    if general:
+        model.to(placement.device)  # where the Trainer puts it anyway: never generate with a 7B on CPU
+    base_general = general_scores(model, tokenizer, fmt, general, asked) if general else None
 
     def train(work: Path, resume: bool):
         return finetune(model, tokenizer, rows, cfg, work, quiet=True, progress="fine-tuning", resume=resume)
@@ -163,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
     tiny_scale = from_scratch or bool(recorded)
     provenance = {
         "kind": "target" if args.split == "all" else "retain oracle",
-        "base_model": str(Path(args.model).resolve()) if not from_scratch else "tiny",
+        # a local folder as an absolute path; a hub id as it is (the card's base_model links it)
+        "base_model": "tiny"
+        if from_scratch
+        else str(Path(args.model).resolve())
+        if Path(args.model).expanduser().exists()
+        else args.model,
         "data": str(args.data),
         "split": args.split,
         "trained_on": sorted({n for n in names if bench.split(n) and (n != "general" or from_scratch)}),
@@ -171,19 +205,53 @@ def run(args: argparse.Namespace) -> int:
         "train_loss": result.train_loss,
         "compute": result.compute,  # the oracle's is the denominator of compute_fraction
         "config": vars(cfg),
+        "placement": training_record(placement, cfg),
         **({"unlearn_defaults": tiny_unlearn_defaults(cfg.max_length)} if tiny_scale else {}),
         **({"trained_on_general_parts": sorted(parts)} if from_scratch and parts else {}),
     }
     if resume_from is not None:
         provenance["resumed_from"] = resume_from.name
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite)
+    learned = None
+    if args.check_items:
+        learned = measure_learned(result.model, tokenizer, fmt, trained, asked, general, base_general)
+        provenance["learned"] = learned.as_dict()
+    files = training_files(getattr(result, "log_history", None))
+    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
     shutil.rmtree(work_dir_of(out), ignore_errors=True)
     # Trainer's training_loss: the mean over the run's optimiser steps (since resuming, after a resume)
     since = " over the steps since resuming" if resume_from is not None else ""
     print(
         f"saved {args.output} (mean train loss{since} {result.train_loss:.4f}, {result.n_examples} examples)"
     )
+    report_learned(learned)
     return 0
+
+
+def add_check_items(parser) -> None:
+    """``--check-items N``, shared by ``finetune`` and ``pretrain``."""
+    parser.add_argument(
+        "--check-items",
+        type=int,
+        default=100,
+        metavar="N",
+        help="after training, ask at most N of the trained questions (and passages; and of general.jsonl "
+        "when fine-tuning a base) to say how much the model learned and kept; 0 skips it (default: "
+        "%(default)s)",
+    )
+
+
+def check_items_flag(args: argparse.Namespace) -> None:
+    if args.check_items < 0:
+        raise UserError(f"--check-items {args.check_items}: must be >= 0 (0 skips the check)")
+
+
+def report_learned(learned) -> None:
+    """The line a training command ends with (how much of its data the model knows), then its warnings."""
+    if learned is None:
+        return
+    print(learned.line())
+    for text in learned.warnings():
+        note(text, kind="warning")
 
 
 def replay_paths(spec: str, base_card: dict) -> list[Path]:

@@ -48,8 +48,20 @@ SETTINGS: dict[str, tuple[str, str]] = {
         ">= 0 (0 = exact)",
     ),
     "precision": (
-        "training precision (auto: bf16 on GPUs that support it, else fp32)",
-        "auto | fp32 | bf16 | fp16",
+        "training precision: bf16 / fp16 are mixed (float32 master weights under autocast), bf16-true "
+        "trains bfloat16 weights and optimiser states (as open-unlearning); auto follows the weights' "
+        "dtype (--dtype): bfloat16 -> bf16-true, float32 -> bf16 on GPUs that have it, else fp32",
+        "auto | fp32 | bf16 | fp16 | bf16-true",
+    ),
+    "optim": (
+        "the optimiser (TrainingArguments.optim; auto: transformers' default adamw_torch_fused); "
+        "bitsandbytes' paged / 8-bit ones (paged_adamw_32bit as open-unlearning, adamw_8bit ...) need "
+        "pip install 'unlearnkit[bnb]'",
+        "auto | any transformers OptimizerNames value",
+    ),
+    "report_to": (
+        "where the Trainer sends its logs (loss terms, --eval-every metrics); same as --report-to",
+        "none | tensorboard | wandb (needs the package: unlearnkit[tracking])",
     ),
     "gradient_checkpointing": (
         "recompute activations in the backward pass (less memory, ~30% slower)",

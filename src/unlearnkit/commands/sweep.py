@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from unlearnkit.commands._common import add_trust_remote_code
+from unlearnkit.commands._common import add_placement_flags, add_trust_remote_code, check_placement_flags
 
 EXIT_NO_CHOICE = 4  # the sweep ran but refuses to choose (0 ok, 2 bad input, 3 diverged)
 
@@ -85,12 +85,14 @@ def add_parser(subparsers) -> None:
         default=None,
         help="stop starting new trials after this many minutes (resume later with the same command)",
     )
+    add_placement_flags(p)
     add_trust_remote_code(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from unlearnkit.pipelines.sweep import SweepSettings, run_sweep
 
+    check_placement_flags(args)
     objectives = tuple(x.strip() for x in (args.objective or "").split(",") if x.strip())
     settings = SweepSettings(
         model=args.model,
@@ -110,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         budget_minutes=args.budget_minutes,
         trust_remote_code=args.trust_remote_code,
         storage=args.storage,
+        device=args.device,
+        dtype=args.dtype,
     )
     summary = run_sweep(settings)
     if not summary.get("finalized", True):

@@ -7,21 +7,30 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_placement_flags,
+    add_training_flags,
     add_trust_remote_code,
     apply_model_defaults,
+    apply_training_flags,
     check_combinations,
     check_data,
+    check_placement_flags,
     check_split_lengths,
     cleanup_after_failure,
     diverged_message,
     load_data,
     note,
     overrides,
+    placement_of,
     prepare_work,
+    print_placement,
     required,
     resume_point,
     run_fingerprint,
     torch_threads,
+    training_choices,
+    training_files,
+    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -92,6 +101,8 @@ def add_parser(subparsers) -> None:
     )
     u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
     u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_placement_flags(u)
+    add_training_flags(u)
     add_trust_remote_code(u)
 
 
@@ -111,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         values["save_every"] = args.save_every
     if args.no_collapse_guard:
         values["collapse_guard"] = "off"
+    apply_training_flags(args, values)
+    check_placement_flags(args)
     _check_eval_flags(args)
     values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
     train_cfg, method_cfg = build_configs(method_config(args.method), values)
@@ -145,8 +158,12 @@ def run(args: argparse.Namespace) -> int:
     warning = overlap_warning(bench) if getattr(bench, "kind", "qa") == "qa" else None
     if warning:
         note(warning, "warning")
+    placement = placement_of(args, args.model, train_cfg.precision)
+    values["precision"] = placement.precision  # what auto resolved to: the Trainer and the card see it
+    method, train_cfg, method_cfg = resolve_configs(args.method, values)
     torch_threads()
-    model = load_model(args.model, args.trust_remote_code)
+    model = load_model(args.model, args.trust_remote_code, dtype=placement.torch_dtype)
+    print_placement(placement, training_choices(train_cfg))
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
@@ -155,7 +172,10 @@ def run(args: argparse.Namespace) -> int:
     if not getattr(result, "is_main_process", True):
         return 0  # multi-process run: rank 0 writes the model
     files = _report_curve(result, plan)
-    _save_unlearned(args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan, files)
+    files.update(training_files(result.log_history))
+    _save_unlearned(
+        args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan, files, placement
+    )
     if result.attribution and (work / "attribution").is_dir():
         shutil.copytree(work / "attribution", out / "attribution", dirs_exist_ok=True)
     shutil.rmtree(work, ignore_errors=True)
@@ -279,7 +299,7 @@ def _run_unlearn(
 
 
 def _save_unlearned(
-    args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan=None, files=None
+    args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan=None, files=None, placement=None
 ) -> None:
     from unlearnkit.config import config_dict
     from unlearnkit.data.encode import PromptFormat
@@ -298,6 +318,8 @@ def _save_unlearned(
         # what system_prompt="auto" resolved to, and the date (chat templates): the prompts trained on
         "prompt": PromptFormat.for_settings(tokenizer, train_cfg).describe(),
     }
+    if placement is not None:
+        provenance["placement"] = training_record(placement, train_cfg)
     if getattr(result, "reference", None):
         provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why
     if getattr(result, "collapse_guard", None):

@@ -17,9 +17,9 @@ report calls on a whole table. Two cases met on a user's own small data set (iss
    test (n forget items of the model vs m of the oracle). With few items it is too coarse to rank
    models; see :data:`MIN_FQ_ITEMS` for the threshold and how it was derived, and
    :func:`ks_pvalue` for the exact p-values quoted in the warning. On a whole table there is a
-   sharper, data-driven check: when the untouched target itself scores p >= 0.05 against the oracle,
-   the test cannot tell the model that knows the forget set from the one that never saw it, so no
-   row's forget quality means anything there.
+   sharper, data-driven check (:func:`resolution_warning`): when the untouched target itself (``unlearnkit
+   eval --original-model``) scores p >= 0.05 against the oracle, the test cannot tell the model that
+   knows the forget set from the one that never saw it, so no row's forget quality means anything there.
 
 The closer-look aggregates (``fe``, ``mu_closer_look``) are harmonic means too:
 :func:`closer_look_warnings` names their zero inputs the same way (``unlearnkit eval --protocol
@@ -402,26 +402,45 @@ def forget_quality_warnings(metrics: Mapping[str, Any], row: str | None = None) 
     ]
 
 
-def target_separation_warning(results: Mapping[str, Mapping[str, Any]]) -> Diagnosis | None:
-    """When the untouched target scores forget quality >= 0.05 against the oracle, the KS test cannot
-    tell a model that knows the forget set from one that never saw it on these items."""
-    target = results.get("target") or {}
-    fq = _finite(target.get("forget_quality"))
+def resolution_warning(
+    original_fq: Any,
+    n: Any = None,
+    original: str = "the original model (before unlearning)",
+    row: str | None = None,
+) -> Diagnosis | None:
+    """When the original model (the one before unlearning, which knows the forget set) scores forget
+    quality >= 0.05 against the oracle, the KS test cannot tell a model that knows the forget set from
+    one that never saw it on these items: that p-value is the test's resolution on this data, and no
+    unlearned model's forget quality can show forgetting beyond it. None when the test resolves (or the
+    value is unknown)."""
+    fq = _finite(original_fq)
     if fq is None or fq < FQ_FORGOTTEN:
         return None
-    n = _finite(target.get("forget_quality_n"))
+    n = _finite(n)
     on = f"on these {int(n)} forget items" if n is not None else "on these forget items"
     return Diagnosis(
         code="forget_quality_target_not_separated",
         metric="forget_quality",
         value=fq,
-        row="target",
+        row=row,
         message=(
-            f"the target (before unlearning) has forget_quality {fq:.3g} >= {FQ_FORGOTTEN:g} against the "
-            f"oracle: {on} the KS test cannot tell the model that knows them from the one that never saw "
-            "them, so no row's forget quality (nor its 'forgotten' line) says anything here; more forget "
-            "items, or the fact recall / ROUGE-L / probability next to the oracle's, do."
+            f"{original} has forget_quality {fq:.3g} >= {FQ_FORGOTTEN:g} against the oracle: {on} the KS "
+            "test cannot tell the model that knows them from the one that never saw them, so forget quality "
+            "cannot resolve forgetting here: no row's forget quality (nor its 'forgotten' line) says "
+            "anything; more forget items, or the fact recall / ROUGE-L / probability next to the oracle's, "
+            "do."
         ),
+    )
+
+
+def target_separation_warning(results: Mapping[str, Mapping[str, Any]]) -> Diagnosis | None:
+    """:func:`resolution_warning` for a table: the untouched ``target`` row is the original model."""
+    target = results.get("target") or {}
+    return resolution_warning(
+        target.get("forget_quality"),
+        target.get("forget_quality_n"),
+        original="the target (before unlearning)",
+        row="target",
     )
 
 
@@ -465,9 +484,8 @@ def results_warnings(
         else:
             out += [next(d for d in per_row[r] if d.metric == key) for r in rows]
     # Small n: one warning for the table, quoting the first unlearned row (else the first row).
-    names = [n for n in results if n not in ("target", "oracle")] + [
-        n for n in results if n in ("target", "oracle")
-    ]
+    references = ("target", "oracle", "base")
+    names = [n for n in results if n not in references] + [n for n in results if n in references]
     few = next((d for n in names for d in forget_quality_warnings(results[n], row=str(n))), None)
     if few is not None:
         sizes = {

@@ -22,6 +22,12 @@ a difference smaller than that noise says nothing about the settings. The rule, 
 The same rule answers two questions (:func:`unmoved`, :func:`all_equal`): did a trial leave the
 model where it was (its forget metrics within noise of the target's), and are all trials equal within
 noise on every objective (then a "best" would be chosen by noise).
+
+A report that compares two finished rows has no per-item values of theirs, only their means on the
+same ``n`` items: :func:`pair_band` bounds each mean's standard error by the [0, 1] bound above, at
+that row's own mean (exact for a share of items such as fact recall), and calls the two equal within
+noise when they differ by at most ``NOISE_SE`` standard errors of the difference
+(:mod:`unlearnkit.report.choice` calls such a difference a tie).
 """
 
 from __future__ import annotations
@@ -88,6 +94,13 @@ def _per_item(
         out[f"{kind}_exact_memorisation"] = (None, n)
         out[f"{kind}_extraction_strength"] = (None, n)
     return out
+
+
+def pair_band(a: float, b: float, n: int) -> float:
+    """Half-width below which two means in [0, 1] over ``n`` items each are equal within noise:
+    ``NOISE_SE`` standard errors of ``a - b``, each side's bounded by ``sqrt(m (1 - m) / n)`` at its own
+    mean (inf for ``n < 1``: nothing can be told apart)."""
+    return NOISE_SE * math.hypot(_bounded_se(a, n), _bounded_se(b, n))
 
 
 def kolmogorov_sd() -> float:

@@ -1,12 +1,15 @@
 """The model passes every metric needs, batched: teacher-forced answer scoring and greedy generation.
 
 Scoring sorts examples by length so a batch wastes little padding; generation pads on the left so
-every prompt ends where generation starts.
+every prompt ends where generation starts. Both run where the model's weights are, and a batch that
+does not fit the accelerator's memory is retried at half the size (down to one example) instead of
+ending a long evaluation: the batch size only changes padding, not what is computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +35,38 @@ def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
+OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+
+
+def in_batches(
+    order: Sequence[int], batch_size: int, run: Callable[[list[int]], None], desc: str | None = None
+) -> int:
+    """Call ``run(idx)`` on consecutive slices of ``order`` of ``batch_size`` items; when a slice runs
+    out of (GPU) memory, retry it at half the size (one line on stderr) and keep that size. Returns the
+    batch size it ended with; an out-of-memory error at batch size 1 is raised."""
+    size, start = max(1, int(batch_size)), 0
+    with tqdm(total=len(order), desc=desc, disable=desc is None, leave=False) as bar:
+        while start < len(order):
+            idx = list(order[start : start + size])
+            try:
+                run(idx)
+            except OUT_OF_MEMORY:
+                if size == 1:
+                    raise
+                size //= 2
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                print(
+                    f"unlearnkit: note: out of memory at batch size {size * 2}; retrying at {size} "
+                    "(--batch-size N sets it)",
+                    file=sys.stderr,
+                )
+                continue
+            start += len(idx)
+            bar.update(len(idx))
+    return size
+
+
 @torch.no_grad()
 def score_answers(
     model,
@@ -53,9 +88,8 @@ def score_answers(
     nll = [0.0] * len(encoded)
     per = {k: [None] * len(encoded) for k in ("logps", "mu", "sigma", "match")} if per_token else None
     device, pad = _device(model), pad_id_of(tokenizer)
-    starts = range(0, len(order), batch_size)
-    for s in tqdm(starts, desc=desc, disable=desc is None, leave=False):
-        idx = order[s : s + batch_size]
+
+    def run(idx: list[int]) -> None:
         batch = {k: v.to(device) for k, v in pad_batch([encoded[i] for i in idx], pad).items()}
         logits = model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False
@@ -74,6 +108,8 @@ def score_answers(
                 per["mu"][i] = mu[row][m].tolist()
                 per["sigma"][i] = sigma[row][m].tolist()
                 per["match"][i] = match[row][m].tolist()
+
+    in_batches(order, batch_size, run, desc)
     if not per_token:
         return AnswerScores(nll)
     return AnswerScores(nll, per["logps"], per["mu"], per["sigma"], per["match"])
@@ -118,33 +154,33 @@ def greedy_token_ids(
     device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
     was_training = model.training
     model.eval()
+
+    def run(idx: list[int]) -> None:
+        longest = max(budgets[i] for i in idx)
+        if longest <= 0:
+            return  # every prompt of the batch already fills the total cap: empty generations
+        batch = pad_batch([{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left")
+        gen = model.generate(
+            input_ids=batch["input_ids"].to(device),
+            attention_mask=batch["attention_mask"].to(device),
+            max_new_tokens=longest,
+            do_sample=False,
+            num_beams=1,
+            pad_token_id=pad,
+            eos_token_id=eos,
+        )
+        new = gen[:, batch["input_ids"].shape[1] :]
+        for row, i in enumerate(idx):
+            toks = new[row].tolist()[: budgets[i]]
+            if eos is not None and eos in toks:
+                toks = toks[: toks.index(eos)]
+            elif pad != eos:
+                while toks and toks[-1] == pad:  # finished rows are padded after their EOS
+                    toks.pop()
+            out[i] = toks
+
     try:
-        for s in tqdm(range(0, len(order), batch_size), desc=desc, disable=desc is None, leave=False):
-            idx = order[s : s + batch_size]
-            longest = max(budgets[i] for i in idx)
-            if longest <= 0:
-                continue  # every prompt of the batch already fills the total cap: empty generations
-            batch = pad_batch(
-                [{"input_ids": prompts[i], "labels": prompts[i]} for i in idx], pad, side="left"
-            )
-            gen = model.generate(
-                input_ids=batch["input_ids"].to(device),
-                attention_mask=batch["attention_mask"].to(device),
-                max_new_tokens=longest,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=pad,
-                eos_token_id=eos,
-            )
-            new = gen[:, batch["input_ids"].shape[1] :]
-            for row, i in enumerate(idx):
-                toks = new[row].tolist()[: budgets[i]]
-                if eos is not None and eos in toks:
-                    toks = toks[: toks.index(eos)]
-                elif pad != eos:
-                    while toks and toks[-1] == pad:  # finished rows are padded after their EOS
-                        toks.pop()
-                out[i] = toks
+        in_batches(order, batch_size, run, desc)
     finally:
         model.train(was_training)
     return out

@@ -192,7 +192,15 @@ class Embedded:
         return evaluate_local_mc(model, tokenizer, self.bench.mc_tasks, self.bench.mc_style, batch_size=32)
 
     def add_row(self, row: str, model, tokenizer, extra: dict | None = None) -> dict[str, float]:
+        """Evaluate ``model`` as row ``row``; on TOFU also the share of its greedy forget answers that
+        are empty or gibberish (``forget_gibberish``: such a row is never called best)."""
+        from unlearnkit.report.generations import degenerate_share
+
         metrics, details = self.evaluate(model, tokenizer)
+        if self.benchmark == "tofu" and "forget" in details:
+            share = degenerate_share(details["forget"]["generations"])
+            if share is not None:
+                metrics["forget_gibberish"] = share
         metrics.update(extra or {})
         self.results[row], self.details[row] = metrics, details
         return metrics
@@ -328,12 +336,22 @@ def _describe_bench(benchmark: str, bench, data_dir: Path) -> str:
 
 def best_method(results: dict[str, dict], methods: list[str]) -> str:
     """The method the report calls best (:func:`unlearnkit.report.choice.choose_best`: closest to the
-    oracle on the forget side among those keeping 90 % of its utility); when none keeps it, the one
-    keeping the most utility."""
+    oracle on the forget side among those keeping 90 % of its utility and answering in language; of a
+    tie, the first named); when none keeps it, the eligible one keeping the most utility."""
     from unlearnkit.report.choice import choose_best
 
     choice = choose_best(results, candidates=methods)
     return choice.row or choice.fallback or methods[0]
+
+
+def audited_rows(results: dict[str, dict], teacher: str, robust_row: str) -> list[str]:
+    """The rows the quickstart audits: the robust row, its plain teacher and, when it is neither, the
+    row the report's verdict calls best (:func:`unlearnkit.report.choice.choose_best` over the whole
+    table, as the report reads it), so the verdict never names a row the audit did not look at."""
+    from unlearnkit.report.choice import choose_best
+
+    chosen = choose_best(results).row
+    return [robust_row, teacher, *([chosen] if chosen not in (None, teacher, robust_row) else [])]
 
 
 HEADLINE = {
@@ -393,9 +411,12 @@ def run_quickstart(args) -> int:
     extra_sections: list[tuple[str, str]] = []
     work_root = out.parent / f".{out.name}.work"
     used: dict[str, dict] = {}
+    unlearned: dict[str, Any] = {}  # tiny models, kept for the audit (the robust row's teacher, the best)
+    t_audit = 0.0
     try:
         for name in methods:
-            metrics, res = emb.run_method(name, work_root / name)
+            metrics, res = emb.run_method(name, work_root / name, keep_model=benchmark == "tofu")
+            unlearned[name] = res.model
             used[name] = res.config
             log(f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: {headline(benchmark, metrics)}")
             heatmap = work_root / name / "attribution" / "heatmap.html"
@@ -407,13 +428,20 @@ def run_quickstart(args) -> int:
                 extra_sections.append(
                     ("Token attribution", _heatmap_fragment(heatmap, name, res.attribution))
                 )
+        t_methods = time.time() - t_start - t_lab
         if not args.no_audit and benchmark == "tofu":  # the robust row exists to be audited
+            t0 = time.time()
             # the measured configuration's teacher when it ran, else the report's best method
             teacher = ROBUST_TEACHER if ROBUST_TEACHER in methods else best_method(emb.results, methods)
-            plain, robust_row, robust = _robust_row(emb, teacher, work_root, log)
-            extra_sections.append(_audit_section(emb, teacher, plain, robust_row, robust, log))
-            del plain, robust
+            robust_row, robust = _robust_row(emb, teacher, unlearned[teacher], work_root, log)
+            also = {row: unlearned[row] for row in audited_rows(emb.results, teacher, robust_row)[2:]}
+            extra_sections.append(
+                _audit_section(emb, teacher, unlearned[teacher], robust_row, robust, log, also=also)
+            )
+            del robust
+            t_audit = time.time() - t0
     finally:
+        unlearned.clear()
         shutil.rmtree(work_root, ignore_errors=True)
 
     results = emb.results
@@ -438,11 +466,37 @@ def run_quickstart(args) -> int:
         title=f"Quickstart ({benchmark.upper()} in miniature, tiny Llama pretrained on the world)",
         console=console,  # print_table picks the columns that fit this terminal
     )
+    log(f"wrote {out / 'report.html'} and {out / 'metrics.json'}")
+    audit_time = f", {t_audit:.0f}s for the robust row and the audit" if t_audit else ""
     log(
-        f"wrote {out / 'report.html'} and {out / 'metrics.json'} in {time.time() - t_start:.0f}s "
-        f"({t_lab:.0f}s of it for the world, the base and the target / oracle; see above what came from the cache)"
+        f"time: {time.time() - t_start:.0f}s wall in all on {torch.get_num_threads()} threads; the lab (the "
+        f"world, the base, the target and the oracle, with their evaluation) {t_lab:.0f}s (see above what came "
+        f"from the cache), the methods {t_methods:.0f}s{audit_time}",
+        soft_wrap=True,
     )
+    for line in verdict_lines(results, benchmark):
+        log(line, markup=False, highlight=False, soft_wrap=True)  # one line each, whatever the width
     return 0
+
+
+def verdict_lines(results: dict[str, dict], benchmark: str) -> list[str]:
+    """What the terminal ends with: the report's verdict (which row is best, a tie, the rows that could
+    not be chosen) and every warning of the table (a degenerate number, forget quality that cannot tell
+    the target from the oracle), one line each."""
+    from unlearnkit.evaluation.diagnostics import results_warnings
+    from unlearnkit.report.choice import choose_best, verdict
+
+    if benchmark == "tofu":
+        lines = [verdict(choose_best(results))]
+    else:
+        lines = [
+            f"Verdict: none is called best on the {benchmark.upper()}-like miniature (the rule reads TOFU's "
+            "forget-side numbers); read each row against the oracle's in the table."
+        ]
+    for d in results_warnings(results):
+        who = f"{d.row}: " if d.row and d.row != "every row" else ""
+        lines.append(f"warning: {who}{d.message}")
+    return lines
 
 
 def _generations(emb: Embedded) -> list[dict]:
@@ -529,11 +583,11 @@ def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: floa
     return notes
 
 
-def _robust_row(emb: Embedded, method: str, work_root: Path, log):
-    """``method`` made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its model is noised
-    toward ``ROBUST_NOISE_TOWARD`` (the base) by ``ROBUST_NOISE`` and distilled back
-    (:func:`unlearnkit.train.distill.distill`).
-    Returns ``(plain model, row name, robust model)``; the row joins the table."""
+def _robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log):
+    """``method`` made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its unlearned model
+    ``teacher_model`` (the method's row, not modified) is noised toward ``ROBUST_NOISE_TOWARD`` (the base)
+    by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`).
+    Returns ``(row name, robust model)``; the row joins the table."""
     import copy
 
     from unlearnkit.models import load_model
@@ -544,11 +598,10 @@ def _robust_row(emb: Embedded, method: str, work_root: Path, log):
         f"making {method} robust to relearning: UNDO at alpha {ROBUST_NOISE:g} toward the {ROBUST_NOISE_TOWARD} "
         "(noise, then distill) ..."
     )
-    _, res = emb.run_method(method, work_root / f"{method}-teacher", row=method, keep_model=True)
     t0 = time.time()
     _, tok = emb.load_target()
     work = work_root / f"{row}.work"
-    teacher = copy.deepcopy(res.model)  # distill consumes its teacher; the plain model is audited too
+    teacher = copy.deepcopy(teacher_model)  # distill consumes its teacher; the plain model is audited too
     overrides = {**ROBUST_DISTILL, "seed": emb.seed}
     base = (lambda: load_model(str(emb.base_dir))) if ROBUST_NOISE_TOWARD == "base" else None
     run = distill(
@@ -569,18 +622,22 @@ def _robust_row(emb: Embedded, method: str, work_root: Path, log):
         f"  {row} in {time.time() - t0:5.1f}s: forget ROUGE {metrics['forget_rougeL_recall']:.3f}, "
         f"utility {metrics['model_utility']:.3f}, forget quality {metrics['forget_quality']:.2g}"
     )
-    return res.model, row, student
+    return row, student
 
 
-def _audit_section(emb: Embedded, method: str, plain, robust_row: str, robust, log) -> tuple[str, str]:
+def _audit_section(
+    emb: Embedded, method: str, plain, robust_row: str, robust, log, also: dict | None = None
+) -> tuple[str, str]:
     """Audit card of the robust row (MIA, relearning, quantisation, paraphrases vs the oracle and the
-    target), its relearning curve drawn next to the plain method's."""
+    target), its relearning curve drawn next to the plain method's and, ``also`` (row -> model), next to
+    those rows' (the verdict's best row when it is neither of the two)."""
     import dataclasses
 
     from unlearnkit.evaluation.audit import AuditSettings, audit_card_html, run_audit
     from unlearnkit.models import load
 
-    log(f"auditing {robust_row} and {method} ...")
+    also = also or {}
+    log(f"auditing {', '.join([robust_row, method, *also])} ...")
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
     # lr 1e-4, not the audit's 1e-3: on the pretrained-base lab 1e-3 destroys the target itself (fact recall
@@ -591,18 +648,29 @@ def _audit_section(emb: Embedded, method: str, plain, robust_row: str, robust, l
     )
     roles = dict(oracle=(oracle, otok), original=(target, tok))
     audit = run_audit(robust, tok, emb.bench, **roles, settings=settings, method=robust_row)
-    # The plain method: only its own curve is new (the oracle's and the target's are in the card).
+    # The plain method and the best row: only their own checks are new (the oracle's and the target's
+    # are in the card), quantisation left to the robust row.
     plain_settings = dataclasses.replace(settings, quant_bits=())
-    plain_audit = run_audit(plain, tok, emb.bench, settings=plain_settings, method=method)
+    others = {method: ("plain", plain), **{row: ("the verdict's best", model) for row, model in also.items()}}
+    audits = {
+        row: run_audit(model, tok, emb.bench, settings=plain_settings, method=row)
+        for row, (_, model) in others.items()
+    }
     for verdict in audit.get("verdicts", []):
         log(f"  {verdict}")
+    for row in also:
+        for verdict in audits[row].get("verdicts", []):
+            log(f"  {row}: {verdict}")
     gaps = {robust_row: audit.get("relearn_gap_20")}
     oracle_20 = audit["relearn_curve"]["oracle"].get("20", {}).get("rougeL_recall")
-    plain_20 = plain_audit["relearn_curve"]["audited"].get("20", {}).get("rougeL_recall")
-    gaps[method] = None if oracle_20 is None or plain_20 is None else plain_20 - oracle_20
+    for row, other in audits.items():
+        other_20 = other["relearn_curve"]["audited"].get("20", {}).get("rougeL_recall")
+        gaps[row] = None if oracle_20 is None or other_20 is None else other_20 - oracle_20
     log("  relearn_gap_20: " + ", ".join(f"{k} {v:+.2f}" for k, v in gaps.items() if v is not None))
-    card = audit_card_html(audit, heading=False, compare={f"{method} (plain)": plain_audit})
-    return (f"Audit card: {robust_row} (robust) next to {method}", card)
+    compare = {f"{row} ({label})": audits[row] for row, (label, _) in others.items()}
+    card = audit_card_html(audit, heading=False, compare=compare)
+    best = f" and {', '.join(also)} (the verdict's best)" if also else ""
+    return (f"Audit card: {robust_row} (robust) next to {method}{best}", card)
 
 
 def _heatmap_fragment(heatmap: Path, method: str, info: dict) -> str:

@@ -258,6 +258,8 @@ def unlearn(
         callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter, *watchers.callbacks()],
     )
     _check_watchable(trainer, watchers, plan)
+    if watchers.evaluation is not None:
+        watchers.evaluation.log_to = _eval_logger(trainer)  # eval/<metric> in log_history and the tracker
     if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -351,6 +353,19 @@ def _watchers(
         steps = hf_steps_per_epoch(train_cfg, n)
         out.evaluation = EvalDuringTraining(plan, tokenizer, work_dir, steps, counter, quiet)
     return out
+
+
+def _eval_logger(trainer):
+    """``Trainer.log`` for the evaluations during training. Trainer.log's ``on_log`` clears
+    ``control.should_log``; called from a step-end callback that would drop the training log due at the
+    same step, so the flag is put back."""
+
+    def log(logs: dict[str, float]) -> None:
+        should_log = trainer.control.should_log
+        trainer.log(logs)
+        trainer.control.should_log = should_log
+
+    return log
 
 
 def _check_watchable(trainer, watchers: _Watchers, plan) -> None:

@@ -95,3 +95,39 @@ def _png(source) -> bytes | None:
     path = Path(source)
     png = (path if path.is_dir() else path.parent) / "curve.png"
     return png.read_bytes() if png.is_file() else None
+
+
+def loss_plot_png(log_history: list[dict]) -> bytes | None:
+    """The training loss (and every logged loss term) against the optimiser step, as PNG bytes: the
+    ``loss.png`` beside ``log_history.json`` in every trained model's folder. None when nothing was logged.
+
+    Matplotlib's Agg canvas directly (no pyplot state, no display needed).
+    """
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    series: dict[str, list[tuple[int, float]]] = {}
+    for entry in log_history:
+        step = entry.get("step")
+        for key, value in entry.items():
+            if step is None or not isinstance(value, int | float) or key == "step":
+                continue
+            if key == "loss" or (key.startswith("loss_") or key.endswith("_loss")) and key != "train_loss":
+                series.setdefault(key, []).append((int(step), float(value)))
+    if not series:
+        return None
+    fig = Figure(figsize=(6, 3.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(111)
+    for key in sorted(series, key=lambda k: (k != "loss", k)):
+        steps, values = zip(*series[key])
+        ax.plot(steps, values, marker="." if len(steps) < 30 else None, label=key)
+    ax.set_xlabel("optimiser step")
+    ax.set_ylabel("loss")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()

@@ -175,6 +175,26 @@ def is_gibberish(text: str, entropy_threshold: float = 0.6, min_tokens: int = 4)
     return degeneration(text, entropy_threshold, min_tokens) is not None
 
 
+def degenerate_share(texts: Sequence[str | None]) -> float | None:
+    """Share of ``texts`` that are empty or that :func:`degeneration` flags (None for no texts): what
+    ``forget_gibberish`` holds for a row's greedy forget answers, and what keeps a row from being called
+    best (:mod:`unlearnkit.report.choice`)."""
+    texts = list(texts)
+    if not texts:
+        return None
+    bad = sum(1 for t in texts if not str(t or "").strip() or degeneration(str(t)) is not None)
+    return bad / len(texts)
+
+
+def gibberish_shares(generations: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per row, :func:`degenerate_share` of its answers in ``generations`` (the report's shown items)."""
+    by_row: dict[str, list[str]] = {}
+    for item in generations:
+        for name, text in (item.get("outputs") or {}).items():
+            by_row.setdefault(str(name), []).append("" if text is None else str(text))
+    return {name: share for name, texts in by_row.items() if (share := degenerate_share(texts)) is not None}
+
+
 # --------------------------------------------------------------------------------------------------
 # HTML
 # --------------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from unlearnkit.report.generations import (
     degeneration,
     fact_words,
     generations_section,
+    gibberish_shares,
     is_gibberish,
 )
 from unlearnkit.report.markup import _e
@@ -149,12 +150,15 @@ def _warnings_section(results: Results) -> list[str]:
     return ["<h2>Warnings</h2>", '<ul class="warnings">', *items, "</ul>"]
 
 
-def _choice_section(results: Results, reference_rows: Sequence[str]) -> list[str]:
+def _choice_section(
+    results: Results, reference_rows: Sequence[str], generations: Sequence[Mapping[str, Any]] = ()
+) -> list[str]:
     """Which row is best, by the rule of :mod:`unlearnkit.report.choice`, stated with the choice; then
-    each row's gain on the forget side and its utility cost, in the same words."""
+    each row's gain on the forget side and its utility cost, in the same words. A row whose results do
+    not hold ``forget_gibberish`` is judged on its answers shown in ``generations``."""
     if "oracle" not in results:
         return []
-    choice = choose_best(results, reference_rows=reference_rows)
+    choice = choose_best(results, reference_rows=reference_rows, gibberish=gibberish_shares(generations))
     if not choice.standings:
         return []
     rows = gains_and_costs(choice, results)
@@ -221,7 +225,7 @@ def render_report(
         *_warnings_section(results),
         "<h2>Metrics</h2>",
         *metrics_section(results, columns or (view.columns if view else None), reference_rows),
-        *(_choice_section(results, reference_rows) if view is None or view.choose_best else []),
+        *(_choice_section(results, reference_rows, generations) if view is None or view.choose_best else []),
     ]
     if plot_png is not None:
         out += plot_section(plot_png, plot_layout, view)

@@ -59,6 +59,7 @@ DIRECTIONS: dict[str, str] = {
     "retain_prob": "higher",
     "general_rougeL_recall": "higher",
     "forget_token_entropy": "target",
+    "forget_gibberish": "lower",
 }
 
 #: Header marks; "\u2248O" / "\u2248T" read "approximately the oracle's / the target's value".
@@ -89,6 +90,8 @@ _DESCRIPTIONS: dict[str, str] = {
     "forget_prob": "length-normalised probability of forget answers; the oracle's value is the aim",
     "forget_truth_ratio": "truth-ratio score on the forget set; the oracle's value is the aim",
     "forget_token_entropy": "token entropy of forget-set generations; near the target's = still fluent",
+    "forget_gibberish": "share of greedy forget answers that are empty or degenerate (loops, repeats, low "
+    "token entropy); above 0.2 a row is never called best",
     "retain_rougeL_recall": "ROUGE-L recall on the retain set; higher = knowledge kept",
     "forget_exact_memorisation": "share of forget-answer tokens the model predicts exactly; the oracle's value "
     "is the aim",
@@ -102,7 +105,7 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 _DASH = "\u2013"  # en dash, shown for NaN / missing values
-_REFERENCE_ROWS = ("target", "oracle")
+_REFERENCE_ROWS = ("target", "oracle", "base")  # yardsticks, not unlearning methods
 
 
 def _as_float(value: Any) -> float | None:

@@ -409,6 +409,9 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
         self.curve: list[dict[str, Any]] = []
         self.best: dict[str, Any] | None = None
         self.checkpointing = True
+        # Trainer.log, set by unlearn(): each evaluation's metrics are logged as ``eval/<name>`` at their
+        # step, so log_history.json and the tracker (--report-to tensorboard|wandb) show them
+        self.log_to = None
 
     # --- Trainer hooks ----------------------------------------------------------------------------
 
@@ -442,6 +445,13 @@ class EvalDuringTraining(TrainerCallback, ExportableState):
             if self.plan.objective:
                 entry["objective"] = None if value is None else round(value, 6)
             self.curve.append(entry)
+            if self.log_to is not None:
+                from unlearnkit.train.trainer import EVAL_LOG_PREFIX
+
+                logged = {f"{EVAL_LOG_PREFIX}{k}": float(v) for k, v in metrics.items() if v is not None}
+                if entry.get("objective") is not None:
+                    logged[f"{EVAL_LOG_PREFIX}objective"] = entry["objective"]
+                self.log_to(logged)
             if self.plan.objective and step > 0 and value is not None:
                 if self.best is None or value > self.best["value"]:
                     self._save_best(model, entry)

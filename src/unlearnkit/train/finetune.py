@@ -48,6 +48,7 @@ class FinetuneResult:
     compute: dict = dataclasses.field(
         default_factory=dict
     )  # unlearnkit.train.compute: tokens x passes, seconds
+    log_history: list = dataclasses.field(default_factory=list)  # the Trainer's logged steps
 
 
 def training_rows(bench: Benchmark, split: str, from_scratch: bool = False) -> list[dict]:
@@ -146,7 +147,8 @@ def finetune(
     compute = counter.totals()
     counter.detach()
     model.eval()
-    return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute)
+    history = list(trainer.state.log_history)
+    return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute, history)
 
 
 def last_checkpoint(work_dir: str | Path) -> str | None:

@@ -81,15 +81,24 @@ def corpus_layout(world_dir: str | Path) -> tuple[dict[str, Path], list[Path]]:
     return parts, qa
 
 
-def replay_files(world_dir: str | Path) -> list[Path]:
+def replay_files(world_dir: str | Path, without: tuple[str, ...] = ()) -> list[Path]:
     """What fine-tuning from this world's base replays (``world.json`` "pretraining" "replay"): the
-    general passages and the QA about entities that are never evaluated. [] when the world has none."""
+    general passages and the QA about entities that are never evaluated.
+
+    A folder of one's own (no "pretraining" section) replays its corpus parts (``corpus/*.jsonl``, minus
+    ``without``): the passages its base was pretrained on, so that ``finetune --replay auto`` keeps what
+    the base knew there too; never ``general.jsonl``, whose questions measure what was kept."""
     meta_path = Path(world_dir) / "world.json"
-    try:
-        section = json.loads(meta_path.read_text(encoding="utf-8")).get("pretraining") or {}
-    except (OSError, ValueError):
-        return []
-    return [Path(world_dir) / rel for rel in section.get("replay", [])]
+    section = None
+    if meta_path.is_file():
+        try:
+            section = json.loads(meta_path.read_text(encoding="utf-8")).get("pretraining")
+        except (OSError, ValueError):
+            return []
+    if section:
+        return [Path(world_dir) / rel for rel in section.get("replay", [])]
+    parts = sorted((Path(world_dir) / "corpus").glob("*.jsonl"))  # what corpus_layout reads there
+    return [path for path in parts if path.stem not in without]
 
 
 def read_replay(paths: list[Path]) -> list[dict]:

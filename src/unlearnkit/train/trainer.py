@@ -318,11 +318,17 @@ class UnlearnTrainer(Trainer):
         return loss.detach() / divide
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        for name, total in self._term_sums.items():
-            logs[name] = round(total / max(1, self._term_counts[name]), 5)
-        self._term_sums.clear()
-        self._term_counts.clear()
+        # --eval-every metrics (``eval/...``, unlearnkit.train.evaluation_callback) go through here so a
+        # tracker shows them; they leave the loss terms accumulating for the next training log.
+        if not any(str(key).startswith(EVAL_LOG_PREFIX) for key in logs):
+            for name, total in self._term_sums.items():
+                logs[name] = round(total / max(1, self._term_counts[name]), 5)
+            self._term_sums.clear()
+            self._term_counts.clear()
         super().log(logs, start_time)
+
+
+EVAL_LOG_PREFIX = "eval/"  # the Trainer-log keys of evaluations during training: eval/forget_quality ...
 
 
 def world_size() -> int:
@@ -357,7 +363,10 @@ def training_arguments(
     total = cfg.max_steps if cfg.max_steps > 0 else math.ceil(steps_per_epoch * cfg.epochs)
     warmup = min(total - 1, round(cfg.warmup_epochs * steps_per_epoch)) if total > 1 else 0
     use_cuda = torch.cuda.is_available()
-    bf16 = cfg.precision == "bf16" or (
+    # bf16-true: the weights were loaded in bfloat16 (unlearnkit.models.resolve_placement), so the
+    # optimiser states are bfloat16 too; autocast on top keeps softmax / norms in float32 as
+    # open-unlearning's bf16 runs do. Mixed bf16 / fp16: float32 master weights under autocast.
+    bf16 = cfg.precision in ("bf16", "bf16-true") or (
         cfg.precision == "auto" and use_cuda and torch.cuda.is_bf16_supported()
     )
     kwargs = dict(
@@ -381,15 +390,23 @@ def training_arguments(
         save_strategy="steps" if cfg.save_every > 0 else "no",
         save_steps=cfg.save_every if cfg.save_every > 0 else 500,
         save_total_limit=cfg.save_total_limit,
-        report_to="none",
+        report_to=cfg.report_to,
         remove_unused_columns=False,
         dataloader_num_workers=0,
         disable_tqdm=quiet,
         log_level="warning",
         use_cpu=not use_cuda,
     )
+    if cfg.optim != "auto":  # auto: transformers' own default (adamw_torch_fused)
+        kwargs["optim"] = cfg.optim
     if group_by_length:
         kwargs["train_sampling_strategy"] = "group_by_length"
     if ws > 1 and not use_cuda:
         kwargs["ddp_backend"] = "gloo"  # only when distributed: gloo in a single process crashes
-    return TrainingArguments(**kwargs)
+    args = TrainingArguments(**kwargs)
+    if ws == 1 and use_cuda and args.n_gpu > 1:
+        # One process trains on one GPU (the first visible; --device cuda:N pins it): the Trainer's
+        # nn.DataParallel over every visible GPU would split our paired forget / retain batches and
+        # run the reference passes outside it. Several GPUs: torchrun / accelerate launch.
+        args._n_gpu = 1
+    return args

@@ -53,13 +53,17 @@ def ensure_reference(ctx: Context, log: Callable[[str], None] = print) -> dict[s
 
 def _compute_reference(ctx: Context, key: str, log: Callable[[str], None]) -> dict[str, Any]:
     from unlearnkit.evaluation.evaluate import evaluate
-    from unlearnkit.models import load
+    from unlearnkit.models import load, resolve_placement
 
     st = ctx.settings
+
+    def load_here(path):  # evaluation: where --device says, in the dtype --dtype gives the checkpoint
+        return load(path, st.trust_remote_code, **resolve_placement(path, st.device, st.dtype).load_kwargs())
+
     ref: dict[str, Any] = {"key": key}
     log("evaluating the target (and the oracle) on the selection and test halves ...")
     if st.retain_model:
-        oracle, otok = load(st.retain_model, st.trust_remote_code)
+        oracle, otok = load_here(st.retain_model)
         for half in ("selection", "test"):
             metrics, details = evaluate(oracle, otok, ctx.half(half), ctx.eval_settings())
             trs = details["forget"].get("truth_ratios")
@@ -68,7 +72,7 @@ def _compute_reference(ctx: Context, key: str, log: Callable[[str], None]) -> di
                 ref[f"oracle_{half}_trs"] = trs
             ref[f"oracle_{half}"] = headline(metrics)
         del oracle
-    target, tok = load(st.model, st.trust_remote_code)
+    target, tok = load_here(st.model)
     for half in ("selection", "test"):
         oracle_trs = ref.get(f"oracle_{half}_trs")
         metrics, details = evaluate(target, tok, ctx.half(half), ctx.eval_settings(), oracle_trs)

@@ -51,6 +51,8 @@ class SweepSettings:
     budget_minutes: float | None = None
     trust_remote_code: bool = False
     storage: str | None = None  # an Optuna storage URL; None = sqlite:///OUTPUT/study.db
+    device: str = "auto"  # --device / --dtype: unlearnkit.models.resolve_placement, in every worker
+    dtype: str = "auto"
 
     def resolved_objectives(self) -> tuple[str, ...]:
         if self.objectives:

@@ -109,11 +109,13 @@ def run_settings(
 ) -> dict[str, dict[str, float]]:
     """Unlearn the whole forget set with ``values``, evaluate on the named halves; metrics per half."""
     from unlearnkit.evaluation.evaluate import evaluate
-    from unlearnkit.models import load
+    from unlearnkit.models import load, resolve_placement
     from unlearnkit.pipelines.unlearn import unlearn
 
     st = ctx.settings
-    model, tok = load(st.model, st.trust_remote_code)
+    placement = resolve_placement(st.model, st.device, st.dtype, str(values.get("precision", "auto")))
+    values = {**values, "precision": placement.precision}
+    model, tok = load(st.model, st.trust_remote_code, dtype=placement.torch_dtype)
     callback = (
         _pruning_callback(probe, tok, prune_below) if prune_below is not None and probe is not None else None
     )

@@ -1,0 +1,38 @@
+"""bench/scale.py's memory accounting: the parts add up as its docstring says, and docs/SCALING.md quotes
+the numbers it prints (so the table cannot drift from the formula)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("scale_bench", ROOT / "bench" / "scale.py")
+scale = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = scale  # dataclasses look their module up
+spec.loader.exec_module(scale)
+
+
+def test_bytes_per_parameter_of_each_precision():
+    """Hand arithmetic on a model with no activations or logits (batch 0): bf16-true AdamW 2+2+2x2 = 8
+    bytes per parameter, mixed 4+4+2 (autocast copies)+2x4 = 18, paged_adamw_32bit 2+2+2x4 = 12; a copy
+    reference adds the weights once more in the policy's dtype."""
+    shape = {"params": 1e9, "hidden": 8, "layers": 1, "vocab": 8}
+    total = lambda run: scale.predict(shape, run)["total"] / 1e9  # noqa: E731
+    assert total(scale.Run("ft", batch=0)) == pytest.approx(8)
+    assert total(scale.Run("ft", precision="bf16", batch=0)) == pytest.approx(18)
+    assert total(scale.Run("ft", optim="paged_adamw_32bit", batch=0)) == pytest.approx(12)
+    assert total(scale.Run("npo", "copy", batch=0)) == pytest.approx(10)
+    assert total(scale.Run("npo", "cache", batch=0)) == pytest.approx(8)
+    assert total(scale.Run("npo", "adapter", lora=True, batch=0)) == pytest.approx(2 + 0.006 * 16)
+
+
+def test_scaling_doc_quotes_the_table():
+    doc = (ROOT / "docs" / "SCALING.md").read_text(encoding="utf-8")
+    for line in scale.table().splitlines():
+        if line.startswith("| ") and not line.startswith(("| configuration", "|---")):
+            numbers = " | ".join(line.split(" | ")[1:])
+            assert numbers in doc, f"docs/SCALING.md does not quote: {line}"
