@@ -363,8 +363,9 @@ def test_plain_runs_use_the_shared_recipe_their_cache_key_records(monkeypatch, t
 
 def test_a_lab_measures_choices_on_the_selection_half_and_reports_the_test_half():
     lab = rb.Lab.__new__(rb.Lab)
-    lab.halves = {"selection": "S", "test": "T"}
-    lab._evaluate = lambda model, tok, bench: {"model_utility": {"S": 0.1, "T": 0.2}[bench], "note": "x"}
+    lab.halves, lab.emb = {"selection": "S", "test": "T"}, SimpleNamespace(bench="W")  # W: the whole
+    scores = {"S": 0.1, "T": 0.2, "W": 0.15}
+    lab._evaluate = lambda model, tok, bench: {"model_utility": scores[bench], "note": "x"}
     assert lab.measure(None, None) == {
         "metrics": {"model_utility": 0.2},
         "selection_metrics": {"model_utility": 0.1},
