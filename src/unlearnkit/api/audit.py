@@ -40,7 +40,7 @@ class AuditResult:
         ``relearn_gap_fact_20`` ...) and each model's measurements (``oracle/mia_min_k_auc`` ...)."""
         out: dict[str, float] = {}
         for key, value in self.report.items():
-            if _number(value):
+            if _number(value) and key != "version":
                 out[key] = value
         for role, measured in (self.report.get("measured") or {}).items():
             for key, value in measured.items():

@@ -18,14 +18,21 @@ from unlearnkit.errors import ArgumentError, UserError
 SAVE_FLAGS = {"output": "path", "overwrite": "overwrite=True"}
 _SET = re.compile(r"--set (?=[A-Za-z_][\w.]*=)")
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
+_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ([A-Z][A-Z_]*)\b")  # a flag with its metavar: --eval-every N
 
 
 def reworded(message: str, flags: Mapping[str, str] | None = None) -> str:
-    """``message`` with ``--set key=value`` as ``key=value`` and every ``--flag`` as its keyword
-    (``flags``: flag without dashes -> keyword; others: dashes as underscores)."""
+    """``message`` with ``--set key=value`` as ``key=value``, ``--flag METAVAR`` as ``keyword=METAVAR`` and
+    every other ``--flag`` as its keyword (``flags``: flag without dashes -> keyword; others: dashes as
+    underscores)."""
     names = dict(flags or {})
+
+    def keyword(flag: str) -> str:
+        return names.get(flag, flag.replace("-", "_"))
+
     text = _SET.sub("", message)
-    return _FLAG.sub(lambda m: names.get(m.group(1), m.group(1).replace("-", "_")), text)
+    text = _FLAG_VALUE.sub(lambda m: f"{keyword(m.group(1))}={m.group(2)}", text)  # --base MODEL
+    return _FLAG.sub(lambda m: keyword(m.group(1)), text)
 
 
 @contextlib.contextmanager

@@ -81,7 +81,8 @@ def model_source(model: Any, model_path: str | Path | None) -> str | None:
     return None
 
 
-def _dtype_name(model) -> str:
+def dtype_name(model) -> str:
+    """The dtype a loaded model's weights are in, as ``--dtype`` names it (``auto`` for others)."""
     try:
         dtype = next(model.parameters()).dtype
     except (StopIteration, AttributeError):
@@ -195,6 +196,10 @@ def _data(forget, retain, general, columns):
             "forget: give the rows to forget (a list of dicts, a datasets.Dataset) or a benchmark"
         )
     general_rows = rows_of(general, "general", columns) if general is not None else None
+    if isinstance(retain, str) and light_config(retain) is not None:
+        raise ArgumentError(
+            f"retain={retain!r} is a method name: the fourth argument is the retain rows; pass method={retain!r}"
+        )
     if is_benchmark_spec(forget):
         bench, data_source = benchmark_of(forget, "forget", columns)
         retain_rows = bench.retain if retain is None else rows_of(retain, "retain", columns)
@@ -252,7 +257,7 @@ def _placed(model, tokenizer, source, precision: str, trust_remote_code: bool):
                 "tokenizer: needed with a loaded model (or pass the model's folder as model=)"
             )
         tokenizer = load_tokenizer(source, trust_remote_code)
-    placement = resolve_placement(source, "auto", _dtype_name(model), precision)
+    placement = resolve_placement(source, "auto", dtype_name(model), precision)
     return model, tokenizer, placement
 
 

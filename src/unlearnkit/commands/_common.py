@@ -185,6 +185,17 @@ def apply_training_flags(args, values: dict) -> None:
         values["report_to"] = args.report_to
 
 
+def training_choices(cfg) -> str:
+    """The training half of the one placement line: optimiser, checkpointing, LoRA, tracker."""
+    parts = [f"optim {resolved_optim(cfg.optim)}"]
+    parts.append(f"gradient checkpointing {'on' if cfg.gradient_checkpointing else 'off'}")
+    if getattr(cfg, "lora_r", 0):
+        parts.append(f"LoRA r={cfg.lora_r}")
+    if cfg.report_to != "none":
+        parts.append(f"reporting to {cfg.report_to}")
+    return ", ".join(parts)
+
+
 def training_files(log_history: list[dict] | None) -> dict[str, bytes]:
     """``log_history.json`` and ``loss.png`` for a trained model's folder (:func:`unlearnkit.report.curve.training_files`)."""
     from unlearnkit.report.curve import training_files as files_of
