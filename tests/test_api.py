@@ -320,6 +320,21 @@ def test_audit_returns_its_numbers_flat_and_saves_what_the_command_writes(in_san
     assert (in_sandbox / "audited" / "audit.md").is_file()
 
 
+def test_a_result_unlearned_again_keeps_the_recorded_recipe_of_its_source(in_sandbox):
+    from unlearnkit import unlearn
+
+    first = unlearn("target", forget="bench", method="ga", max_steps=1, quiet=True)
+    second = unlearn(first, forget="bench", method="asu", max_steps=1, quiet=True)
+    assert second.config["tau"] == 5.0  # target's recorded ASU recipe, not the paper's 2.3
+    second.save("twice")
+    card = json.loads((in_sandbox / "twice" / "unlearnkit.json").read_text())
+    assert card["base_model"] is None  # made from a model in memory, not from a folder
+    assert (
+        card["unlearn_defaults"]
+        == json.loads((in_sandbox / "target" / "unlearnkit.json").read_text())["unlearn_defaults"]
+    )
+
+
 def test_distill_records_the_teacher_and_its_cost(in_sandbox):
     from unlearnkit import distill, unlearn
 

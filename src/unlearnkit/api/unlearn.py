@@ -72,7 +72,7 @@ def model_source(model: Any, model_path: str | Path | None) -> str | None:
     if isinstance(model, (str, Path)):
         return str(model)
     if isinstance(model, UnlearnResult):
-        return (model.source or {}).get("model")
+        return (model.source or {}).get("defaults_from", (model.source or {}).get("model"))
     name = getattr(model, "name_or_path", None) or getattr(
         getattr(model, "config", None), "_name_or_path", None
     )
@@ -184,6 +184,7 @@ def unlearn(
         "data": data_source,
         "placement": training_record(placement, result.train_config),
         "resumed_from": None,
+        "defaults_from": source,  # an unlearned tiny model is still a tiny model, even one in memory
     }
     result.attribution_files = attribution
     return result

@@ -83,7 +83,7 @@ def unlearn_provenance(result) -> dict[str, Any]:
     provenance.update(layers_used(result.model, method_cfg))
     if source.get("resumed_from") is not None:
         provenance["resumed_from"] = source["resumed_from"]
-    model = source.get("model")
+    model = source.get("defaults_from", source.get("model"))  # the folder whose recipe the run used
     if model is not None and recorded_defaults(model):
         provenance["unlearn_defaults"] = recorded_defaults(model)
     return provenance

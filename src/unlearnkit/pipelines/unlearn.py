@@ -46,8 +46,9 @@ class UnlearnResult:
 
     ``save(path)`` writes the model, ``unlearnkit.json`` and the model card as ``unlearnkit unlearn``
     does (:mod:`unlearnkit.pipelines.model_outputs`). ``source`` says where the model and the data came
-    from and where it ran (``model``, ``data``, ``placement``, ``resumed_from``: set by the command line
-    and by :func:`unlearnkit.unlearn`; a bare call of this function leaves them empty).
+    from and where it ran (``model``, ``data``, ``placement``, ``resumed_from``, and ``defaults_from``: the
+    folder whose recorded recipe applied, when not ``model``; set by the command line and by
+    :func:`unlearnkit.unlearn`; a bare call of this function leaves them empty).
     """
 
     model: torch.nn.Module
