@@ -189,6 +189,42 @@ def test_python_and_the_command_line_train_the_same_model_folder_identically(in_
     }
 
 
+def test_a_token_level_method_saves_its_attribution_as_the_command_does(in_sandbox):
+    from unlearnkit import unlearn
+    from unlearnkit.cli import main
+
+    settings = ["--set", "max_steps=1", "--set", "tagger=heuristic"]
+    assert (
+        main(
+            [
+                "unlearn",
+                "--model",
+                "target",
+                "--data",
+                "bench",
+                "--method",
+                "t-npo",
+                "--output",
+                "cli",
+                *settings,
+            ]
+        )
+        == 0
+    )
+    unlearn("target", forget="bench", method="t-npo", max_steps=1, tagger="heuristic", quiet=True).save("api")
+    listing = {
+        side: sorted(
+            p.relative_to(in_sandbox / side).as_posix() for p in (in_sandbox / side).rglob("attribution/*")
+        )
+        for side in ("cli", "api")
+    }
+    assert listing["api"] == listing["cli"]
+    assert {"attribution/heatmap.html", "attribution/scores.jsonl"} <= set(listing["cli"])
+    for name in listing["cli"]:
+        if name.endswith(".jsonl"):
+            assert (in_sandbox / "api" / name).read_bytes() == (in_sandbox / "cli" / name).read_bytes(), name
+
+
 def test_save_refuses_a_folder_that_is_not_empty_and_overwrites_when_asked(in_sandbox):
     from unlearnkit import ArgumentError, unlearn
 
