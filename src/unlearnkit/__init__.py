@@ -12,7 +12,6 @@ stays free of torch and transformers.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -32,7 +31,7 @@ _API = {
 __all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _API:
         value = getattr(importlib.import_module(_API[name]), name)
         globals()[name] = value  # imported once
