@@ -6,7 +6,8 @@
     python bench/robustness.py --report                         # re-assemble from the cached runs
 
 Does the forgetting survive the audit's relearning attack (fine-tune a copy for 10 / 20 / 50 steps at lr
-1e-4 on half of the forget entities, measure on the other half), and at what compute? Per miniature and seed
+1e-4 on half of the forget set, measure on the other half: TOFU-like, half the forget questions; WMDP-like,
+the passages of half the agents), and at what compute? Per miniature and seed
 (the seed varies the world, the base, target and oracle, the unlearning run and the attack's split):
 
 * the oracle (TOFU-like: the base fine-tuned on the retain authors; WMDP-like: the base pretrained

@@ -150,7 +150,7 @@ def markdown(data: dict) -> str:
             t = m["trials"]
             lines.append(
                 f"- **{name}**: `{json.dumps(m['chosen'])}` — {t.get('COMPLETE', 0)} complete, "
-                f"{t.get('PRUNED', 0)} pruned trials in {m['sweep_minutes']:.0f} min; {m['rule']}."
+                f"{t.get('PRUNED', 0)} pruned trials {sweep_time(m)}; {m['rule']}."
             )
     if data.get("notes"):
         lines += [""] + [f"{n}" for n in data["notes"]]
@@ -177,6 +177,32 @@ def _keep_rule(data: dict) -> str:
         "`src/unlearnkit/resources/recipes/tiny/` where it beat the shared one on the **test** half "
         "(so the test half chose); rerun `python bench/sweep.py` for the selection-half rule."
     )
+
+
+def trial_minutes(output: Path) -> float | None:
+    """The trials' own time (the sum of their ``seconds`` in the sweep's trials.jsonl), in minutes."""
+    path = output / "trials.jsonl"
+    if not path.is_file():
+        return None
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sum(r.get("seconds") or 0.0 for r in rows) / 60
+
+
+def sweep_time(m: dict) -> str:
+    """How long a method's trials took. A resumed study's trials ran in an earlier run: the wall time of
+    the run that resumed it (seconds, to reload a finished study) is not their time."""
+    if m.get("trial_minutes") is not None:
+        text = f"in {m['trial_minutes']:.1f} min of trials"
+        if m.get("resumed"):
+            text += f" (resumed: this run reloaded the study in {60 * m['sweep_minutes']:.0f} s)"
+        return text
+    earlier = m.get("resumed_from")
+    if earlier:
+        return (
+            f"in {earlier['sweep_minutes']:.1f} min (the run recorded in commit {earlier['commit']}; this run resumed the "
+            f"finished study in {60 * m['sweep_minutes']:.0f} s)"
+        )
+    return f"in {m['sweep_minutes']:.1f} min"
 
 
 def _g(x) -> str:
@@ -388,10 +414,13 @@ def main() -> int:
             Path(settings.output),
             {"method": method, "max_items": args.max_items, "max_new_tokens": args.max_new_tokens},
         )
+        resumed = (Path(settings.output) / "sweep.json").is_file()  # as run_sweep tells a resumed study
         t0 = time.time()
         log(f"== sweep {method}")
         summary = run_sweep(settings, log)
-        entry["sweep_minutes"] = (time.time() - t0) / 60
+        entry["sweep_minutes"] = (time.time() - t0) / 60  # this run's wall time, not the trials'
+        entry["trial_minutes"] = trial_minutes(Path(settings.output))
+        entry["resumed"] = resumed
         entry["trials"] = summary["trials"]
         entry["rule"] = summary["rule"]
         entry["reference"] = {k: summary["test"][k] for k in ("target", "oracle") if k in summary["test"]}

@@ -177,3 +177,23 @@ def test_the_packaged_recipes_say_which_half_kept_them(method):
     header = " ".join(line for line in text.splitlines() if line.startswith("#"))
     assert "Kept over the shared recipe" in header, header
     assert "selection half" in header.split("Kept over the shared recipe", 1)[1], header
+
+
+def test_a_resumed_study_reports_its_trials_time_not_the_reload(tmp_path):
+    """A study resumed after it finished reloads in seconds: that wall time is not how long its trials
+    took (the "40 trials in 0 min" of an earlier sweep.md)."""
+    lines = [{"number": i, "state": "COMPLETE", "seconds": s} for i, s in enumerate((30.0, 45.0, None))]
+    (tmp_path / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    assert bench_sweep.trial_minutes(tmp_path) == pytest.approx(75.0 / 60)
+    assert bench_sweep.trial_minutes(tmp_path / "absent") is None
+    resumed = {"sweep_minutes": 0.05, "trial_minutes": 10.5, "resumed": True}
+    assert (
+        bench_sweep.sweep_time(resumed)
+        == "in 10.5 min of trials (resumed: this run reloaded the study in 3 s)"
+    )
+    assert bench_sweep.sweep_time({"sweep_minutes": 8.24, "trial_minutes": 8.0, "resumed": False}) == (
+        "in 8.0 min of trials"
+    )
+    earlier = {"sweep_minutes": 0.05, "resumed_from": {"commit": "abc1234", "sweep_minutes": 10.53}}
+    assert bench_sweep.sweep_time(earlier).startswith("in 10.5 min (the run recorded in commit abc1234;")
+    assert bench_sweep.sweep_time({"sweep_minutes": 7.19}) == "in 7.2 min"
