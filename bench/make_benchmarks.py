@@ -38,15 +38,27 @@ def lab_version_of(name: str) -> int | None:
     return settings.get("lab_version") if isinstance(settings, dict) else None
 
 
+# What changed after each lab version: why a section measured on it no longer holds.
+CHANGES = {
+    2: "before world format 5 the perturbed answers were worded like the trained answer, so forget quality "
+    "and every truth-ratio number below could not tell the target from the oracle, and the lab's target "
+    "and oracle were trained differently",
+    3: "before lab version 4 the WMDP-like choices carried a surface cue (a knowledge-free rule such as "
+    '"the fewest tokens" scored up to 0.375 on 4 choices) and the world\'s tokenizer was trained on them, '
+    "so every base, target and oracle below differs from today's",
+}
+
+
 def stale_line(name: str, command: str, current: int) -> str | None:
     """A warning above a lab section measured on another lab version than the current one."""
-    if name not in LAB_SECTIONS or lab_version_of(name) == current:
+    measured = lab_version_of(name)
+    if name not in LAB_SECTIONS or measured == current:
         return None
+    since = [CHANGES[v] for v in sorted(CHANGES) if (measured or 0) <= v < current]
+    reason = "; ".join(since) or "the lab's recipes or data changed since"
     return (
-        f"> **Measured on an earlier lab** (lab version {lab_version_of(name) or 'unrecorded'}, the current one is "
-        f"{current}): before world format 5 the perturbed answers were worded like the trained answer, so "
-        "forget quality and every truth-ratio number below could not tell the target from the oracle, and "
-        f"the lab's target and oracle were trained differently. Not yet re-run: `{command}`."
+        f"> **Measured on an earlier lab** (lab version {measured or 'unrecorded'}, the current one is "
+        f"{current}): {reason}. Not yet re-run: `{command}`."
     )
 
 

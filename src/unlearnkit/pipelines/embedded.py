@@ -11,9 +11,10 @@ The miniatures behave like the real benchmarks because they start from a pretrai
   is the base pretrained without the hazardous documents (data filtering).
 
 Every model is trained once and cached under ``<cache>/models/<content hash>``: the hash covers the
-files it was trained on (for a fine-tune, the base's weights), the recipe, the seed, the source of the
-code that writes worlds and trains models (``WORLD_CODE``, ``TRAINING_CODE``) and ``LAB_VERSION``, so
-any change retrains and nothing stale is reused. A run killed mid-training resumes
+files it was trained on (for a base, every file its tokenizer reads too; for a fine-tune, the base's
+weights), the recipe, the seed, the source of the code that writes worlds and trains models
+(``WORLD_CODE``, ``TRAINING_CODE``) and ``LAB_VERSION``, so any change retrains and nothing stale is
+reused. A run killed mid-training resumes
 from its last checkpoint (kept next to the cache entry) the next time. ``log`` says what came from the
 cache and what was trained.
 """
@@ -29,7 +30,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 3  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 4  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+# 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
+# reads the options: every base, target and oracle differs from version 3's
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
@@ -147,21 +150,32 @@ def train_cached(
     return path
 
 
+def base_key(world_dir: Path, seed: int, without: tuple[str, ...] = ()) -> str:
+    """The cache key of a world's base: its pretraining files, then every other JSONL file of the world
+    (the tokenizer reads them all, :func:`unlearnkit.train.pretrain.world_texts`: a change to any of
+    them is another base even where the training rows are the same), recipe, size, seed, version."""
+    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE, corpus_layout
+
+    parts, qa = corpus_layout(world_dir)
+    files = [p for name, p in parts.items() if name not in without] + qa
+    text = [p for p in sorted(Path(world_dir).rglob("*.jsonl")) if p not in files]
+    code = code_digest(TRAINING_CODE)
+    return digest(
+        "base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, code, files=[*files, *text]
+    )
+
+
 def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str, ...] = ()) -> Path:
     """The world's base model (``without``: corpus parts left out, e.g. ``("hazard",)``)."""
     from unlearnkit.train.pretrain import (
         PRETRAIN_DEFAULTS,
         TINY_BASE,
         build_base,
-        corpus_layout,
         pretraining_data,
         replay_files,
     )
 
-    parts, qa = corpus_layout(world_dir)
-    files = [p for name, p in parts.items() if name not in without] + qa
-    code = code_digest(TRAINING_CODE)
-    key = digest("base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, code, files=files)
+    key = base_key(world_dir, seed, without)
     data = pretraining_data(world_dir, without)
     name = "filtered base" if without else "base"
     provenance = {

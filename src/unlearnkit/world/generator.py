@@ -72,7 +72,8 @@ MAX_ARTICLES = 5000
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
 FORMAT_VERSION = 7  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
 # 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings;
-# 7: MUSE-like article rewordings and QA in other wordings, short KnowMem answers
+# 6: multiple-choice options without a length cue; 7: MUSE-like article rewordings and QA in other
+# wordings, short KnowMem answers
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 
