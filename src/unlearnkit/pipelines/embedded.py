@@ -51,9 +51,14 @@ TINY_FINETUNE = dict(
     lr_scheduler="cosine",
     max_length=256,
 )
-# MUSE-like: the target must learn its articles verbatim (MUSE's targets do); articles only, no replay
-# (MUSE measures no world facts): measured VerbMem 1.00 for the target vs 0.23 for the oracle.
-MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=16)
+# MUSE-like: the target must learn its articles verbatim (MUSE's targets do), and their facts so that
+# it can answer about them (each article in 3 versions, each fact asked in 2 wordings KnowMem does not
+# use: world/news.py); no replay (MUSE measures no world facts). Measured on the default world, seed 0:
+# VerbMem 1.00 for the target vs 0.19 for the oracle, PrivLeak -100, KnowMem forget 0.31 vs 0.08
+# (retain 0.34 vs 0.24: even trained facts are answered in a new question wording only a third of the
+# time by this model); 30 epochs gave VerbMem 0.40 and KnowMem 0.29, 40 epochs at batch 16 with the
+# questions as raw text 0.17.
+MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=32)
 CHECKPOINTS_PER_RUN = 8  # an interrupted training resumes from one of these
 # The source files (under src/unlearnkit) whose code decides what a cached world / model holds: a model
 # cached by an older version of them is never reused (evidence must not outlive the code that made it).
