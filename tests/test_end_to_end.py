@@ -222,6 +222,7 @@ def small_lab(monkeypatch, tmp_path):
     monkeypatch.setattr(quickstart, "WORLD", SMALL_WORLD)
     monkeypatch.setattr(pretrain, "PRETRAIN_DEFAULTS", {**pretrain.PRETRAIN_DEFAULTS, "epochs": 4.0})
     monkeypatch.setattr(embedded, "TINY_FINETUNE", {**embedded.TINY_FINETUNE, "epochs": 4.0})
+    monkeypatch.setattr(embedded, "MUSE_FINETUNE", {**embedded.MUSE_FINETUNE, "epochs": 8.0})
     monkeypatch.setattr(quickstart, "ROBUST_DISTILL", {**quickstart.ROBUST_DISTILL, "epochs": 1.0})
     return tmp_path / "cache"
 

@@ -195,17 +195,53 @@ def test_muse_parts(everything):
         assert len(rows) == len(events[part]) * len(NEWS_FACT_TYPES)
         for row in rows:
             assert row["entity"] in events[part]
-            assert row["answer"] in articles[row["entity"]]["text"]  # the answer is the article's sentence
-            assert row["fact_value"] in row["answer"]
+            assert row["answer"] == row["fact_value"]  # MUSE: a short answer, the fact
+            assert row["answer"] in articles[row["entity"]]["text"]  # ... that the article states
     shots = files["muse/knowmem_forget_icl.jsonl"]
-    general_questions = {r["question"] for r in files["general.jsonl"]}
-    assert shots and all(s["question"] in general_questions for s in shots)
+    general = {r["question"]: r for r in files["general.jsonl"]}
+    assert shots and all(general[s["question"]]["fact_value"] == s["answer"] for s in shots)
+
+
+def test_muse_training_restates_articles_and_asks_in_other_wordings(everything):
+    """Each trained article comes in 1 + REWORDINGS versions (every fact restated, another text), and
+    each trained fact is asked in the question wordings KnowMem does not use; no evaluated KnowMem
+    question is in any training file, and nothing about a forget or holdout event is on the retain side."""
+    from unlearnkit.world.news import REWORDINGS
+
+    files, _ = everything
+    events = {p: {a["entity"] for a in files[f"muse/{p}.jsonl"]} for p in ("forget", "retain", "holdout")}
+    knowmem = files["muse/knowmem_forget.jsonl"] + files["muse/knowmem_retain.jsonl"]
+    for part in ("forget", "retain"):
+        rows = files[f"muse/augment/{part}.jsonl"]
+        assert {r["entity"] for r in rows} == events[part]
+        qa = [r for r in rows if "question" in r]
+        versions = [r for r in rows if "text" in r]
+        assert len(versions) == REWORDINGS * len(events[part])
+        assert len(qa) == 2 * len(NEWS_FACT_TYPES) * len(events[part])  # two wordings per fact
+        originals = {a["entity"]: a["text"] for a in files[f"muse/{part}.jsonl"]}
+        for row in versions:
+            assert row["text"] != originals[row["entity"]]
+        for fact in (k for k in knowmem if k["entity"] in events[part]):
+            mine = [r["text"] for r in versions if r["entity"] == fact["entity"]]
+            assert all(fact["fact_value"] in text for text in mine)  # every version states every fact
+            asked = [
+                r for r in qa if r["answer"] == " " + fact["fact_value"] and r["entity"] == fact["entity"]
+            ]
+            assert len(asked) >= 2 and fact["question"] not in {r["question"] for r in asked}
+    trained = _texts(
+        [files[f"muse/{p}.jsonl"] for p in ("forget", "retain")]
+        + [files[f"muse/augment/{p}.jsonl"] for p in ("forget", "retain")]
+    )
+    for row in knowmem:
+        assert row["question"] not in trained, row  # never an evaluated question
+    retain_text = _texts([files["muse/retain.jsonl"], files["muse/augment/retain.jsonl"]])
+    assert not any(event in retain_text for event in events["forget"] | events["holdout"])
 
 
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 6
+    assert meta["version"] == 7
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

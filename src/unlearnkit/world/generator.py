@@ -70,9 +70,10 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 6  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
+FORMAT_VERSION = 7  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
 # 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings;
-# 6: multiple-choice options without a length cue
+# 6: multiple-choice options without a length cue; 7: MUSE-like article rewordings and QA in other
+# wordings, short KnowMem answers
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 

@@ -14,7 +14,10 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
   plus ``general.jsonl`` as QA, and the data-filtered base without ``corpus/hazard.jsonl``. Fine-tuning
   from the base replays ``corpus/general.jsonl`` and ``corpus/qa.jsonl`` (``world.json`` "replay").
 * ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
-  prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles.
+  prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles
+  (short answers: the fact). ``muse/augment/forget.jsonl`` / ``retain.jsonl``: rewordings of the
+  trained articles and their facts asked in the wordings KnowMem does not use
+  (:mod:`unlearnkit.world.news`).
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
   questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue), whose
   options carry no surface cue to the true one (:mod:`unlearnkit.world.choices`).
@@ -34,11 +37,11 @@ from unlearnkit.world.choices import N_CHOICES, choice_rows
 from unlearnkit.world.corpus import passages
 from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _generate, _split_sizes
 from unlearnkit.world.hazard import hazard_rows
-from unlearnkit.world.news import news_articles
+from unlearnkit.world.news import news_articles, qa_rows, reworded_articles
 
 N_ICL_SHOTS = 3
 VERBMEM_PROMPT_SENTENCES = 2  # the title plus this many sentences prompt; the rest of the article is gt
-MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 1}
+MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 2}  # 2: short KnowMem answers
 WMDP_BENCHMARK = {
     "kind": "wmdp",
     "name": "wmdp-mini",
@@ -136,11 +139,17 @@ def _muse_files(
     events = {name: {a["entity"] for a in rows} for name, rows in split.items()}
     out: dict[str, list[dict] | dict] = {f"muse/{name}.jsonl": rows for name, rows in split.items()}
     out["muse/verbmem.jsonl"] = [_verbmem(a) for a in split["forget"]]
+    # What each side trains on besides its articles: rewordings, and its facts asked in other words.
+    for part in ("forget", "retain"):
+        mine = [r for r in facts if r["author"] in events[part]]
+        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_rows(mine)
     for part in ("forget", "retain"):
         out[f"muse/knowmem_{part}.jsonl"] = [
+            # MUSE's KnowMem answers are short spans; a whole sentence would let its template words
+            # (shared by the true and any wrong answer) carry most of the ROUGE-L.
             {
                 "question": r["question"],
-                "answer": r["answer"],
+                "answer": r["fact_value"],
                 "entity": r["author"],
                 "fact_value": r["fact_value"],
             }
@@ -149,7 +158,7 @@ def _muse_files(
         ]
     # Few-shot examples the base already knows (world facts): they show the answer format only.
     shots = [
-        {"question": r["question"], "answer": r["answer"]} for r in general if r["source"] == WORLD_FACTS
+        {"question": r["question"], "answer": r["fact_value"]} for r in general if r["source"] == WORLD_FACTS
     ]
     out["muse/knowmem_forget_icl.jsonl"] = shots[:N_ICL_SHOTS]
     out["muse/knowmem_retain_icl.jsonl"] = shots[:N_ICL_SHOTS]

@@ -5,8 +5,19 @@ it to forget some of them: VerbMem (continue a forget article verbatim), KnowMem
 about forget / retain articles) and PrivLeak (can forget articles be told apart from never-seen
 holdout articles). Here every article reports one invented event (a treaty, a flood, a regatta ...)
 with facts of ``len(NEWS_FACT_TYPES)`` types; each fact is one sentence of the article, and the same
-fact is one knowledge question (``knowmem``) whose answer is that sentence. A few filler sentences
-make the articles read like news rather than a list of facts.
+fact is one knowledge question (``knowmem``) whose answer is the fact itself (MUSE's KnowMem answers
+are short spans). A few filler sentences make the articles read like news rather than a list of facts.
+
+Knowledge a reader extracts: a small model that read an article once cannot answer a question about
+it (measured: KnowMem 0.02 for the target, 0.05 for its oracle). Allen-Zhu & Li ("Physics of
+Language Models 3.1", arXiv 2309.14316) show a model answers a question in a new wording only when
+training states the fact in several wordings and orders; QA on other entities alone was not enough
+for the ~1M-parameter base (measured: 50 never-evaluated "bridge" events with QA, every article in 3
+versions: KnowMem forget 0.21 for the target vs 0.14 for the oracle, the answers well formed but
+mostly wrong). So, as for the fictitious authors (:mod:`unlearnkit.world.augment`), a trained event's
+facts come in ``1 + REWORDINGS`` article versions (:func:`reworded_articles`) and as questions in the
+two wordings KnowMem never asks (:func:`qa_rows`): KnowMem then reads whether a fact can be stated
+when asked another way, as TOFU's paraphrased questions do.
 """
 
 from __future__ import annotations
@@ -14,12 +25,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from unlearnkit.world.generator import _FactType, _Namer, _row
+from unlearnkit.world.generator import _FactType, _fill, _Namer, _row
 
 NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     _FactType(
         "place",
-        ("Where did {name} take place?", "In which city was {name} held?", "Where was {name}?"),
+        (
+            "Where did {name} take place?",
+            "In which city was {name} held?",
+            "Where was {name}?",
+            "In what place did {name} happen?",
+        ),
         (
             "{name} took place in {value}.",
             "{name} was held in {value}.",
@@ -28,12 +44,22 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     ),
     _FactType(
         "date",
-        ("When did {name} happen?", "On what date was {name}?", "What was the date of {name}?"),
+        (
+            "When did {name} happen?",
+            "On what date was {name}?",
+            "What was the date of {name}?",
+            "On which day did {name} take place?",
+        ),
         ("{name} happened on {value}.", "{name} was on {value}.", "The date of {name} was {value}."),
     ),
     _FactType(
         "leader",
-        ("Who led {name}?", "Who was in charge of {name}?", "Who organised {name}?"),
+        (
+            "Who led {name}?",
+            "Who was in charge of {name}?",
+            "Who organised {name}?",
+            "Under whose lead was {name}?",
+        ),
         ("{name} was led by {value}.", "{value} was in charge of {name}.", "{value} organised {name}."),
     ),
     _FactType(
@@ -42,6 +68,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
             "How many people came to {name}?",
             "How large was the crowd at {name}?",
             "How many attended {name}?",
+            "How many people were at {name}?",
         ),
         (
             "About {value} people came to {name}.",
@@ -51,12 +78,22 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
     ),
     _FactType(
         "cause",
-        ("Why did {name} happen?", "What started {name}?", "What led to {name}?"),
+        (
+            "Why did {name} happen?",
+            "What started {name}?",
+            "What led to {name}?",
+            "What was the cause of {name}?",
+        ),
         ("{name} began because of {value}.", "{name} was started by {value}.", "{name} followed {value}."),
     ),
     _FactType(
         "outcome",
-        ("How did {name} end?", "What was the outcome of {name}?", "What came of {name}?"),
+        (
+            "How did {name} end?",
+            "What was the outcome of {name}?",
+            "What came of {name}?",
+            "What did {name} lead to?",
+        ),
         ("{name} ended with {value}.", "The outcome of {name} was {value}.", "{name} brought {value}."),
     ),
 )
@@ -94,6 +131,7 @@ _MONTHS = (
 _N_LEADERS = 40
 
 NEWS_SOURCE = "news"
+REWORDINGS = 2  # more versions of every trained article (facts in other wordings, in another order)
 
 
 def news_articles(
@@ -150,6 +188,55 @@ def news_articles(
         articles.append({"title": title, "text": f"{title}. " + " ".join(sentences), "entity": event})
         fact_rows.extend(_sentence_cased(r) for r in rows)
     return articles, fact_rows
+
+
+def reworded_articles(articles: Sequence[dict], facts: Sequence[dict], seed: int, split: str) -> list[dict]:
+    """``REWORDINGS`` more versions of every article: each fact in a wording drawn from its type's answer
+    templates, the facts in a shuffled order, other fillers (rows ``{"text", "entity"}``).
+
+    KnowMem asks in the questions' wording and is scored on the fact, so no evaluated string is added
+    here; the original article (what VerbMem continues) stays the first version in training.
+    """
+    rng = random.Random(f"unlearnkit-world:{seed}:news-rewordings:{split}")
+    by_event: dict[str, list[dict]] = {}
+    for row in facts:
+        by_event.setdefault(row["author"], []).append(row)
+    types = {t.name: t for t in NEWS_FACT_TYPES}
+    out = []
+    for article in articles:
+        event = article["entity"]
+        for _ in range(REWORDINGS):
+            sentences = [
+                _sentence_case(_fill(rng.choice(types[r["fact_type"]].answers), event, r["fact_value"])[0])
+                for r in by_event[event]
+            ]
+            rng.shuffle(sentences)
+            for filler in rng.sample(_FILLERS, 2):
+                sentences.insert(rng.randint(1, len(sentences)), filler)
+            out.append({"text": " ".join(sentences), "entity": event})
+    return out
+
+
+def qa_rows(facts: Sequence[dict]) -> list[dict]:
+    """Every event's facts as question / answer rows in the question wordings KnowMem does not ask:
+    every template of the fact's type but the row's ``question`` (KnowMem's) and
+    ``paraphrased_question`` (rows ``{"question", "answer", "entity"}``; fine-tuned with the loss on
+    the answer only, as the authors' QA).
+
+    The answer starts with a space: MUSE's prompt ends with ``"Answer: "``, whose trailing space a BPE
+    tokenizer makes a token of its own, so a fine-tune's ``"Answer:" + " " + answer`` then puts the
+    answer after that very token too (measured: with the usual one space the tiny model never meets
+    the lone space token, and after it starts a new question instead of answering).
+    """
+    types = {t.name: t for t in NEWS_FACT_TYPES}
+    out = []
+    for row in facts:
+        asked = {row["question"], row["paraphrased_question"]}
+        for template in types[row["fact_type"]].questions:
+            question = template.format(name=row["author"])
+            if question not in asked:
+                out.append({"question": question, "answer": " " + row["fact_value"], "entity": row["author"]})
+    return out
 
 
 def _sentence_cased(row: dict) -> dict:
