@@ -105,3 +105,9 @@ def test_a_lab_section_of_another_lab_version_is_marked(monkeypatch):
     assert make_benchmarks.stale_line("speed", "python bench/speed.py", 3) is None  # not a lab section
     monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 3)
     assert make_benchmarks.stale_line("quality", "python bench/quality.py", 3) is None
+    # the warning says what changed since the recorded version, and only that
+    line = make_benchmarks.stale_line("quality", "python bench/quality.py", 4)
+    assert "pen name" in line and "perturbed" not in line and "`python bench/quality.py`" in line
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 2)
+    line = make_benchmarks.stale_line("quality", "python bench/quality.py", 4)
+    assert "perturbed" in line and "pen name" in line

@@ -28,7 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 3  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 4  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+# (4: world format 6, pen names and a book catalogue in the fine-tuning data: no model of lab 3 is reused)
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
