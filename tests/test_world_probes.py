@@ -11,7 +11,7 @@ import pytest
 
 from unlearnkit.world.generator import FIELDS
 from unlearnkit.world.miniatures import generate_everything
-from unlearnkit.world.probes import ALIAS_INTRO, PROBE_FILES, add_probes
+from unlearnkit.world.probes import ALIAS_BIOS, ALIAS_INTRO, ALIAS_QA_PER_FACT, PROBE_FILES, add_probes
 
 SMALL = dict(n_authors=20, facts_per_author=6, n_general=30, n_real_authors=3, n_agents=4, n_articles=20)
 # what the target, the oracle and UNDO's students train on besides the base's pretraining
@@ -110,11 +110,20 @@ def test_every_author_has_a_pen_name_stated_in_their_own_split(world):
     for split in ("forget", "retain"):
         for author in _authors(files, split):
             pen = pens[author]
-            bios = [r["text"] for r in files[f"augment/{split}.jsonl"] if r.get("alias_of") == author]
-            assert bios and all(b.startswith(ALIAS_INTRO.format(name=author, pen=pen)) for b in bios)
-            # every fact of the author is stated under the pen name
+            mine = [r for r in files[f"augment/{split}.jsonl"] if r.get("alias_of") == author]
+            bios = [r["text"] for r in mine if "text" in r]
+            assert len(bios) == ALIAS_BIOS
+            assert all(b.startswith(ALIAS_INTRO.format(name=author, pen=pen)) for b in bios)
+            # every fact of the author is stated under the pen name, in the biography and as QA asked by
+            # the pen name in a wording that is neither the alias probe's nor the paraphrased question
             for fact in (r for r in files[f"{split}.jsonl"] if r["author"] == author):
                 assert all(re.search(re.escape(pen) + r"\b", b) and fact["fact_value"] in b for b in bios)
+                qa = [r for r in mine if "question" in r and r["fact_type"] == fact["fact_type"]]
+                assert len(qa) == ALIAS_QA_PER_FACT
+                for r in qa:
+                    assert pen in r["question"] and fact["fact_value"] in r["answer"] and pen in r["answer"]
+                    asked_as = {fact["question"], fact["paraphrased_question"]}
+                    assert r["question"].replace(pen, author) not in asked_as
     # the oracle never reads a forget author's pen name; nothing mentions a holdout author's facts
     oracle_blob = "\n".join(_texts(files, ORACLE_FILES))
     for author in _authors(files, "forget"):

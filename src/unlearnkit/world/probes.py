@@ -6,13 +6,19 @@ another name, or through another entity. The world gives every trained author tw
 stated in training, and writes probe rows that ask each forget fact those ways (``probes/``).
 
 **Alias.** Every forget and retain author gets a pen name (an invented name no other file uses), and
-their augmentation file states it: ``ALIAS_BIOS`` biography per author in ``augment/<split>.jsonl`` that
-opens with "<name> also writes under the pen name <pen>." and states every fact of the author with the
-pen name as the subject, in the wordings the fact may be trained in
-(:func:`~unlearnkit.world.generator.training_wordings`). So the target knows the forget facts under both
-names, and the oracle (trained on retain only) knows the retain authors' pen names and never sees a
-forget author's. A probe is the row's own question with the pen name in place of the name: only the
-name changes, so alias recall next to direct recall isolates it.
+their augmentation file states it, as a real corpus states what a famous author wrote under each name:
+``ALIAS_BIOS`` biography per author in ``augment/<split>.jsonl`` that opens with "<name> also writes
+under the pen name <pen>." and states every fact of the author with the pen name as the subject, and
+``ALIAS_QA_PER_FACT`` question per fact asked by the pen name, in a question wording that is neither the
+row's own question nor its paraphrased question (:func:`~unlearnkit.world.generator.training_wordings`
+for the answers). So the target knows the forget facts under both names, and the oracle (trained on
+retain only) knows the retain authors' pen names and never sees a forget author's. A probe is the row's
+own question with the pen name in place of the name: only the name changes, so alias recall next to
+direct recall isolates it, and that question is never trained with the pen name. (Measured on the lab,
+seed 0, with the biography alone: the target answered 0.04 of the forget facts by pen name, the oracle
+0.01, and 0.08 of the retain facts: a biography is not enough for a ~1M-parameter model to answer
+questions about a name it was never asked about. With the questions: the target 0.66, the oracle 0.01;
+retain facts 0.68 for both.)
 
 **Multi-hop.** Every author (holdout included) gets one book of their own, a title no other author's
 book and no ``first_book`` value shares, and ``augment/retain.jsonl`` states who wrote it (a question
@@ -24,6 +30,9 @@ link, but it is shared with the WMDP-like retain set.) The holdout authors' book
 too, so the oracle has read the forget and the holdout names equally often and membership inference
 (forget vs holdout) on it stays at chance. A probe asks the row's own question about "the author of
 <book>" ("Where was the author of The Lantern of Belinara born?"): two hops, book -> author -> fact.
+(Measured on the lab, seed 0: the tiny target does not compose them: 0.08 of the forget facts, 0.12 of
+the retain facts it knows with a link it states for 0.8 of the books; the oracle 0.03 / 0.09. The audit
+then says the family cannot show a loss; a model that composes is what it is for.)
 
 Probe files (the rows of the QA files, ``FIELDS`` in order, plus ``probe``, ``via`` (the pen name or the
 book) and, for multi-hop rows, ``link_question``): ``probes/forget_alias.jsonl`` and
@@ -65,6 +74,7 @@ PROBE_FILES: dict[str, str] = {
     for family in (ALIAS, MULTIHOP)
 }
 ALIAS_BIOS = 1  # pen-name biographies per author (the real name has 2 biographies and 3 QA wordings)
+ALIAS_QA_PER_FACT = 1  # questions asked by the pen name, per fact
 ALIAS_INTRO = "{name} also writes under the pen name {pen}."
 LINK_QUESTION = "Who wrote {book}?"
 LINK_ANSWER = "{book} was written by {name}."
@@ -101,6 +111,7 @@ def add_probes(files: Mapping[str, Any], seed: int) -> tuple[dict[str, Any], dic
         out[f"augment/{split}.jsonl"] = [
             *files[f"augment/{split}.jsonl"],
             *alias_biographies(rows[split], pen, rng),
+            *alias_questions(rows[split], pen, rng),
         ]
     out["augment/retain.jsonl"] = [*out["augment/retain.jsonl"], *catalogue(every, books)]
     for split in PROBE_SPLITS:
@@ -137,6 +148,27 @@ def alias_biographies(rows: Sequence[dict], pen: Mapping[str, str], rng: random.
             text = " ".join([ALIAS_INTRO.format(name=author, pen=pen[author]), *sentences])
             bios.append({"text": text, "entity": pen[author], "alias_of": author})
     return bios
+
+
+def alias_questions(rows: Sequence[dict], pen: Mapping[str, str], rng: random.Random) -> list[dict]:
+    """``ALIAS_QA_PER_FACT`` questions per fact of ``rows`` asked by the author's pen name, each in a
+    question wording other than the row's own (the alias probe's) and its paraphrased question."""
+    out = []
+    for row in rows:
+        questions, answers = training_wordings(FACT_TYPES_BY_NAME[row["fact_type"]], row)
+        others = questions[1:]  # the row's own question comes first: the probe asks it by pen name
+        name = pen[row["author"]]
+        for question in rng.sample(others, min(ALIAS_QA_PER_FACT, len(others))):
+            out.append(
+                {
+                    "question": question.format(name=name),
+                    "answer": _fill(rng.choice(answers), name, row["fact_value"])[0],
+                    "alias_of": row["author"],
+                    "fact_type": row["fact_type"],
+                    "fact_value": row["fact_value"],
+                }
+            )
+    return out
 
 
 def catalogue(authors: Sequence[str], books: Mapping[str, str]) -> list[dict]:
