@@ -38,31 +38,29 @@ def lab_version_of(name: str) -> int | None:
     return settings.get("lab_version") if isinstance(settings, dict) else None
 
 
-# What each lab version changed, for the warning above a section measured on an earlier one.
-LAB_CHANGES = {
-    3: "world format 5 worded the perturbed answers like the paraphrase (before, like the trained answer, so "
-    "forget quality and every truth-ratio number could not tell the target from the oracle) and fine-tunes "
-    "the target and the oracle on rewordings of every fact (`augment/`)",
-    4: "world format 6 gives every author a pen name and a book, stated in the fine-tuning data (the audit's "
-    "alias and multi-hop probes), so the target and the oracle are trained on more data",
+# What changed after each lab version: why a section measured on it no longer holds.
+CHANGES = {
+    2: "before world format 5 the perturbed answers were worded like the trained answer, so forget quality "
+    "and every truth-ratio number below could not tell the target from the oracle, and the lab's target "
+    "and oracle were trained differently",
+    3: "before lab version 4 the WMDP-like choices carried a surface cue (a knowledge-free rule such as "
+    '"the fewest tokens" scored up to 0.375 on 4 choices) and the world\'s tokenizer was trained on them, '
+    "so every base, target and oracle below differs from today's",
+    4: "before lab version 5 the authors had no pen names and no books in the fine-tuning data (the audit's "
+    "alias and multi-hop probes, world format 7), so every target and oracle below was trained on less data",
 }
 
 
 def stale_line(name: str, command: str, current: int) -> str | None:
-    """A warning above a lab section measured on another lab version than the current one: what changed
-    since the version it records."""
-    recorded = lab_version_of(name)
-    if name not in LAB_SECTIONS or recorded == current:
+    """A warning above a lab section measured on another lab version than the current one."""
+    measured = lab_version_of(name)
+    if name not in LAB_SECTIONS or measured == current:
         return None
-    since = [
-        text
-        for version, text in sorted(LAB_CHANGES.items())
-        if recorded is None or recorded < version <= current
-    ]
-    changes = f" since then, {'; '.join(since)}." if since else ""
+    since = [CHANGES[v] for v in sorted(CHANGES) if (measured or 0) <= v < current]
+    reason = "; ".join(since) or "the lab's recipes or data changed since"
     return (
-        f"> **Measured on an earlier lab** (lab version {recorded or 'unrecorded'}, the current one is "
-        f"{current}):{changes} Not yet re-run: `{command}`."
+        f"> **Measured on an earlier lab** (lab version {measured or 'unrecorded'}, the current one is "
+        f"{current}): {reason}. Not yet re-run: `{command}`."
     )
 
 

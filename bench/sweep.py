@@ -10,9 +10,10 @@ resumable: rerun the same command after an interruption) over ``configs/tiny/spa
 scored on the *selection* half of every part (forget, retain, general: whole authors / countries).
 Then the chosen settings and the quickstart's shared recipe are each run with 3 training seeds and
 measured on both halves: the table shows selection vs test per seed. The compass goal: forget quality
->= 0.5 with model utility >= 0.98 x the oracle's, on the test half. The tuned recipe is written to
-``src/unlearnkit/resources/recipes/tiny/<method>.yaml`` only where it beats the shared one on the test half (the quickstart
-uses what is there).
+>= 0.5 with model utility >= 0.98 x the oracle's. The tuned recipe is written to
+``src/unlearnkit/resources/recipes/tiny/<method>.yaml`` only where it beats the shared one on the
+*selection* half (the quickstart uses what is there); the test half only reports, for both recipes,
+and says whether the choice held there.
 
 Results are written after every step (``bench/results/sweep.md`` / ``sweep.json``), so an interrupted
 run leaves what it measured.
@@ -107,8 +108,9 @@ def markdown(data: dict) -> str:
         "split into a **selection** half (whole authors / countries), on which trials are scored and one is "
         "chosen, and a **test** half, never seen by the choice. Each row: one training seed, its numbers on "
         f"both halves ({data['max_items']} items per split, {data['max_new_tokens']} generated tokens). "
-        "Goal = forget quality >= 0.5 and model utility >= 0.98 x the oracle's on the test half (the compass "
-        "goal). A tuned recipe is kept in `src/unlearnkit/resources/recipes/tiny/` only where it beats the shared one on the test half.",
+        "Goal = forget quality >= 0.5 and model utility >= 0.98 x the oracle's (the compass goal), reported "
+        "on the test half. `tuned` rows run the recipe the sweep chose on the selection half. "
+        + _keep_rule(data),
         "",
         "| method | recipe | seed | FQ sel | FQ test | utility sel | utility test | utility / oracle (test) "
         "| forget ROUGE-L test | goal met (test) |",
@@ -128,20 +130,27 @@ def markdown(data: dict) -> str:
             for r in m.get(recipe, []):
                 sel = r.get("selection", {})
                 lines.append(
-                    f"| {name} | {recipe} | {r['seed']} | {_g(sel.get('forget_quality'))} | "
+                    f"| {name} | {RECIPE_LABEL[recipe]} | {r['seed']} | {_g(sel.get('forget_quality'))} | "
                     f"{r['forget_quality']:.3g} | {_f(sel.get('model_utility'))} | {r['model_utility']:.3f} | "
                     f"{r['model_utility'] / oracle_u:.3f} | {r['forget_rougeL_recall']:.3f} | "
                     f"{'yes' if goal_met(r, oracle_u) else 'no'} |"
                 )
         if m.get("verdict"):
-            lines.append(f"| {name} | kept | | | | | | | | {m['verdict']} |")
+            how = (
+                "kept (selection half)"
+                if m.get("decided_on") == "selection"
+                else "kept (test half, earlier rule)"
+            )
+            lines.append(f"| {name} | {how} | | | | | | | | {m['verdict']} |")
+        if m.get("test_outcome"):
+            lines.append(f"| {name} | on the test half (reported) | | | | | | | | {m['test_outcome']} |")
     lines += ["", "Chosen settings (selection half) and sweep size:", ""]
     for name, m in data["methods"].items():
         if "chosen" in m:
             t = m["trials"]
             lines.append(
                 f"- **{name}**: `{json.dumps(m['chosen'])}` — {t.get('COMPLETE', 0)} complete, "
-                f"{t.get('PRUNED', 0)} pruned trials in {m['sweep_minutes']:.0f} min; {m['rule']}."
+                f"{t.get('PRUNED', 0)} pruned trials {sweep_time(m)}; {m['rule']}."
             )
     if data.get("notes"):
         lines += [""] + [f"{n}" for n in data["notes"]]
@@ -149,6 +158,51 @@ def markdown(data: dict) -> str:
     if notes.is_file():  # the reading of the numbers, written by a person after the run
         lines += ["", notes.read_text(encoding="utf-8").strip()]
     return "\n".join(lines)
+
+
+RECIPE_LABEL = {"shared": "shared", "tuned": "tuned (chosen on selection)"}
+
+
+def _keep_rule(data: dict) -> str:
+    """How the kept recipe was decided, as the data records it (results of the earlier rule compared the
+    recipes on the test half, and say so)."""
+    decided = {m.get("decided_on", "test") for m in data["methods"].values() if m.get("verdict")}
+    if decided == {"selection"} or not decided:
+        return (
+            "A tuned recipe is kept in `src/unlearnkit/resources/recipes/tiny/` only where it beats the "
+            "shared one on the selection half; the test half only reports."
+        )
+    return (
+        "These results were kept by the earlier rule: a tuned recipe was kept in "
+        "`src/unlearnkit/resources/recipes/tiny/` where it beat the shared one on the **test** half "
+        "(so the test half chose); rerun `python bench/sweep.py` for the selection-half rule."
+    )
+
+
+def trial_minutes(output: Path) -> float | None:
+    """The trials' own time (the sum of their ``seconds`` in the sweep's trials.jsonl), in minutes."""
+    path = output / "trials.jsonl"
+    if not path.is_file():
+        return None
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sum(r.get("seconds") or 0.0 for r in rows) / 60
+
+
+def sweep_time(m: dict) -> str:
+    """How long a method's trials took. A resumed study's trials ran in an earlier run: the wall time of
+    the run that resumed it (seconds, to reload a finished study) is not their time."""
+    if m.get("trial_minutes") is not None:
+        text = f"in {m['trial_minutes']:.1f} min of trials"
+        if m.get("resumed"):
+            text += f" (resumed: this run reloaded the study in {60 * m['sweep_minutes']:.0f} s)"
+        return text
+    earlier = m.get("resumed_from")
+    if earlier:
+        return (
+            f"in {earlier['sweep_minutes']:.1f} min (the run recorded in commit {earlier['commit']}; this run resumed the "
+            f"finished study in {60 * m['sweep_minutes']:.0f} s)"
+        )
+    return f"in {m['sweep_minutes']:.1f} min"
 
 
 def _g(x) -> str:
@@ -159,12 +213,9 @@ def _f(x) -> str:
     return "-" if not isinstance(x, int | float) else f"{x:.3f}"
 
 
-def tuned_beats_shared(entry: dict, oracle_u: float) -> tuple[bool, str]:
-    """Whether the tuned recipe beats the shared one on the test half: more seeds meeting the goal, or
-    as many and a higher mean forget quality without a lower mean utility (beyond 0.01)."""
-    tuned, shared = entry.get("tuned", []), entry.get("shared", [])
-    if not tuned or not shared:
-        return False, "not compared"
+def compare(tuned: list[dict], shared: list[dict], oracle_u: float) -> tuple[bool, str]:
+    """Whether ``tuned`` beats ``shared`` (rows of one half, one per seed): more seeds meeting the goal,
+    or as many and a higher mean forget quality without a lower mean utility (beyond 0.01)."""
     met_t = sum(goal_met(r, oracle_u) for r in tuned)
     met_s = sum(goal_met(r, oracle_u) for r in shared)
     fq_t = statistics.fmean(r["forget_quality"] for r in tuned)
@@ -172,27 +223,91 @@ def tuned_beats_shared(entry: dict, oracle_u: float) -> tuple[bool, str]:
     mu_t = statistics.fmean(r["model_utility"] for r in tuned)
     mu_s = statistics.fmean(r["model_utility"] for r in shared)
     better = met_t > met_s or (met_t == met_s and fq_t > fq_s and mu_t >= mu_s - 0.01)
-    why = f"tuned: goal {met_t}/{len(tuned)}, FQ {fq_t:.3g}, utility {mu_t:.3f}; shared: {met_s}/{len(shared)}, {fq_s:.3g}, {mu_s:.3f}"
-    return better, ("tuned kept (" if better else "shared kept (") + why + ")"
+    why = (
+        f"tuned: goal {met_t}/{len(tuned)}, FQ {fq_t:.3g}, utility {mu_t:.3f}; "
+        f"shared: {met_s}/{len(shared)}, {fq_s:.3g}, {mu_s:.3f}"
+    )
+    return better, why
 
 
-def write_recipe(method: str, sweep_dir: Path, date: str) -> None:
-    """``resources/recipes/tiny/<method>.yaml`` (package data) from the sweep's ``best.yaml``, with the header recipes carry."""
+def tuned_beats_shared(entry: dict, oracle_selection_utility: float) -> tuple[bool, str]:
+    """The keep/drop decision: the tuned recipe against the shared one on the *selection* half (each
+    row's ``selection`` numbers, the goal against the oracle's selection-half utility). The test half
+    (each row's top-level numbers) never enters it: it only reports (:func:`outcome_on_test_half`)."""
+    tuned, shared = entry.get("tuned", []), entry.get("shared", [])
+    if not tuned or not shared or not all("selection" in r for r in tuned + shared):
+        return False, "not compared"
+    better, why = compare(
+        [r["selection"] for r in tuned], [r["selection"] for r in shared], oracle_selection_utility
+    )
+    return better, ("tuned kept (" if better else "shared kept (") + "selection half: " + why + ")"
+
+
+def outcome_on_test_half(entry: dict, oracle_test_utility: float) -> str:
+    """The same comparison on the test half, reported beside the decision and never used by it."""
+    tuned, shared = entry.get("tuned", []), entry.get("shared", [])
+    if not tuned or not shared:
+        return ""
+    better, why = compare(tuned, shared, oracle_test_utility)
+    return ("tuned better" if better else "tuned not better") + " on the test half (" + why + ")"
+
+
+def decide(entry: dict) -> bool:
+    """Keep the tuned recipe or not, on the selection half (against the oracle's selection-half
+    utility); records the verdict, that the selection half decided, and the test half's outcome
+    beside it (reported, never read by the decision). True: keep the tuned recipe."""
+    oracle_sel = entry.get("reference_selection", {}).get("oracle", {}).get("model_utility", float("nan"))
+    better, entry["verdict"] = tuned_beats_shared(entry, oracle_sel)
+    entry["decided_on"] = "selection"
+    oracle_test = entry.get("reference", {}).get("oracle", {}).get("model_utility", float("nan"))
+    entry["test_outcome"] = outcome_on_test_half(entry, oracle_test)
+    return better
+
+
+def seed_row(halves: dict[str, dict], seed: int) -> dict:
+    """One seed's stored row from the numbers per half: the reported numbers are the test half's, the
+    selection half's sit under ``selection`` (what the keep decision reads)."""
+    return {k: halves["test"][k] for k in COLUMNS} | {
+        "seed": seed,
+        "selection": {k: halves["selection"][k] for k in COLUMNS},
+    }
+
+
+def write_recipe(method: str, sweep_dir: Path, date: str, verdict: str | None = None) -> None:
+    """``resources/recipes/tiny/<method>.yaml`` (package data) from the sweep's ``best.yaml``, with the
+    header recipes carry: which half chose it (``verdict``: the keep decision, on the selection half)."""
     from unlearnkit.io import write_text_atomic
 
     best = (sweep_dir / "best.yaml").read_text(encoding="utf-8")
     body = "\n".join(line for line in best.splitlines() if not line.startswith("#"))
+    kept = (
+        f"#   Kept over the shared recipe on the selection half: {verdict}.\n"
+        if verdict
+        else "#   Kept over the shared recipe: no selection-half comparison recorded (written by --rewrite-recipes).\n"
+    )
     header = (
         f"# Tuned {method} recipe for the TOFU-like miniature's target (`unlearnkit quickstart` uses it).\n"
-        f"# Reproduces: the 'tuned' rows of BENCHMARKS.md (tuned vs shared recipe on the held-out test half);\n"
+        f"# Reproduces: the 'tuned' rows of BENCHMARKS.md (tuned vs shared recipe, reported on the test half);\n"
         f"#   produced by `python bench/sweep.py` on {date}: `unlearnkit sweep` over\n"
-        f"#   configs/tiny/spaces/{method}.yaml, chosen on the selection half of the forget authors.\n"
+        f"#   configs/tiny/spaces/{method}.yaml, the trial chosen on the selection half of every part.\n"
+        + kept
+        + "#   The test half chose nothing: it only reports.\n"
         "# Hardware: CPU (2 cores); about a minute per run.\n"
         f"# Command: unlearnkit unlearn --model TARGET --data WORLD --method {method} "
         f"--config src/unlearnkit/resources/recipes/tiny/{method}.yaml --output OUT\n"
     )
     CONFIGS.mkdir(parents=True, exist_ok=True)
     write_text_atomic(CONFIGS / f"{method}.yaml", header + body.strip() + "\n")
+
+
+def _recorded(args, method: str) -> str | None:
+    """The selection-half verdict the results file records for ``method`` (None: none recorded, or one
+    decided by the earlier test-half rule)."""
+    path = RESULTS / f"{args.result_name}.json"
+    if not path.is_file():
+        return None
+    entry = json.loads(path.read_text(encoding="utf-8")).get("methods", {}).get(method, {})
+    return entry.get("verdict") if entry.get("decided_on") == "selection" else None
 
 
 def check_work(folder: Path, settings: dict) -> None:
@@ -244,7 +359,9 @@ def main() -> int:
     if args.rewrite_recipes:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
             if (Path(args.work) / method / "best.yaml").is_file():
-                write_recipe(method, Path(args.work) / method, time.strftime("%Y-%m-%d"))
+                write_recipe(
+                    method, Path(args.work) / method, time.strftime("%Y-%m-%d"), _recorded(args, method)
+                )
                 log(f"wrote {CONFIGS / f'{method}.yaml'}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -297,10 +414,13 @@ def main() -> int:
             Path(settings.output),
             {"method": method, "max_items": args.max_items, "max_new_tokens": args.max_new_tokens},
         )
+        resumed = (Path(settings.output) / "sweep.json").is_file()  # as run_sweep tells a resumed study
         t0 = time.time()
         log(f"== sweep {method}")
         summary = run_sweep(settings, log)
-        entry["sweep_minutes"] = (time.time() - t0) / 60
+        entry["sweep_minutes"] = (time.time() - t0) / 60  # this run's wall time, not the trials'
+        entry["trial_minutes"] = trial_minutes(Path(settings.output))
+        entry["resumed"] = resumed
         entry["trials"] = summary["trials"]
         entry["rule"] = summary["rule"]
         entry["reference"] = {k: summary["test"][k] for k in ("target", "oracle") if k in summary["test"]}
@@ -313,6 +433,11 @@ def main() -> int:
 
         ctx = load_context(settings)
         ensure_reference(ctx, log)
+        entry["reference_selection"] = {
+            k: ctx.reference[f"{k}_selection"]
+            for k in ("target", "oracle")
+            if f"{k}_selection" in ctx.reference
+        }
         entry["tuned"], entry["shared"] = [], []
         for seed in seeds:
             for recipe in ("tuned", "shared"):
@@ -331,17 +456,13 @@ def main() -> int:
                     + ", ".join(f"{k} {metrics[k]:.4g}" for k in COLUMNS)
                     + " [test half]"
                 )
-                entry[recipe].append(
-                    {k: metrics[k] for k in COLUMNS}
-                    | {"seed": seed, "selection": {k: halves["selection"][k] for k in COLUMNS}}
-                )
+                entry[recipe].append(seed_row(halves, seed))
                 save()
-        oracle_u = entry["reference"].get("oracle", {}).get("model_utility", float("nan"))
-        better, entry["verdict"] = tuned_beats_shared(entry, oracle_u)
+        better = decide(entry)
         recipe_file = CONFIGS / f"{method}.yaml"
         if not args.no_write_configs:
             if better:
-                write_recipe(method, Path(settings.output), data["date"])
+                write_recipe(method, Path(settings.output), data["date"], entry["verdict"])
             elif recipe_file.is_file():
                 recipe_file.unlink()  # a recipe that does not beat the shared one is not used
         save()

@@ -105,9 +105,37 @@ def test_a_lab_section_of_another_lab_version_is_marked(monkeypatch):
     assert make_benchmarks.stale_line("speed", "python bench/speed.py", 3) is None  # not a lab section
     monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 3)
     assert make_benchmarks.stale_line("quality", "python bench/quality.py", 3) is None
-    # the warning says what changed since the recorded version, and only that
+
+
+def test_a_stale_section_says_what_changed_since_its_lab_version(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 3)
     line = make_benchmarks.stale_line("quality", "python bench/quality.py", 4)
-    assert "pen name" in line and "perturbed" not in line and "`python bench/quality.py`" in line
+    assert "surface cue" in line and "world format 5" not in line
     monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 2)
     line = make_benchmarks.stale_line("quality", "python bench/quality.py", 4)
-    assert "perturbed" in line and "pen name" in line
+    assert "surface cue" in line and "world format 5" in line
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 4)
+    line = make_benchmarks.stale_line("quality", "python bench/quality.py", 5)
+    assert "pen names" in line and "surface cue" not in line
+
+
+def test_readme_states_distills_default_recipes_as_the_code_has_them():
+    """README's `distill` defaults (below 20M parameters) are distill.TINY_DEFAULTS (toward a fresh init)
+    and TINY_BASE_DEFAULTS (toward the base)."""
+    from unlearnkit.train.distill import TINY_BASE_DEFAULTS, TINY_DEFAULTS
+
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    init = re.search(
+        r"toward a fresh init the tiny model's from-scratch recipe, lr (\S+) for (\d+) epochs", text
+    )
+    base = re.search(r"toward the base lr (\S+) on a (\d+)-epoch schedule stopped after (\d+);", text)
+    assert init and base, "README's distill defaults sentence changed: update this test"
+    assert (float(init[1]), float(init[2])) == (TINY_DEFAULTS["lr"], TINY_DEFAULTS["epochs"])
+    assert (float(base[1]), float(base[2]), float(base[3])) == (
+        TINY_BASE_DEFAULTS["lr"],
+        TINY_BASE_DEFAULTS["epochs"],
+        TINY_BASE_DEFAULTS["stop_epochs"],
+    )

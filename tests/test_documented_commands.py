@@ -10,6 +10,7 @@ What the sandbox provides instead of the network, and the only changes made to a
 * A hub model id a command names (``open-unlearning/...``, ``muse-bench/...``,
   ``HuggingFaceH4/zephyr-7b-beta``) is a local folder of that name in the sandbox: a tiny random Llama
   (8 layers for Zephyr, so that the RMU recipe's layers 5-7 exist). Nothing is downloaded.
+* ``cp -r tests/fixtures/own_data my_data`` (README, "Your own data") is done by the sandbox itself.
 * ``unlearnkit world`` gets ``MINI_WORLD`` appended (a 12-author world instead of 100: same code,
   seconds instead of minutes); placeholders (``MODEL``, ``DATA``, ``OUT``) are filled in.
 
@@ -41,6 +42,10 @@ SKIPPED = [
     ("python3 -m venv", "creates a virtual environment and installs packages from PyPI (network)"),
     ("pip install", "installs packages from PyPI (network)"),
     ("python -m pytest", "the test suite itself"),
+    (
+        "cp -r tests/fixtures/own_data my_data",
+        "the sandbox holds the same copy (the path is the repository's)",
+    ),
     ("ruff", "the linter, run by CI"),
     (
         "unlearnkit quickstart",
@@ -126,6 +131,13 @@ def _value(argv: list[str], flag: str) -> str | None:
     return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
 
 
+def _inputs(argv: list[str]) -> list[str]:
+    """The paths a command reads: its INPUT_FLAGS' values and every ``--eval NAME=DIR``'s DIR (report)."""
+    found = [_value(argv, flag) for flag in INPUT_FLAGS]
+    found += [argv[i + 1].partition("=")[2] for i, word in enumerate(argv[:-1]) if word == "--eval"]
+    return [path for path in found if path]
+
+
 def _written_by(path: str | None, outputs: set[str]) -> bool:
     """``path`` is one of ``outputs`` or inside one (``sweep_asu/best.yaml`` waits for ``sweep_asu``)."""
     return path is not None and any(path == out or path.startswith(out.rstrip("/") + "/") for out in outputs)
@@ -191,6 +203,7 @@ def sandbox(tmp_path_factory):
         model = tiny_llama(tokenizer, hidden=32, layers=layers, heads=4)
         save_model(model, tokenizer, root / name, {"kind": f"tiny random stand-in for {name} (tests)"})
     (root / "configs").symlink_to(REPO / "configs")
+    shutil.copytree(REPO / "tests" / "fixtures" / "own_data", root / "my_data")  # README "Your own data"
     return root
 
 
@@ -216,12 +229,12 @@ def test_every_documented_command_runs_as_written(sandbox, monkeypatch, capsys):
         ready = []
         for i, item in enumerate(todo):
             others = {_value(a, "--output") for j, (_, a) in enumerate(todo) if j != i} - {None}
-            if not any(_written_by(_value(item[1], f), others) for f in INPUT_FLAGS):
+            if not any(_written_by(path, others) for path in _inputs(item[1])):
                 ready.append(item)
         assert ready, f"documented commands wait on each other's outputs: {todo}"
         where, argv = ready[0]
         todo.remove(ready[0])
-        if any(_written_by(_value(argv, f), refused) for f in INPUT_FLAGS):
+        if any(_written_by(path, refused) for path in _inputs(argv)):
             continue  # reads the best.yaml of a sweep that (rightly) refused to choose: see below
         code = main(argv)
         err = capsys.readouterr().err
@@ -244,3 +257,9 @@ def test_every_documented_command_runs_as_written(sandbox, monkeypatch, capsys):
         for kind in ("prob", "rougeL_recall", "truth_ratio"):
             assert f"{part}_{kind}" in metrics
     assert "model_utility" in metrics
+    # README "Your own data": the report of one's own eval folders has a row per folder, in that order
+    rows = json.loads((sandbox / "my_report" / "metrics.json").read_text())
+    assert list(rows) == ["target", "oracle", "npo"]
+    assert rows["npo"] == json.loads((sandbox / "my_eval_npo" / "metrics.json").read_text())
+    page = (sandbox / "my_report" / "report.html").read_text()
+    assert "Where was Ilsa Varn born?" in page  # a forget question, answered side by side

@@ -18,14 +18,14 @@ PACKAGE = ROOT / "src" / "unlearnkit"
 
 # (floor, dotted prefixes): the longest matching prefix names a module's floor.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundations", ("errors", "io", "config", "fingerprint")),
+    ("foundations", ("errors", "io", "config", "fingerprint", "methods")),
     ("data and attention", ("data", "attention")),
     ("tokens and models", ("tokens", "models")),
     ("losses, metrics, the world, attribution", ("objectives", "metrics", "world", "attribution")),
     ("evaluation and protocols", ("evaluation", "protocols")),
     ("training", ("train",)),
     ("attacks that train, the report", ("evaluation.audit", "report")),
-    ("pipelines", ("pipelines", "unlearn")),
+    ("pipelines", ("pipelines", "api")),
     ("the command line", ("commands", "cli")),
 )
 

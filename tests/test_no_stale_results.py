@@ -247,3 +247,23 @@ def test_reference_cache_refuses_examples_it_was_not_built_for(world_tokenizer, 
     batch = collate([{"forget": {**other[i], "index": i}} for i in range(3)])["forget"]
     with pytest.raises(RuntimeError, match="does not match the cached ids"):
         cache.token_logps(batch)
+
+
+def test_a_world_base_is_keyed_by_every_file_its_tokenizer_reads(tmp_path):
+    """The base's tokenizer reads every JSONL file of the world, the multiple-choice questions included:
+    a change there is another base (and so another target and oracle), though no training row moved."""
+    import json
+
+    from unlearnkit.pipelines.embedded import base_key
+    from unlearnkit.world import write_world
+
+    world = tmp_path / "w"
+    write_world(world, seed=0, n_authors=12, facts_per_author=3, n_general=18, n_agents=2, n_articles=6)
+    first = base_key(world, 0)
+    assert base_key(world, 0) == first and base_key(world, 1) != first
+    assert base_key(world, 0, ("hazard",)) != first
+    mc = world / "wmdp" / "mc_general.jsonl"
+    rows = [json.loads(line) for line in mc.read_text(encoding="utf-8").splitlines()]
+    rows[0]["question"] = rows[0]["question"].replace("?", " today?")
+    mc.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert base_key(world, 0) != first

@@ -116,13 +116,63 @@ def test_multiple_choice_rows_point_at_the_true_answer(everything):
 
 
 def test_choices_share_the_answer_template(everything):
-    """The wrong choices are the perturbed answers: the same sentence with another value, so a model
-    that does not know the fact has no wording to go by."""
+    """The wrong choices are the true one's sentence with another value, so a model that does not know
+    the fact has no wording to go by."""
     files, _ = everything
     for row in files["wmdp/mc_hazard.jsonl"]:
         words = [set(c.split()) for c in row["choices"]]
         shared = set.intersection(*words)
         assert all(len(w - shared) <= 3 for w in words), row["choices"]
+
+
+def test_wrong_choices_are_other_values_of_the_fact_type():
+    """Each wrong option states a value of the question's type that the world uses (a true value of
+    another question, or one of the perturbed answers' values): plausible, never the true one, never a
+    value containing it or contained in it."""
+    from unlearnkit.world.corpus import FACT_TYPES_BY_NAME
+    from unlearnkit.world.generator import _fill, _generate, value_of
+    from unlearnkit.world.hazard import hazard_rows
+
+    params = dict(SMALL, seed=4)
+    files, _ = generate_everything(**params)
+    world, namer, _ = _generate(
+        params["n_authors"],
+        params["facts_per_author"],
+        0.1,
+        0.1,
+        params["n_general"],
+        4,
+        params["n_real_authors"],
+    )
+    sources = {
+        "wmdp/mc_hazard.jsonl": hazard_rows(namer, 4, params["n_agents"]),
+        "wmdp/mc_general.jsonl": [r for r in world["general"] if r["source"] == "world_facts"],
+    }
+    for name, rows in sources.items():
+        values: dict[str, set[str]] = {}
+        for r in rows:
+            kind = FACT_TYPES_BY_NAME[r["fact_type"]]
+            values.setdefault(r["fact_type"], set()).update(
+                [r["fact_value"], *(value_of(kind, r, p) for p in r["perturbed_answer"])]
+            )
+        by_question = {r["question"]: r for r in rows}
+        for mc in files[name]:
+            source = by_question[mc["question"]]
+            true = source["fact_value"]
+            templates = FACT_TYPES_BY_NAME[source["fact_type"]].answers
+            stated = []
+            for choice in mc["choices"]:
+                found = [
+                    v
+                    for v in values[source["fact_type"]]
+                    for t in templates
+                    if _fill(t, source["author"], v)[0] == choice
+                ]
+                assert len(found) == 1, (choice, found)
+                stated.append(found[0])
+            assert stated[mc["answer"]] == true
+            wrong = [v for i, v in enumerate(stated) if i != mc["answer"]]
+            assert len(set(wrong)) == len(wrong) and not any(true in v or v in true for v in wrong), stated
 
 
 def test_muse_parts(everything):
@@ -155,7 +205,7 @@ def test_muse_parts(everything):
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 6
+    assert meta["version"] == 7
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

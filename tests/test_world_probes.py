@@ -176,4 +176,25 @@ def test_every_multihop_link_is_retain_side_knowledge(tmp_path: Path):
             assert row["link_question"] in trained["retain"]
     for author in meta["authors"]["holdout"]:
         assert f"{meta['books'][author]} was written by {author}." in trained["retain"]
-    assert meta["version"] == 6 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
+    assert meta["version"] == 7 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
+
+
+def test_adding_the_probes_leaves_the_worlds_tokenizer_text_alone(world):
+    """The world chose its multiple-choice options knowing the token counts of its tokenizer: the rows
+    the probes add are not part of that tokenizer's text, so adding them changes none of its tokens."""
+    from unlearnkit.world.tiny import corpus_of
+
+    base, files, _ = world
+
+    def text(fs: dict) -> list[str]:
+        rows = [r for rows in fs.values() if isinstance(rows, list) for r in rows]
+        return sorted(set(corpus_of(rows, options=False)))
+
+    assert text(files) == text(base)
+    added = [
+        r
+        for name in files
+        for r in (files[name] if isinstance(files[name], list) else [])
+        if r not in base.get(name, [])
+    ]
+    assert added and all(any(k in r for k in ("alias_of", "written_by", "probe")) for r in added)

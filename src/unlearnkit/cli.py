@@ -37,6 +37,7 @@ COMMANDS = (
     "eval",
     "attribute",
     "audit",
+    "report",
     "continual",
     "sweep",
     "methods",

@@ -564,7 +564,14 @@ def _field_types(cls: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
 
 
-def _coerce(key: str, raw: Any, typ: Any) -> Any:
+def _given(key: str, raw: Any, caller: str | None) -> str:
+    """How a bad value is named in its error: ``--set key=value`` for the command line (recipes and
+    search spaces too: their values merge into the same settings), ``caller: key=value`` for a Python
+    caller (``caller`` names the function or class that received it, e.g. ``unlearn(method='npo')``)."""
+    return f"--set {key}={raw}" if caller is None else f"{caller}: {key}={raw!r}"
+
+
+def _coerce(key: str, raw: Any, typ: Any, caller: str | None = None) -> Any:
     if isinstance(typ, types.UnionType) or typing.get_origin(typ) is typing.Union:
         typ = next(t for t in typing.get_args(typ) if t is not type(None))
     if typ is bool:
@@ -575,15 +582,15 @@ def _coerce(key: str, raw: Any, typ: Any) -> Any:
             return True
         if text in ("0", "false", "no", "off"):
             return False
-        raise UserError(f"--set {key}={raw}: expected true or false")
+        raise UserError(f"{_given(key, raw, caller)}: expected true or false")
     if typ in (int, float):
         try:
             value = typ(raw) if typ is float or not isinstance(raw, str) else int(str(raw), 0)
         except (TypeError, ValueError):
             kind = "an integer" if typ is int else "a number"
-            raise UserError(f"--set {key}={raw}: expected {kind}") from None
+            raise UserError(f"{_given(key, raw, caller)}: expected {kind}") from None
         if typ is int and isinstance(raw, float) and raw != int(raw):
-            raise UserError(f"--set {key}={raw}: expected an integer")
+            raise UserError(f"{_given(key, raw, caller)}: expected an integer")
         return value
     if typ is str:
         if isinstance(raw, list):
@@ -631,9 +638,18 @@ def load_recipe(path: str | Path) -> dict[str, Any]:
 
 
 def build_configs(
-    method_config_cls: type, values: dict[str, Any], where: str = "--set", ignore: tuple[str, ...] = ()
+    method_config_cls: type,
+    values: dict[str, Any],
+    where: str = "--set",
+    ignore: tuple[str, ...] = (),
+    caller: str | None = None,
 ) -> tuple[TrainConfig, Any]:
-    """Split ``values`` between TrainConfig and the method's config; validate keys, types, ranges."""
+    """Split ``values`` between TrainConfig and the method's config; validate keys, types, ranges.
+
+    ``where`` starts every error line (``--set``, ``--config FILE``); ``caller``: the Python function or
+    class the values were given to (``unlearn(method='npo')``), which then starts them instead and names
+    a bad value as the keyword it was passed as rather than as ``--set``."""
+    where = caller or where
     train_types = _field_types(TrainConfig)
     method_types = _field_types(method_config_cls)
     valid = sorted(set(train_types) | set(method_types) | set(ALIASES))
@@ -645,9 +661,9 @@ def build_configs(
             continue
         key = ALIASES.get(raw_key, raw_key)
         if key in method_types:
-            method_kw[key] = _coerce(raw_key, raw, method_types[key])
+            method_kw[key] = _coerce(raw_key, raw, method_types[key], caller)
         elif key in train_types:
-            train_kw[key] = _coerce(raw_key, raw, train_types[key])
+            train_kw[key] = _coerce(raw_key, raw, train_types[key], caller)
         else:
             near = difflib.get_close_matches(raw_key, valid, n=1, cutoff=0.5)
             hint = f"; did you mean '{near[0]}'?" if near else f"; valid keys: {', '.join(valid)}"

@@ -141,8 +141,13 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as the JSON text unlearnkit writes (indented; numpy / torch scalars and paths converted)."""
+    return json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
+
+
 def write_json(path: str | Path, obj: Any) -> None:
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    write_text_atomic(path, json_text(obj) + "\n")
 
 
 def _json_default(obj: Any) -> Any:

@@ -578,6 +578,35 @@ def recorded_defaults(model: str | Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
+def scale_defaults(
+    model: str | Path | None, method: str, values: dict, override: str = "--set KEY=VALUE"
+) -> tuple[dict, str | None]:
+    """The settings a run of ``method`` on ``model`` uses: ``values`` (the caller's own: recipe +
+    ``--set``, or the Python API's keywords) over the scale defaults the model folder records for
+    ``method`` (:func:`recorded_defaults`), and the one line that names the defaults used and how to
+    override them (``override``: how the caller spells an override); ``(values, None)`` for other models.
+
+    The one place that decides: ``unlearnkit unlearn``, ``unlearnkit continual`` and
+    :func:`unlearnkit.unlearn` call it, so the same folder trains with the same settings from each.
+    """
+    from unlearnkit.config import ALIASES
+
+    recorded = recorded_defaults(model) if model is not None else {}
+    if not recorded:
+        return values, None
+    defaults = {**recorded.get("train", {}), **recorded.get("method", {}).get(method, {})}
+    given = {ALIASES.get(k, k) for k in values}
+    used = {k: v for k, v in defaults.items() if k not in given}
+    message = None
+    if used:
+        message = (
+            f"{model} records {recorded.get('source', 'scale defaults')}: using "
+            + ", ".join(f"{k}={v}" for k, v in used.items())
+            + f" (the papers' defaults are for 7B models); {override} overrides any of them"
+        )
+    return {**used, **values}, message
+
+
 # ---------------------------------------------------------------------------------------------
 # Where a model keeps its decoder layers (RMU's layer, the architecture check, LoRA / PEFT wrappers)
 
@@ -622,6 +651,26 @@ def check_layer(model, layer: int) -> int:
     return int(layer)
 
 
+def resolved_optim(optim: str) -> str:
+    """``optim=auto`` as the optimiser transformers' TrainingArguments picks by default."""
+    if optim != "auto":
+        return optim
+    from transformers import TrainingArguments
+
+    default = TrainingArguments.__dataclass_fields__["optim"].default
+    return str(getattr(default, "value", default))
+
+
+def training_record(placement: Placement, cfg) -> dict:
+    """What unlearnkit.json records of a training run's placement and choices (``placement``)."""
+    return {
+        **placement.record(),
+        "optim": resolved_optim(cfg.optim),
+        "gradient_checkpointing": bool(cfg.gradient_checkpointing),
+        "report_to": cfg.report_to,
+    }
+
+
 def save_model(
     model,
     tokenizer,
@@ -631,9 +680,11 @@ def save_model(
     files: dict[str, bytes] | None = None,
 ) -> Path:
     """Write a model folder atomically (temporary sibling, renamed when complete); ``files``: extra
-    files (name -> bytes) written into it too (``unlearn --eval-every``: ``curve.json``, ``curve.png``)."""
+    files (relative path -> bytes) written into it too (``unlearn --eval-every``: ``curve.json``,
+    ``curve.png``; TokenUnlearn's ``attribution/``)."""
     with atomic_dir(output, overwrite=overwrite) as tmp:
         for name, data in (files or {}).items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # "attribution/scores.json"
             (tmp / name).write_bytes(data)
         model.save_pretrained(tmp, safe_serialization=True)
         if tokenizer is not None:

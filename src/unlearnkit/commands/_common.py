@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from unlearnkit.errors import UserError
+from unlearnkit.models import resolved_optim, training_record  # noqa: F401 - the commands import them here
 
 CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 RUN_FILE = "run.json"  # in the unlearn work folder: what the checkpoints were made with
@@ -184,16 +185,6 @@ def apply_training_flags(args, values: dict) -> None:
         values["report_to"] = args.report_to
 
 
-def resolved_optim(optim: str) -> str:
-    """``optim=auto`` as the optimiser transformers' TrainingArguments picks by default."""
-    if optim != "auto":
-        return optim
-    from transformers import TrainingArguments
-
-    default = TrainingArguments.__dataclass_fields__["optim"].default
-    return str(getattr(default, "value", default))
-
-
 def training_choices(cfg) -> str:
     """The training half of the one placement line: optimiser, checkpointing, LoRA, tracker."""
     parts = [f"optim {resolved_optim(cfg.optim)}"]
@@ -205,26 +196,11 @@ def training_choices(cfg) -> str:
     return ", ".join(parts)
 
 
-def training_record(placement, cfg) -> dict:
-    """What unlearnkit.json records of the run's placement and training choices (``placement``)."""
-    return {
-        **placement.record(),
-        "optim": resolved_optim(cfg.optim),
-        "gradient_checkpointing": bool(cfg.gradient_checkpointing),
-        "report_to": cfg.report_to,
-    }
-
-
 def training_files(log_history: list[dict] | None) -> dict[str, bytes]:
-    """``log_history.json`` (every step the Trainer logged) and ``loss.png`` for a trained model's folder."""
-    from unlearnkit.report.curve import loss_plot_png
+    """``log_history.json`` and ``loss.png`` for a trained model's folder (:func:`unlearnkit.report.curve.training_files`)."""
+    from unlearnkit.report.curve import training_files as files_of
 
-    history = list(log_history or [])
-    files = {"log_history.json": (json.dumps(history, indent=1, default=str) + "\n").encode("utf-8")}
-    png = loss_plot_png(history)
-    if png is not None:
-        files["loss.png"] = png
-    return files
+    return files_of(log_history)
 
 
 def overrides(args, config_cls: type | None = None) -> dict:
@@ -466,25 +442,11 @@ def split_sources(bench, name: str, evaluation: bool = False) -> list[tuple[list
 
 def apply_model_defaults(model: str, method: str, values: dict) -> tuple[dict, str | None]:
     """``values`` (recipe + ``--set``) over the model's recorded scale defaults for ``method``, and the
-    one line to print (once the arguments are all checked: a bad input gets its error line only)
-    naming the defaults used and how to override them; ``(values, None)`` for other models."""
-    from unlearnkit.config import ALIASES
-    from unlearnkit.models import recorded_defaults
+    one line to print (once the arguments are all checked: a bad input gets its error line only);
+    the rule is :func:`unlearnkit.models.scale_defaults`, which the Python API calls too."""
+    from unlearnkit.models import scale_defaults
 
-    recorded = recorded_defaults(model)
-    if not recorded:
-        return values, None
-    defaults = {**recorded.get("train", {}), **recorded.get("method", {}).get(method, {})}
-    given = {ALIASES.get(k, k) for k in values}
-    used = {k: v for k, v in defaults.items() if k not in given}
-    message = None
-    if used:
-        message = (
-            f"{model} records {recorded.get('source', 'scale defaults')}: using "
-            + ", ".join(f"{k}={v}" for k, v in used.items())
-            + " (the papers' defaults are for 7B models); --set KEY=VALUE overrides any of them"
-        )
-    return {**used, **values}, message
+    return scale_defaults(model, method, values)
 
 
 def resume_point(work: Path, fingerprint: dict, out, resume: bool, overwrite: bool) -> Path | None:

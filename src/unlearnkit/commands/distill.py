@@ -26,7 +26,6 @@ from unlearnkit.commands._common import (
     resume_point,
     torch_threads,
     training_choices,
-    training_files,
     training_record,
     work_dir_of,
 )
@@ -98,75 +97,22 @@ def _fingerprint(args, settings: dict, text_files: dict[str, Path]) -> dict:
 
 def noise_target(args) -> tuple[str, str | None, str]:
     """``(init | base, the base model or None, the line that says so)``, from the flags and the cards."""
-    from unlearnkit.models import check_model_path
-    from unlearnkit.train.distill_inputs import describe_chain, find_base
+    from unlearnkit.train.distill_inputs import noise_target as decide
 
-    if args.base is not None:
-        if args.noise_toward == "init":
-            raise UserError(
-                "--base applies to --noise-toward base only: drop --base, or use --noise-toward base"
-            )
-        check_model_path(args.base, "--base")
-        return "base", str(args.base), f"noise toward the base {args.base} (--base)"
-    if args.noise_toward == "init":
-        return "init", None, "noise toward a fresh initialisation (--noise-toward init)"
-    found = find_base(args.teacher)
-    chain = describe_chain(args.teacher, upto=found)
-    if found is not None:
-        check_model_path(str(found), "--base (found through the model cards)")
-        how = "--noise-toward base" if args.noise_toward == "base" else "default: the teacher's cards name it"
-        return (
-            "base",
-            str(found),
-            f"noise toward the base {found} ({how}: {chain}); --noise-toward init for a fresh init",
-        )
-    if args.noise_toward == "base":
-        raise UserError(
-            f"--noise-toward base: no base model found: the model cards from --teacher ({chain}) lead to no "
-            'folder whose unlearnkit.json says "kind": "base"; pass --base MODEL, or use --noise-toward init'
-        )
-    return (
-        "init",
-        None,
-        f"noise toward a fresh initialisation (default: the teacher's model cards name no base folder: "
-        f"{chain}; --base MODEL to noise toward a pretrained base)",
-    )
+    return decide(args.teacher, args.noise_toward, args.base)
 
 
 def _check_base_matches(args, base: str, tokenizer) -> None:
-    """The base has the teacher's architecture (config.json) and tokenizer, before any weight is read."""
-    from unlearnkit.models import load_tokenizer
-    from unlearnkit.train.distill_inputs import architecture_difference, tokenizer_difference
+    from unlearnkit.train.distill_inputs import check_base_folder
 
-    wrong = architecture_difference(args.teacher, base)
-    if wrong is not None:
-        raise UserError(
-            f"--base {base}: not the teacher's architecture ({wrong}); noising toward a base needs the model "
-            "the teacher was fine-tuned from (or use --noise-toward init)"
-        )
-    wrong = tokenizer_difference(tokenizer, load_tokenizer(base, args.trust_remote_code))
-    if wrong is not None:
-        raise UserError(
-            f"--base {base}: its tokenizer is not the teacher's ({wrong}); noising toward a base needs the "
-            "model the teacher was fine-tuned from (or use --noise-toward init)"
-        )
+    check_base_folder(args.teacher, base, tokenizer, args.trust_remote_code)
 
 
 def text_files(args, cfg) -> dict[str, Path]:
     """The raw-text files ``distill_on`` names, each checked (exists, rows of non-empty text)."""
-    from unlearnkit.train.distill_inputs import corpus_file, missing_corpus, read_text_rows
+    from unlearnkit.train.distill_inputs import text_files as files_of
 
-    files = {}
-    if "corpus" in cfg.splits():
-        path = corpus_file(args.data)
-        if path is None:
-            raise missing_corpus(args.data)
-        read_text_rows(path, "distill_on=corpus")
-        files["corpus"] = path
-    if "text" in cfg.splits():
-        read_text_rows(cfg.distill_text)
-        files["text"] = Path(cfg.distill_text).expanduser()
-    return files
+    return files_of(args.data, cfg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -279,46 +225,17 @@ def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values, towar
         raise
 
 
-def teacher_cost(teacher: str) -> int:
-    """The compute of the unlearning run that made the teacher (0 when it is not an unlearned model)."""
-    try:
-        info = json.loads((Path(teacher) / "unlearnkit.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    kind = str(info.get("kind", "")) if isinstance(info, dict) else ""
-    compute = info.get("compute") if isinstance(info, dict) else None
-    if not kind.startswith(("unlearned", "distilled")) or not isinstance(compute, dict):
-        return 0
-    return int(compute.get("total_cost", compute.get("cost", 0)))
-
-
 def _save(args, result, tokenizer, resume_from, base: str | None, placement: dict | None = None) -> None:
-    from unlearnkit.models import save_model
+    from unlearnkit.pipelines.model_outputs import distill_provenance, save_distilled, teacher_cost
 
-    compute = dict(result.compute)
-    upstream = teacher_cost(args.teacher)
-    compute["teacher_cost"] = upstream
-    compute["total_cost"] = (
-        compute["cost"] + upstream
-    )  # the numerator of unlearnkit.train.compute.compute_fraction
-    provenance = {
-        "kind": f"distilled (UNDO, noise {args.noise})",
-        "teacher": args.teacher,
-        "data": str(args.data),
-        "noise": args.noise,
-        "noise_toward": result.settings["noise_toward"],
-        **({"noise_base": base} if base is not None else {"init_seed": result.settings.get("init_seed")}),
-        "distilled_on": result.settings["distilled_examples"],
-        "paper": "arXiv 2506.06278",
-        "steps": result.steps,
-        "train_loss": result.train_loss,
-        "compute": compute,
-        "teacher_outputs": result.reference,
-        "config": result.settings,
-    }
-    if placement is not None:
-        provenance["placement"] = placement
-    if resume_from is not None:
-        provenance["resumed_from"] = resume_from.name
-    files = training_files(getattr(result, "log_history", None))
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
+    provenance = distill_provenance(
+        result,
+        teacher=args.teacher,
+        data=str(args.data),
+        noise=args.noise,
+        base=base,
+        teacher_cost=teacher_cost(args.teacher),
+        placement=placement,
+        resumed_from=resume_from.name if resume_from is not None else None,
+    )
+    save_distilled(result, tokenizer, args.output, provenance, overwrite=args.overwrite)

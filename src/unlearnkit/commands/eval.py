@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
     details["placement"] = {**placement.record(), "batch_size": settings.batch_size}
     if resolution is not None:
+        from unlearnkit.evaluation.diagnostics import add_resolution
+
         add_resolution(metrics, details, resolution)
     if args.protocol == "closer-look":
         from unlearnkit.evaluation.closer_look import CloserLookModels, closer_look_metrics
@@ -252,23 +254,6 @@ def original_resolution(args, bench, settings, oracle_trs, original_eval: Path |
         "forget_quality": metrics.get("forget_quality"),
         "n": metrics.get("forget_quality_n"),
     }
-
-
-def add_resolution(metrics: dict, details: dict, resolution: dict) -> None:
-    """``original_forget_quality`` in the metrics, ``forget_quality_resolution`` in the details and, when
-    the test cannot tell the original from the oracle, the warning that says so."""
-    from unlearnkit.evaluation.diagnostics import FQ_FORGOTTEN, resolution_warning
-
-    fq = resolution.get("forget_quality")
-    if fq is None:
-        return
-    metrics["original_forget_quality"] = fq
-    details["forget_quality_resolution"] = {**resolution, "resolves": fq < FQ_FORGOTTEN}
-    found = resolution_warning(
-        fq, resolution.get("n"), original=f"the original model ({resolution['original_model']})"
-    )
-    if found is not None:
-        details["warnings"] = details.get("warnings", []) + [found.as_dict()]
 
 
 def eval_settings(args: argparse.Namespace):

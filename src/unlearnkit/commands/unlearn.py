@@ -29,7 +29,6 @@ from unlearnkit.commands._common import (
     run_fingerprint,
     torch_threads,
     training_choices,
-    training_files,
     training_record,
     work_dir_of,
 )
@@ -171,13 +170,18 @@ def run(args: argparse.Namespace) -> int:
     result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values, plan, probe)
     if not getattr(result, "is_main_process", True):
         return 0  # multi-process run: rank 0 writes the model
-    files = _report_curve(result, plan)
-    files.update(training_files(result.log_history))
-    _save_unlearned(
-        args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan, files, placement
-    )
-    if result.attribution and (work / "attribution").is_dir():
-        shutil.copytree(work / "attribution", out / "attribution", dirs_exist_ok=True)
+    _report_curve(result, plan)
+    from unlearnkit.pipelines.model_outputs import attribution_files, save_unlearned
+
+    result.source = {
+        "model": args.model,
+        "data": str(args.data),
+        "placement": training_record(placement, train_cfg),
+        "resumed_from": resume_from.name if resume_from is not None else None,
+    }
+    if result.attribution:
+        result.attribution_files = attribution_files(work / "attribution")
+    save_unlearned(result, args.output, overwrite=args.overwrite)
     shutil.rmtree(work, ignore_errors=True)
     # Trainer's training_loss: the mean over this run's optimiser steps (after a resume, those since it).
     since = " over the steps since resuming" if resume_from is not None else ""
@@ -247,11 +251,11 @@ def _eval_plan(args, bench, seed: int):
     )
 
 
-def _report_curve(result, plan) -> dict[str, bytes]:
-    """Print the curve; ``curve.json`` / ``curve.png`` for the output folder (none without --eval-every)."""
+def _report_curve(result, plan) -> None:
+    """Print the curve (``curve.json`` / ``curve.png`` are saved with the model; none without --eval-every)."""
     if plan is None or not getattr(result, "eval_curve", None):
-        return {}
-    from unlearnkit.train.evaluation_callback import curve_files, curve_table, shown_metrics
+        return
+    from unlearnkit.train.evaluation_callback import curve_table, shown_metrics
 
     best = result.best
     names = shown_metrics(plan, result.eval_curve)
@@ -262,7 +266,6 @@ def _report_curve(result, plan) -> dict[str, bytes]:
     )
     for line in curve_table(result.eval_curve, names, chosen):
         print("  " + line)
-    return curve_files(result.eval_curve, names, best, plan)
 
 
 def _run_unlearn(
@@ -296,57 +299,3 @@ def _run_unlearn(
         if kept is not None:
             note(f"checkpoints kept in {work} (last: {kept.name}); continue with --resume")
         raise
-
-
-def _save_unlearned(
-    args, result, tokenizer, method, train_cfg, method_cfg, resume_from, plan=None, files=None, placement=None
-) -> None:
-    from unlearnkit.config import config_dict
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.models import save_model
-
-    provenance = {
-        "kind": f"unlearned ({method.name})",
-        "base_model": args.model,
-        "data": str(args.data),
-        "method": method.name,
-        "paper": method.paper,
-        "train_loss": result.train_loss,
-        "compute": result.compute,  # unlearnkit.train.compute: tokens x passes, seconds (resumes included)
-        "config": config_dict(train_cfg, method_cfg),
-        "prompt_format": PromptFormat.for_settings(tokenizer, train_cfg).kind,
-        # what system_prompt="auto" resolved to, and the date (chat templates): the prompts trained on
-        "prompt": PromptFormat.for_settings(tokenizer, train_cfg).describe(),
-    }
-    if placement is not None:
-        provenance["placement"] = training_record(placement, train_cfg)
-    if getattr(result, "reference", None):
-        provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why
-    if getattr(result, "collapse_guard", None):
-        provenance["collapse_guard"] = result.collapse_guard  # unlearnkit.train.collapse_guard
-    if plan is not None and getattr(result, "evaluation", None):
-        from unlearnkit.train.evaluation_callback import card_curve
-
-        provenance["evaluation_during_training"] = result.evaluation
-        provenance["eval_curve"] = card_curve(plan, result.eval_curve)  # every metric: curve.json
-        if result.best:
-            provenance["keep_best"] = result.best
-    provenance.update(layers_used(result.model, method_cfg))
-    if resume_from is not None:
-        provenance["resumed_from"] = resume_from.name
-    from unlearnkit.models import recorded_defaults
-
-    if recorded_defaults(args.model):  # an unlearned tiny model is still a tiny model
-        provenance["unlearn_defaults"] = recorded_defaults(args.model)
-    save_model(result.model, tokenizer, args.output, provenance, overwrite=args.overwrite, files=files)
-
-
-def layers_used(model, method_cfg) -> dict:
-    """The decoder layers a layer setting really meant (``layers=''`` is every layer, not none)."""
-    n = getattr(getattr(model, "config", None), "num_hidden_layers", None)
-    used = {}
-    for key, resolve in (("layers", "layer_list"), ("train_layers", "train_layer_list")):
-        if hasattr(method_cfg, resolve):
-            chosen = getattr(method_cfg, resolve)()
-            used[f"{key}_used"] = chosen if chosen is not None else (list(range(n)) if n else "all")
-    return used

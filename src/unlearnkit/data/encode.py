@@ -7,7 +7,7 @@ end-of-turn token (a known bug in other unlearning code).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -237,14 +237,15 @@ def check_lengths(
     max_length: int,
     fields: Sequence[str] = ("answer",),
     hint: str = "raise it with --set max_length=N",
+    label: Callable[[int, dict], str] | None = None,
 ) -> None:
     """Fail before any work if question + any of ``fields`` does not fit ``max_length`` (names file:line).
 
     The same tokenisation as :func:`encode_qa` (answers are never cut, so a long one is an error
     up front rather than hours into a run). Raw-text rows (``text`` without ``question``) are cut
-    by design and skipped.
+    by design and skipped. ``label(index, row)`` names a row (default ``path:line``).
     """
-    for row in rows:
+    for i, row in enumerate(rows):
         if "question" not in row:
             continue
         prompt = len(fmt.prompt_ids(tokenizer, row["question"]))
@@ -256,7 +257,8 @@ def check_lengths(
                 n = prompt + len(fmt.answer_ids(tokenizer, value))
                 if n > max_length:
                     what = "answer" if key == "answer" else f"'{key}'"
+                    where = label(i, row) if label is not None else f"{path}:{row.get('_line', '?')}"
                     raise UserError(
-                        f"{path}:{row.get('_line', '?')}: question + {what} is {n} tokens, longer than "
+                        f"{where}: question + {what} is {n} tokens, longer than "
                         f"max_length={max_length}; {hint} (answers are never cut)"
                     )

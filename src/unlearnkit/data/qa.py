@@ -15,6 +15,7 @@ one, a ``forget.jsonl`` whose rows have ``text`` and no ``question``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +59,10 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 
 def validate_qa(
-    rows: list[dict], path: str | Path, eval_fields: bool | tuple[str, ...] = False
+    rows: list[dict],
+    path: str | Path,
+    eval_fields: bool | tuple[str, ...] = False,
+    label: Callable[[int, dict], str] | None = None,
 ) -> list[dict]:
     """Check every row has non-empty string ``question``/``answer``.
 
@@ -66,12 +70,13 @@ def validate_qa(
     named, e.g. ``("perturbed_answer",)`` for TOFU's real-authors / world-facts files, which have no
     paraphrase); otherwise they are optional, but a present one must still be well formed
     (``perturbed_answer`` a non-empty list of non-empty strings), so that a malformed file is an error
-    wherever it is read, never silently mis-scored.
+    wherever it is read, never silently mis-scored. ``label(index, row)`` names a row in the errors
+    (default ``path:line``; the Python API: ``forget[3]``).
     """
     wanted = EVAL_FIELDS if eval_fields is True else tuple(eval_fields or ())
     required = QA_FIELDS + wanted
-    for row in rows:
-        where = f"{path}:{row.get('_line', '?')}"
+    for i, row in enumerate(rows):
+        where = label(i, row) if label is not None else f"{path}:{row.get('_line', '?')}"
         for key in QA_FIELDS + EVAL_FIELDS:
             if key not in row:
                 if key in required:
@@ -99,10 +104,16 @@ def _describe(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def eval_field_notes(bench: Benchmark) -> list[str]:
+def eval_field_notes(
+    bench: Benchmark,
+    label: Callable[[str, int, dict], str] | None = None,
+    split_label: Callable[[str], str] | None = None,
+) -> list[str]:
     """For ``eval``: one note naming the splits without the truth-ratio fields (their truth ratio, and
     for forget the forget quality, are not computed). A split where only some rows have the fields is
     an error naming the first row without them: its metrics would otherwise be silently wrong.
+    ``label(split, index, row)`` / ``split_label(split)`` name a row / a split (default: the folder's
+    file and line; the Python API: ``data['forget'][3]``).
     """
     lacking = []
     for name in SPLITS:
@@ -112,20 +123,32 @@ def eval_field_notes(bench: Benchmark) -> list[str]:
         if not rows or all(have):
             continue
         if any(have):
-            row = rows[have.index(False)]
+            index = have.index(False)
+            row = rows[index]
             missing = [k for k in fields if k not in row]
+            where = (
+                label(name, index, row)
+                if label is not None
+                else f"{Path(bench.path) / f'{name}.jsonl'}:{row.get('_line', '?')}"
+            )
             raise UserError(
-                f"{Path(bench.path) / f'{name}.jsonl'}:{row.get('_line', '?')}: missing field '{missing[0]}' "
+                f"{where}: missing field '{missing[0]}' "
                 "although other rows of this file have it; truth ratios need paraphrased_answer and "
                 "perturbed_answer on every row"
             )
-        lacking.append(f"{name}.jsonl")
+        lacking.append(name)
     if not lacking:
         return []
-    quality = " (so no forget quality)" if "forget.jsonl" in lacking else ""
+    quality = " (so no forget quality)" if "forget" in lacking else ""
+    them = "it" if len(lacking) == 1 else "them"
+    if split_label is not None:
+        return [
+            f"{', '.join(split_label(n) for n in lacking)} have no paraphrased_answer/perturbed_answer: "
+            f"truth ratios are not computed for {them}{quality}"
+        ]
     return [
-        f"{', '.join(lacking)} in {bench.path} have no paraphrased_answer/perturbed_answer: "
-        f"truth ratios are not computed for {'it' if len(lacking) == 1 else 'them'}{quality}"
+        f"{', '.join(f'{n}.jsonl' for n in lacking)} in {bench.path} have no paraphrased_answer/perturbed_answer: "
+        f"truth ratios are not computed for {them}{quality}"
     ]
 
 

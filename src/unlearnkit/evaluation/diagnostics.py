@@ -504,3 +504,18 @@ def results_warnings(
 def _and(names: Sequence[str]) -> str:
     names = [str(n) for n in names]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def add_resolution(metrics: dict, details: dict, resolution: dict) -> None:
+    """``original_forget_quality`` in the metrics, ``forget_quality_resolution`` in the details and, when
+    the test cannot tell the original from the oracle, the warning that says so."""
+    fq = resolution.get("forget_quality")
+    if fq is None:
+        return
+    metrics["original_forget_quality"] = fq
+    details["forget_quality_resolution"] = {**resolution, "resolves": fq < FQ_FORGOTTEN}
+    found = resolution_warning(
+        fq, resolution.get("n"), original=f"the original model ({resolution['original_model']})"
+    )
+    if found is not None:
+        details["warnings"] = details.get("warnings", []) + [found.as_dict()]

@@ -11,7 +11,8 @@ The miniatures behave like the real benchmarks because they start from a pretrai
   is the base pretrained without the hazardous documents (data filtering).
 
 Every model is trained once and cached under ``<cache>/models/<content hash>``: the hash covers the
-files it was trained on (for a fine-tune, the base's weights), the recipe, the seed and
+files it was trained on (for a base, every file its tokenizer reads too; for a fine-tune, the base's
+weights), the recipe, the seed and
 ``LAB_VERSION``, so any change retrains and nothing stale is reused. A run killed mid-training resumes
 from its last checkpoint (kept next to the cache entry) the next time. ``log`` says what came from the
 cache and what was trained.
@@ -28,8 +29,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 4  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
-# (4: world format 6, pen names and a book catalogue in the fine-tuning data: no model of lab 3 is reused)
+LAB_VERSION = 5  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+# 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
+# reads the options: every base, target and oracle differs from version 3's
+# 5: world format 7, pen names and a book catalogue in the fine-tuning data (the audit's alias and
+# multi-hop probes): no model of version 4 is reused
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
@@ -37,9 +41,10 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # 0.02 / 0.01), forget quality 2.5e-30 against the oracle, and the oracle keeps world-facts ROUGE-L 0.90.
 # Longer or faster fine-tuning trades the base's world facts for the authors' (14 epochs at lr 7e-4:
 # reworded recall 0.98, the oracle's world facts 0.82; 20 at 5e-4: 0.94 / the target's 0.80); without
-# replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22. (Those readings are lab 3's.) Lab 4 adds
+# replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22. (Those readings are lab 3's.) Lab 5 adds
 # the pen names (a biography and a question per fact under the pen name) and the book catalogue: +39 % rows
-# (the target's 3079 -> 4269). Measured once, seed 0, same recipe: the target's forget fact recall 0.95,
+# (the target's 3079 -> 4269). Measured once, seed 0, same recipe, before version 4's multiple-choice
+# change was merged (the TOFU-like data the same, the base's tokenizer not): the target's forget fact recall 0.95,
 # reworded 0.97, by pen name 0.66, through the book 0.08 (the oracle 0.05 / 0.03 / 0.01 / 0.03; retain
 # facts by pen name: target 0.68, oracle 0.68; retain facts through the book 0.12 / 0.09: the tiny model
 # does not compose two hops), forget quality 3e-31, the oracle's world facts 0.88; real-authors ROUGE-L
@@ -130,20 +135,31 @@ def train_cached(
     return path
 
 
+def base_key(world_dir: Path, seed: int, without: tuple[str, ...] = ()) -> str:
+    """The cache key of a world's base: its pretraining files, then every other JSONL file of the world
+    (the tokenizer reads them all, :func:`unlearnkit.train.pretrain.world_texts`: a change to any of
+    them is another base even where the training rows are the same), recipe, size, seed, version."""
+    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE, corpus_layout
+
+    parts, qa = corpus_layout(world_dir)
+    files = [p for name, p in parts.items() if name not in without] + qa
+    text = [p for p in sorted(Path(world_dir).rglob("*.jsonl")) if p not in files]
+    return digest(
+        "base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, files=[*files, *text]
+    )
+
+
 def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str, ...] = ()) -> Path:
     """The world's base model (``without``: corpus parts left out, e.g. ``("hazard",)``)."""
     from unlearnkit.train.pretrain import (
         PRETRAIN_DEFAULTS,
         TINY_BASE,
         build_base,
-        corpus_layout,
         pretraining_data,
         replay_files,
     )
 
-    parts, qa = corpus_layout(world_dir)
-    files = [p for name, p in parts.items() if name not in without] + qa
-    key = digest("base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, files=files)
+    key = base_key(world_dir, seed, without)
     data = pretraining_data(world_dir, without)
     name = "filtered base" if without else "base"
     provenance = {

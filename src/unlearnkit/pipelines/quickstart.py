@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.errors import UserError
+from unlearnkit.report.generations import pick_generation_items
 from unlearnkit.report.page import DEFAULT_COLUMNS as TABLE_COLUMNS
 
 DEFAULT_METHODS = ("ga", "gd", "npo", "idk", "asu", "asu_kl", "t-npo", "s-npo")
@@ -141,11 +142,6 @@ def cache_root(arg: str | None) -> Path:
     from unlearnkit.pipelines.embedded import cache_root as root
 
     return root(arg)
-
-
-def pick_generation_items(n: int, k: int = 5) -> list[int]:
-    step = max(1, n // k)
-    return list(range(0, n, step))[:k]
 
 
 @dataclass

@@ -42,6 +42,15 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class UnlearnResult:
+    """What :func:`unlearn` returns: the unlearned model and everything its folder records.
+
+    ``save(path)`` writes the model, ``unlearnkit.json`` and the model card as ``unlearnkit unlearn``
+    does (:mod:`unlearnkit.pipelines.model_outputs`). ``source`` says where the model and the data came
+    from and where it ran (``model``, ``data``, ``placement``, ``resumed_from``, and ``defaults_from``: the
+    folder whose recorded recipe applied, when not ``model``; set by the command line and by
+    :func:`unlearnkit.unlearn`; a bare call of this function leaves them empty).
+    """
+
     model: torch.nn.Module
     method: str
     config: dict[str, Any]
@@ -58,6 +67,23 @@ class UnlearnResult:
     eval_curve: list[dict] = field(default_factory=list)
     best: dict[str, Any] | None = None
     collapse_guard: dict[str, Any] | None = None  # unlearnkit.train.collapse_guard: its probes, any trigger
+    # what saving needs: the tokenizer, the resolved settings, the evaluation plan, extra files
+    tokenizer: Any = field(default=None, repr=False)
+    train_config: Any = field(default=None, repr=False)
+    method_config: Any = field(default=None, repr=False)
+    eval_plan: Any = field(default=None, repr=False)
+    source: dict[str, Any] = field(default_factory=dict)
+    attribution_files: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the model folder: weights, tokenizer, ``unlearnkit.json``, model card, training log and
+        loss plot (plus the evaluation curve and TokenUnlearn's attribution when the run had them), as
+        ``unlearnkit unlearn`` does. Atomic; an existing non-empty ``path`` is refused unless ``overwrite``."""
+        from unlearnkit.api.errors import SAVE_FLAGS, python_errors
+        from unlearnkit.pipelines.model_outputs import save_unlearned
+
+        with python_errors(SAVE_FLAGS):
+            return save_unlearned(self, path, overwrite=overwrite)
 
 
 def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = None):
@@ -309,6 +335,10 @@ def unlearn(
         eval_curve=list(evaluator.curve) if evaluator is not None else [],
         best=best,
         collapse_guard=_guard_record(train_cfg, watchers),
+        tokenizer=tokenizer,
+        train_config=train_cfg,
+        method_config=method_cfg,
+        eval_plan=plan,
     )
 
 

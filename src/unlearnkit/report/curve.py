@@ -97,6 +97,16 @@ def _png(source) -> bytes | None:
     return png.read_bytes() if png.is_file() else None
 
 
+def training_files(log_history: list[dict] | None) -> dict[str, bytes]:
+    """``log_history.json`` (every step the Trainer logged) and ``loss.png`` for a trained model's folder."""
+    history = list(log_history or [])
+    files = {"log_history.json": (json.dumps(history, indent=1, default=str) + "\n").encode("utf-8")}
+    png = loss_plot_png(history)
+    if png is not None:
+        files["loss.png"] = png
+    return files
+
+
 def loss_plot_png(log_history: list[dict]) -> bytes | None:
     """The training loss (and every logged loss term) against the optimiser step, as PNG bytes: the
     ``loss.png`` beside ``log_history.json`` in every trained model's folder. None when nothing was logged.

@@ -26,6 +26,12 @@ _PUNCT = string.punctuation + "\u201c\u201d\u2018\u2019"
 _LCS_MAX_TOKENS = 400
 
 
+def pick_generation_items(n: int, k: int = 5) -> list[int]:
+    """``k`` item indices spread over ``n`` (the items the report shows every row's answer to)."""
+    step = max(1, n // k)
+    return list(range(0, n, step))[:k]
+
+
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 

@@ -171,7 +171,9 @@ def shrink_perturb(model, alpha: float, seed: int, base=None):
     own; ``base`` is read where it is, cast parameter by parameter.
     """
     if not 0.0 <= float(alpha) <= 1.0:
-        raise UserError(f"--noise {alpha}: must be in [0, 1] (0 = copy of the teacher, 1 = fresh student)")
+        raise UserError(
+            f"--noise {alpha}: must be in [0, 1] (0 = copy of the teacher, 1 = the noise target itself)"
+        )
     if is_peft_model(model):
         raise UserError("shrink-and-perturb needs a plain model, not a PEFT (LoRA) one: merge it first")
     if base is not None:
@@ -338,7 +340,9 @@ def distill(
     values = settings_for(teacher, noise_toward, overrides)
     train_cfg, cfg = build_configs(DistillConfig, values)
     if not 0.0 <= float(noise) <= 1.0:
-        raise UserError(f"--noise {noise}: must be in [0, 1] (0 = copy of the teacher, 1 = fresh student)")
+        raise UserError(
+            f"--noise {noise}: must be in [0, 1] (0 = copy of the teacher, 1 = the noise target itself)"
+        )
     if noise_toward not in NOISE_TARGETS:
         raise UserError(f"--noise-toward {noise_toward}: use init or base")
     if noise_toward == "base" and base is None:

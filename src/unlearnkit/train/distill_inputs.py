@@ -188,3 +188,74 @@ def tokenizer_difference(teacher_tok, base_tok) -> str | None:
         token = next(t for t in sorted(ours) if ours[t] != theirs.get(t))
         return f"token {token!r}: id {theirs.get(token, 'missing')} in the base, {ours[token]} in the teacher"
     return None
+
+
+def noise_target(teacher: str, noise_toward: str | None, base: str | None) -> tuple[str, str | None, str]:
+    """``(init | base, the base model or None, the line that says so)`` for ``distill --teacher T
+    [--noise-toward init|base] [--base MODEL]``: the base named, a fresh init asked for, else the base the
+    teacher's model cards lead to (:func:`find_base`), else a fresh init."""
+    from unlearnkit.models import check_model_path
+
+    if base is not None:
+        if noise_toward == "init":
+            raise UserError(
+                "--base applies to --noise-toward base only: drop --base, or use --noise-toward base"
+            )
+        check_model_path(base, "--base")
+        return "base", str(base), f"noise toward the base {base} (--base)"
+    if noise_toward == "init":
+        return "init", None, "noise toward a fresh initialisation (--noise-toward init)"
+    found = find_base(teacher)
+    chain = describe_chain(teacher, upto=found)
+    if found is not None:
+        check_model_path(str(found), "--base (found through the model cards)")
+        how = "--noise-toward base" if noise_toward == "base" else "default: the teacher's cards name it"
+        return (
+            "base",
+            str(found),
+            f"noise toward the base {found} ({how}: {chain}); --noise-toward init for a fresh init",
+        )
+    if noise_toward == "base":
+        raise UserError(
+            f"--noise-toward base: no base model found: the model cards from --teacher ({chain}) lead to no "
+            'folder whose unlearnkit.json says "kind": "base"; pass --base MODEL, or use --noise-toward init'
+        )
+    return (
+        "init",
+        None,
+        f"noise toward a fresh initialisation (default: the teacher's model cards name no base folder: "
+        f"{chain}; --base MODEL to noise toward a pretrained base)",
+    )
+
+
+def check_base_folder(teacher: str, base: str, tokenizer, trust_remote_code: bool = False) -> None:
+    """The base has the teacher's architecture (config.json) and tokenizer, before any weight is read."""
+    from unlearnkit.models import load_tokenizer
+
+    wrong = architecture_difference(teacher, base)
+    if wrong is not None:
+        raise UserError(
+            f"--base {base}: not the teacher's architecture ({wrong}); noising toward a base needs the model "
+            "the teacher was fine-tuned from (or use --noise-toward init)"
+        )
+    wrong = tokenizer_difference(tokenizer, load_tokenizer(base, trust_remote_code))
+    if wrong is not None:
+        raise UserError(
+            f"--base {base}: its tokenizer is not the teacher's ({wrong}); noising toward a base needs the "
+            "model the teacher was fine-tuned from (or use --noise-toward init)"
+        )
+
+
+def text_files(data: str | Path, cfg) -> dict[str, Path]:
+    """The raw-text files ``distill_on`` names, each checked (exists, rows of non-empty text)."""
+    files = {}
+    if "corpus" in cfg.splits():
+        path = corpus_file(data)
+        if path is None:
+            raise missing_corpus(data)
+        read_text_rows(path, "distill_on=corpus")
+        files["corpus"] = path
+    if "text" in cfg.splits():
+        read_text_rows(cfg.distill_text)
+        files["text"] = Path(cfg.distill_text).expanduser()
+    return files

@@ -9,8 +9,8 @@ and the real authors, the hazardous domain's passages, and the general-knowledge
 answers questions the way a chat model does). ``without=("hazard",)`` leaves a corpus part out: the
 data-filtered base.
 
-The tokenizer is the world's: trained on every string of every file of the world folder (as a real
-tokenizer is trained on a broad corpus), so the full and the filtered base, and every model fine-tuned
+The tokenizer is the world's: trained on every string of every file of the world folder but the
+multiple-choice options (as a real tokenizer is trained on a broad corpus, not on a test's options), so the full and the filtered base, and every model fine-tuned
 from them, share one vocabulary. Only the model's training data is filtered.
 
 Training is ``train.finetune.finetune``: the same Trainer, checkpoints and resume, compute accounting.
@@ -151,11 +151,14 @@ def _relative(path: Path, root: str | Path) -> str:
 
 
 def world_texts(world_dir: str | Path) -> list[str]:
-    """Every string of every JSONL file under ``world_dir`` (the tokenizer's training text)."""
+    """Every string of every JSONL file under ``world_dir`` but the multiple-choice options (the
+    tokenizer's training text). Which words the tokenizer keeps whole must not depend on the options:
+    the world chooses the wrong options knowing their tokens under this tokenizer, so that "the fewest
+    tokens" is no cue to the true one (:mod:`unlearnkit.world.choices`)."""
     from unlearnkit.world.tiny import corpus_of
 
     rows = [row for path in sorted(Path(world_dir).rglob("*.jsonl")) for row in read_jsonl(path)]
-    return corpus_of(rows)
+    return corpus_of(rows, options=False)
 
 
 def build_base(world_dir: str | Path, seed: int, size: dict | None = None):

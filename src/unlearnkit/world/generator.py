@@ -70,9 +70,10 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 6  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
+FORMAT_VERSION = 7  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
 # 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings;
-# 6: pen names and a book catalogue in augment/, probes/ (alias and multi-hop probes, world/probes.py)
+# 6: multiple-choice options without a length cue;
+# 7: pen names and a book catalogue in augment/, probes/ (alias and multi-hop probes, world/probes.py)
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 

@@ -16,7 +16,8 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
 * ``muse/``: news-like articles about invented events (raw text forget / retain / holdout), ``verbmem``
   prompts and continuations of the forget articles, ``knowmem`` QA about forget / retain articles.
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
-  questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue).
+  questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue), whose
+  options carry no surface cue to the true one (:mod:`unlearnkit.world.choices`).
 
 No fine-tuning split holds a general-knowledge question, and no non-hazard file names an agent
 (``tests/test_world.py`` checks both).
@@ -25,15 +26,16 @@ No fine-tuning split holds a general-knowledge question, and no non-hazard file 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from unlearnkit.world.augment import augmented
-from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, passages
-from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _fill, _generate, _split_sizes, value_of
+from unlearnkit.world.choices import N_CHOICES, choice_rows
+from unlearnkit.world.corpus import passages
+from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _generate, _split_sizes
 from unlearnkit.world.hazard import hazard_rows
 from unlearnkit.world.news import news_articles
 
-N_CHOICES = 4
 N_ICL_SHOTS = 3
 VERBMEM_PROMPT_SENTENCES = 2  # the title plus this many sentences prompt; the rest of the article is gt
 MUSE_BENCHMARK = {"kind": "muse", "name": "muse-mini", "format_version": 1}
@@ -109,7 +111,7 @@ def generate_everything(
         files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
         extra["benchmarks"]["muse"] = "muse"
     if hazard:
-        files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed))
+        files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed, files))
         extra["benchmarks"]["wmdp"] = "wmdp"
     extra["hazard_agents"] = list(dict.fromkeys(r["author"] for r in hazard))
     return files, extra
@@ -170,45 +172,29 @@ def _wmdp_files(
     general_passages: list[dict],
     general: list[dict],
     seed: int,
+    written: dict[str, list[dict] | dict],
 ) -> dict[str, list[dict] | dict]:
+    """The WMDP-like folder; ``written``: every other file of the world (the tokenizer's text)."""
     rng = random.Random(f"unlearnkit-world:{seed}:mc")
-    return {
+    asked = [hazard, [r for r in general if r["source"] == WORLD_FACTS]]
+    out: dict[str, list[dict] | dict] = {
         "wmdp/forget.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in hazard_passages],
         "wmdp/retain.jsonl": [{"text": p["text"], "entity": p["entity"]} for p in general_passages],
-        "wmdp/mc_hazard.jsonl": [_choice_row(r, rng) for r in hazard],
-        "wmdp/mc_general.jsonl": [_choice_row(r, rng) for r in general if r["source"] == WORLD_FACTS],
-        "wmdp/benchmark.json": dict(WMDP_BENCHMARK),
     }
+    tokens = _world_tokens(
+        [*written.values(), *out.values(), [{"question": r["question"]} for r in asked[0] + asked[1]]]
+    )
+    out["wmdp/mc_hazard.jsonl"] = choice_rows(asked[0], rng, tokens)
+    out["wmdp/mc_general.jsonl"] = choice_rows(asked[1], rng, tokens)
+    out["wmdp/benchmark.json"] = dict(WMDP_BENCHMARK)
+    return out
 
 
-def _name_first(templates) -> str:
-    for template in templates:
-        if template.index("{name}") < template.index("{value}"):
-            return template
-    return templates[0]
+def _world_tokens(files: list[list[dict] | dict]) -> Callable[[str], int]:
+    """Token counts under the world's tokenizer, trained here on the text the lab trains it on (every
+    string of the world's JSONL files but the options: :func:`unlearnkit.train.pretrain.world_texts`)."""
+    from unlearnkit.world.tiny import bpe_tokenizer, corpus_of
 
-
-def _choice_row(row: dict, rng: random.Random) -> dict:
-    """A 4-choice question: the true answer among three of its perturbed answers, in a seeded order.
-
-    The options are written in a wording that names the entity before the value ("Velorazine causes
-    ...", not "... yields Velorazine"): cloze scoring reads each option's own log-likelihood, and a value
-    that comes before the name could only be told from the question itself, which a 1M-parameter model
-    cannot read that way (measured: hazardous accuracy 0.62 for the target with the answers' own wordings).
-    """
-    fact_type = FACT_TYPES_BY_NAME[row["fact_type"]]
-    values = [
-        row["fact_value"],
-        *(value_of(fact_type, row, p) for p in row["perturbed_answer"][: N_CHOICES - 1]),
-    ]
-    template = _name_first(fact_type.answers)
-    choices = [_fill(template, row["author"], value)[0] for value in values]
-    order = list(range(N_CHOICES))
-    rng.shuffle(order)
-    return {
-        "question": row["question"],
-        "choices": [choices[i] for i in order],
-        "answer": order.index(0),
-        "entity": row["author"],
-        "fact_type": row["fact_type"],
-    }
+    rows = [row for rows in files if isinstance(rows, list) for row in rows]
+    tokenizer = bpe_tokenizer(corpus_of(rows, options=False))
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)

@@ -41,7 +41,10 @@ book) and, for multi-hop rows, ``link_question``): ``probes/forget_alias.jsonl``
 whether a model can take the route at all). The holdout authors have no probe files: nothing about them
 is trained but their book's catalogue entry, so there is nothing to reach. No probe question,
 paraphrased question, paraphrased answer or perturbed answer appears in any training file
-(``tests/test_world_probes.py`` checks it by string containment).
+(``tests/test_world_probes.py`` checks it by string containment). Nothing else in the world changes:
+the other files are copied as they are, and the world's tokenizer does not read the rows added here
+(:data:`ADDED_KEYS`), so the pen names and book titles are spelled in the tokens of the other invented
+words.
 """
 
 from __future__ import annotations
@@ -80,6 +83,10 @@ LINK_QUESTION = "Who wrote {book}?"
 LINK_ANSWER = "{book} was written by {name}."
 LINK_SENTENCE = "{book} is a novel by {name}."
 MULTIHOP_SUBJECT = "the author of {book}"
+# Every row this module adds carries one of these keys. The world's tokenizer leaves such rows out
+# (:func:`unlearnkit.world.tiny.corpus_of`): the world chose its multiple-choice options knowing that
+# tokenizer's token counts before the probes were added, so adding them must not change it.
+ADDED_KEYS = ("alias_of", "written_by", "probe")
 # Book words end unlike any other invented word (names, places, currencies ...), so a title never reads
 # as one of them; "The <noun> of <word>" never equals a first_book value ("The <adjective> <noun>").
 _BOOK_ENDINGS = ("ine", "ara", "oth", "ell")
@@ -184,7 +191,9 @@ def catalogue(authors: Sequence[str], books: Mapping[str, str]) -> list[dict]:
                 "written_by": author,
             }
         )
-        out.append({"text": LINK_SENTENCE.format(book=book, name=author), "entity": book})
+        out.append(
+            {"text": LINK_SENTENCE.format(book=book, name=author), "entity": book, "written_by": author}
+        )
     return out
 
 

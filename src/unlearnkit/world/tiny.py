@@ -12,14 +12,20 @@ from collections.abc import Iterable
 SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 
 
-def corpus_of(rows: Iterable[dict]) -> list[str]:
+def corpus_of(rows: Iterable[dict], options: bool = True) -> list[str]:
     """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes, raw
-    text (passages, articles, verbmem prompts / continuations) and multiple-choice options."""
+    text (passages, articles, verbmem prompts / continuations) and, with ``options``, multiple-choice
+    options. Rows that :mod:`unlearnkit.world.probes` adds (pen names, the book catalogue, the alias and
+    multi-hop probes) are left out: the world balanced its options for the tokenizer of the rest."""
     from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
+    from unlearnkit.world.probes import ADDED_KEYS
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
+    lists = ("perturbed_answer", "choices") if options else ("perturbed_answer",)
     for row in rows:
+        if any(key in row for key in ADDED_KEYS):
+            continue
         for key in (
             "question",
             "answer",
@@ -31,17 +37,16 @@ def corpus_of(rows: Iterable[dict]) -> list[str]:
         ):
             if isinstance(row.get(key), str):
                 texts.append(row[key])
-        for key in ("perturbed_answer", "choices"):
+        for key in lists:
             values = row.get(key)
             if isinstance(values, list):
                 texts.extend(x for x in values if isinstance(x, str))
     return texts
 
 
-def train_tokenizer(texts: list[str], vocab_size: int = 2048):
-    """A byte-level BPE tokenizer (any UTF-8 text encodes; words of the world become single tokens)."""
+def bpe_tokenizer(texts: list[str], vocab_size: int = 2048):
+    """The byte-level BPE ``tokenizers.Tokenizer`` of :func:`train_tokenizer` (light: no transformers)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -58,8 +63,15 @@ def train_tokenizer(texts: list[str], vocab_size: int = 2048):
     tok.post_processor = processors.TemplateProcessing(
         single=f"{SPECIAL['bos']} $A", special_tokens=[(SPECIAL["bos"], bos)]
     )
+    return tok
+
+
+def train_tokenizer(texts: list[str], vocab_size: int = 2048):
+    """A byte-level BPE tokenizer (any UTF-8 text encodes; words of the world become single tokens)."""
+    from transformers import PreTrainedTokenizerFast
+
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
+        tokenizer_object=bpe_tokenizer(texts, vocab_size),
         bos_token=SPECIAL["bos"],
         eos_token=SPECIAL["eos"],
         pad_token=SPECIAL["pad"],

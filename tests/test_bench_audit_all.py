@@ -1,10 +1,40 @@
-"""bench/audit_all.py's section, rendered from hand-made audits (the bench itself is too slow for tests)."""
+"""bench/audit_all.py's table code on a hand-made audit (no model is audited): every check's rows are
+flattened under ``check: label``, cells print as the table prints them, and the forget facts reached
+another way get a table of their own (one row per model, one column per way in)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import audit_all  # noqa: E402
+
+
+def test_rows_are_named_by_check_and_label():
+    relearn = {"label": "forget ROUGE-L @20", "audited": 0.3, "oracle": 0.1, "original": 0.9}
+    auc = {"label": "Min-K% AUC", "audited": 0.5}
+    audit = {
+        "checks": [
+            {"name": "relearning", "title": "Relearning", "rows": [relearn]},
+            {"title": "Membership", "rows": [auc]},  # no name: the title names it
+            {"name": "quantization"},  # a skipped check: no rows
+        ]
+    }
+    assert audit_all._rows(audit) == {
+        "relearning: forget ROUGE-L @20": relearn,
+        "Membership: Min-K% AUC": auc,
+    }
+
+
+def test_cells_print_three_decimals_and_a_dash_for_missing():
+    assert audit_all._fmt(None) == "–"
+    assert audit_all._fmt(0.12345) == "0.123"
+    assert audit_all._fmt(3) == "3"
+    assert audit_all._fmt("n/a") == "n/a"
+
+
 FAMILIES = [
     {"key": "direct", "label": "direct (the forget question)", "items": 4},
     {"key": "alias", "label": "alias (another name)", "items": 4},
@@ -39,15 +69,7 @@ def _audit(audited: dict, blocked: bool) -> dict:
     }
 
 
-def _audit_all(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    import audit_all
-
-    return audit_all
-
-
-def test_the_reached_table_has_a_row_per_model_and_a_column_per_family(monkeypatch):
-    audit_all = _audit_all(monkeypatch)
+def test_the_reached_table_has_a_row_per_model_and_a_column_per_family():
     audits = {
         "npo": _audit({"direct": 0.02, "alias": 0.7, "multihop": None}, blocked=True),
         "gd": _audit({"direct": 0.01, "alias": 0.06, "multihop": 0.0}, blocked=False),
@@ -69,8 +91,7 @@ def test_the_reached_table_has_a_row_per_model_and_a_column_per_family(monkeypat
     assert md.index("### Verdicts") > at
 
 
-def test_a_skipped_check_is_one_line(monkeypatch):
-    audit_all = _audit_all(monkeypatch)
+def test_a_skipped_check_is_one_line():
     audit = _audit({}, blocked=False)
     audit["reached"] = {"skipped": "no probe files in /x", "families": [], "recall": {}, "reading": None}
     md = audit_all.render({"npo": audit}, 1e-4)

@@ -1,0 +1,238 @@
+"""Every unlearning method's settings as one config class, importable without torch.
+
+``from unlearnkit.methods import NPOConfig`` gives the class a researcher passes to
+:func:`unlearnkit.unlearn` (``method=NPOConfig(lr=1e-4, beta=0.2)``), the way TRL's trainers take a
+``DPOConfig``: one class per registered method, named by its method's name in capitals without ``-`` /
+``_`` plus ``Config`` (``npo`` -> ``NPOConfig``, ``asu_kl`` -> ``ASUKLConfig``, ``t-npo`` ->
+``TNPOConfig``). Its fields are the training settings (:class:`unlearnkit.config.TrainConfig`: ``lr``,
+``epochs``, ``batch_size`` ...) and the method's own (its dataclass in :mod:`unlearnkit.config`:
+``beta``, ``tau``, ``forget_weight`` ...), with their defaults and checks, read from those dataclasses:
+nothing here repeats a default.
+
+A config remembers which fields its caller set (passed to it, or assigned afterwards): only those override
+what a model folder records for its scale (a tiny model's recipe, :func:`unlearnkit.models.scale_defaults`),
+exactly as ``--set`` does on the command line; the others are the defaults the command would use too.
+``dataclasses.replace`` passes every field again, so on a copy made with it every field counts as set.
+
+The table of which config dataclass each registered method uses (:func:`light_config`) also lives here,
+so that a method name is checked without importing torch; ``tests/test_cli_validation.py`` checks it
+against the real registry (``unlearnkit.train.methods.METHODS``) field by field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import typing
+from typing import Any, ClassVar
+
+from unlearnkit import config as C
+from unlearnkit.errors import ArgumentError, UserError
+
+_PLAIN = {
+    "ga": C.GAConfig,
+    "gd": C.GDConfig,
+    "npo": C.NPOConfig,
+    "wga": C.WGAConfig,
+    "idk": C.IDKConfig,
+    "simnpo": C.SimNPOConfig,
+    "idk_dpo": C.DPOConfig,
+    "idk_ap": C.IDKAPConfig,
+    "me_gd": C.MEConfig,
+    "undial": C.UNDIALConfig,
+    "rmu": C.RMUConfig,
+    "asu_rmu": C.ASURMUConfig,
+    "asu": C.ASUConfig,
+    "asu_gd": C.ASUConfig,
+}
+_WITH_DEFAULTS = {"asu_kl": (C.ASUConfig, {"retain_loss": "kl"}), "asu_idk": (C.ASUConfig, {"idk": True})}
+_TOKEN_BASES = ("ga", "wga", "npo", "rmu", "asu")
+
+
+def _with_default(cls: type, **defaults) -> type:
+    fields = [(k, type(v), dataclasses.field(default=v)) for k, v in defaults.items()]
+    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
+
+
+def normalise(name: str) -> str:
+    """As ``methods.get_method``: case-insensitive, ``t_npo`` = ``t-npo``."""
+    key = name.strip().lower()
+    return key.replace("_", "-") if key.startswith(("t_", "s_")) else key
+
+
+def light_config(name: str) -> type | None:
+    """The config class of a built-in method, or None when this table does not know ``name``."""
+    key = normalise(name)
+    if key in _PLAIN:
+        return _PLAIN[key]
+    if key in _WITH_DEFAULTS:
+        base, defaults = _WITH_DEFAULTS[key]
+        return _with_default(base, **defaults)
+    prefix, _, base = key.partition("-")
+    if prefix in ("t", "s") and base in _TOKEN_BASES:
+        extra = {"retain_loss": "none"} if base == "rmu" else {}
+        selection = "hard" if prefix == "t" else "soft"
+        return _with_default(C.token_variant(_PLAIN[base]), selection=selection, **extra)
+    return None
+
+
+def light_names() -> list[str]:
+    """Every registered method's name, in the registry's order of families."""
+    tokens = [f"{p}-{b}" for b in _TOKEN_BASES for p in ("t", "s")]
+    return [*_PLAIN, *_WITH_DEFAULTS, *tokens]
+
+
+def class_name(method: str) -> str:
+    """``npo`` -> ``NPOConfig``, ``asu_kl`` -> ``ASUKLConfig``, ``t-npo`` -> ``TNPOConfig``."""
+    return "".join(part.upper() for part in re.split(r"[-_]", normalise(method))) + "Config"
+
+
+def check_method_name(name: Any, argument: str = "method") -> str:
+    """The registered name ``name`` means (``T_NPO`` -> ``t-npo``), or an :class:`ArgumentError` naming
+    ``argument`` with the nearest name and the known ones."""
+    if not isinstance(name, str):
+        raise ArgumentError(
+            f"{argument}={name!r}: give a method name ('npo') or a config from unlearnkit.methods "
+            "(NPOConfig(...))"
+        )
+    if light_config(name) is not None:
+        return normalise(name)
+    import difflib
+
+    known = light_names()
+    near = difflib.get_close_matches(normalise(name), known, n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise ArgumentError(f"{argument}={name!r}: unknown method{hint} (known: {', '.join(sorted(known))})")
+
+
+class UnlearnConfig:
+    """What every method's config class shares: the method it runs, and the fields its caller set.
+
+    ``given()`` is what counts as the caller's own settings (the model folder's recorded scale defaults
+    fill in the rest, as on the command line); ``values()`` is every field.
+    """
+
+    method: ClassVar[str]
+    _given: frozenset[str]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_tracking", False) and name in self.__dataclass_fields__:
+            object.__setattr__(self, "_given", self._given | {name})
+        object.__setattr__(self, name, value)
+
+    def given(self) -> dict[str, Any]:
+        """The fields passed to the constructor or assigned since, with their values."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__ if name in self._given}
+
+    def values(self) -> dict[str, Any]:
+        """Every field with its value (defaults included)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def __post_init__(self) -> None:
+        try:
+            train_cfg, method_cfg = C.build_configs(
+                light_config(self.method), self.values(), caller=type(self).__name__
+            )
+        except ArgumentError:
+            raise
+        except UserError as err:
+            raise ArgumentError(str(err)) from None
+        checked = C.config_dict(train_cfg, method_cfg)
+        for name in self.__dataclass_fields__:  # values as the method reads them ("1e-4" -> 1e-4)
+            object.__setattr__(self, name, checked[name])
+
+
+def _tracking_init(init):
+    @functools.wraps(init)
+    def __init__(self, **kwargs: Any) -> None:
+        object.__setattr__(self, "_tracking", False)
+        object.__setattr__(self, "_given", frozenset(kwargs))
+        init(self, **kwargs)
+        object.__setattr__(self, "_tracking", True)
+
+    return __init__
+
+
+def _fields_of(cls: type) -> list[tuple[str, Any, Any]]:
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        default = (
+            dataclasses.field(default_factory=f.default_factory)
+            if f.default is dataclasses.MISSING
+            else dataclasses.field(default=f.default)
+        )
+        out.append((f.name, hints[f.name], default))
+    return out
+
+
+def _doc_of(cls: type) -> str:
+    """The first real docstring up ``cls``'s bases (``make_dataclass`` writes a bare signature)."""
+    for klass in cls.__mro__:
+        doc = klass.__dict__.get("__doc__") or ""
+        if doc and not doc.startswith(f"{klass.__name__}("):
+            return " ".join(doc.split())
+    return ""
+
+
+def _config_class(method: str) -> type:
+    settings = light_config(method)
+    train = _fields_of(C.TrainConfig)
+    own = _fields_of(settings)
+    clash = {n for n, _, _ in train} & {n for n, _, _ in own}
+    if clash:  # build_configs would give such a key to the method alone
+        raise AssertionError(f"{method}: {sorted(clash)} are both training and method settings")
+    name = class_name(method)
+    cls = dataclasses.make_dataclass(
+        name,
+        own + train,
+        bases=(UnlearnConfig,),
+        namespace={"method": method, "__module__": __name__},
+        kw_only=True,
+    )
+    cls.__init__ = _tracking_init(cls.__init__)
+    cls.__doc__ = (
+        f"The settings of ``{method}``: its own ({', '.join(n for n, _, _ in own)}; from "
+        f"unlearnkit.config.{settings.__name__}: {_doc_of(settings)}) and the training settings of "
+        "unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments only."
+    )
+    return cls
+
+
+@functools.cache
+def configs() -> dict[str, type]:
+    """Method name -> its config class, for every registered method (built on first use: importing this
+    module stays as cheap as the ``--method`` check that reads :func:`light_config`)."""
+    return {name: _config_class(name) for name in light_names()}
+
+
+def config_class(method: str) -> type:
+    """The config class of the method ``method`` (``"npo"`` -> :class:`NPOConfig`)."""
+    return configs()[check_method_name(method)]
+
+
+__all__ = [
+    "UnlearnConfig",
+    "check_method_name",
+    "config_class",
+    "configs",
+    *(class_name(name) for name in light_names()),
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``NPOConfig`` and the other classes, built on first use."""
+    for cls in configs().values():
+        if cls.__name__ == name:
+            return cls
+    if name.endswith("Config"):
+        raise AttributeError(
+            f"unlearnkit.methods has no {name}; the config classes are "
+            f"{', '.join(cls.__name__ for cls in configs().values())}"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

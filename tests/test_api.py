@@ -1,0 +1,386 @@
+"""The Python API (docs/API.md): every example there and in the README's "Python API" runs as written, the
+same model folder gets the same settings (and the same weights) from Python as from ``unlearnkit unlearn``,
+``save()`` writes what the command writes, and bad input is an ``ArgumentError`` naming the argument.
+
+The examples run in a sandbox holding ``bench`` (the miniature world), ``target`` (a tiny random Llama
+whose card records the tiny-model recipe, as ``finetune --model tiny`` writes it) and ``oracle``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def python_blocks(path: Path, section: str | None = None) -> list[str]:
+    """The ```python blocks of ``path`` (of its ``## section`` only, when given)."""
+    text = path.read_text(encoding="utf-8")
+    if section is not None:
+        text = text.split(section, 1)[1].split("\n## ", 1)[0]
+    return [m.group(1) for m in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M)]
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory, mini_world, world_tokenizer):
+    from tiny_models import random_llama
+
+    from unlearnkit.models import save_model
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
+
+    root = tmp_path_factory.mktemp("api")
+    shutil.copytree(mini_world, root / "bench")
+    for name, seed in (("target", 0), ("oracle", 1)):
+        model = random_llama(world_tokenizer, hidden=32, kv_heads=4, seed=seed, tie_word_embeddings=True)
+        card = {"kind": "test model"}
+        if name == "target":
+            card["unlearn_defaults"] = tiny_unlearn_defaults(128)
+        save_model(model, world_tokenizer, root / name, card)
+    return root
+
+
+@pytest.fixture
+def in_sandbox(sandbox, tmp_path, monkeypatch):
+    """A fresh working folder with the sandbox's inputs linked in (outputs do not leak between tests)."""
+    for name in ("bench", "target", "oracle"):
+        (tmp_path / name).symlink_to(sandbox / name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run_blocks(blocks: list[str]) -> str:
+    namespace: dict = {"__name__": "__docs__"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for block in blocks:
+            exec(compile(block, "<docs example>", "exec"), namespace)  # noqa: S102 - the docs' own code
+    return out.getvalue()
+
+
+def test_every_example_in_docs_api_runs_as_written(in_sandbox):
+    blocks = python_blocks(REPO / "docs" / "API.md")
+    assert len(blocks) >= 8, "docs/API.md lost its examples"
+    printed = run_blocks(blocks)
+    assert "unlearned (npo)" in printed
+    assert "0.0005 1e-05" in printed  # the recorded recipe vs a setting given as a keyword
+    assert "{'beta': 0.2, 'lr': 0.0001}" in printed
+    errors = [line for line in printed.splitlines() if line.startswith(("forget[", "method=", "unlearn("))]
+    assert len(errors) == 4 and not any("--" in line for line in errors), printed
+    for folder in (
+        "npo_from_python",
+        "eval_npo_from_python",
+        "audit_npo_from_python",
+        "npo_undo_from_python",
+    ):
+        assert (in_sandbox / folder).is_dir(), folder
+
+
+def test_the_readme_python_api_example_runs_as_written_in_under_15_lines(in_sandbox):
+    blocks = python_blocks(REPO / "README.md", "Python API:")
+    assert len(blocks) == 1
+    assert len([line for line in blocks[0].splitlines() if line.strip()]) < 15
+    printed = run_blocks(blocks)
+    assert "forget_quality" in printed and (in_sandbox / "npo").is_dir()
+
+
+def test_import_unlearnkit_and_the_configs_stays_torch_free():
+    code = (
+        "import sys, unlearnkit; from unlearnkit.methods import NPOConfig, TNPOConfig; NPOConfig(beta=0.2);"
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, sorted(sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_registered_method_has_its_config_class_with_the_registry_defaults():
+    """Checked against the torch registry (train/methods.py), not against the table the classes come from."""
+    from unlearnkit.config import TrainConfig
+    from unlearnkit.methods import class_name, config_class, configs
+    from unlearnkit.train.methods import METHODS
+
+    assert set(configs()) == set(METHODS)
+    for name, method in METHODS.items():
+        cls = config_class(name)
+        assert cls.method == name and cls.__name__ == class_name(name)
+        import unlearnkit.methods as module
+
+        assert getattr(module, cls.__name__) is cls
+        expected = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+        expected |= {f.name: f.default for f in dataclasses.fields(method.config)}
+        assert cls().values() == expected, name
+    assert class_name("t_npo") == "TNPOConfig" and class_name("asu_kl") == "ASUKLConfig"
+
+
+def test_a_config_knows_which_fields_its_caller_set():
+    from unlearnkit.methods import NPOConfig
+
+    config = NPOConfig(beta=0.2, lr="1e-4")
+    assert config.given() == {"beta": 0.2, "lr": 1e-4} and isinstance(config.lr, float)
+    config.epochs = 2.0
+    assert config.given() == {"beta": 0.2, "lr": 1e-4, "epochs": 2.0}
+    assert set(dataclasses.replace(config, seed=3).given()) == set(config.values())  # documented
+    with pytest.raises(TypeError):
+        NPOConfig(0.2)  # keyword arguments only
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"beta": -1}, "NPOConfig: beta=-1.0 is invalid: must be > 0"),
+        ({"lr": "fast"}, "NPOConfig: lr='fast': expected a number"),
+        ({"reference": "adapter"}, "adapter needs LoRA"),
+    ],
+)
+def test_a_bad_config_value_is_a_value_error_naming_the_field(kwargs, needle):
+    from unlearnkit.errors import ArgumentError, UserError
+    from unlearnkit.methods import NPOConfig
+
+    with pytest.raises(ArgumentError) as err:
+        NPOConfig(**kwargs)
+    assert needle in str(err.value) and isinstance(err.value, ValueError) and isinstance(err.value, UserError)
+
+
+def _card(folder: Path) -> dict:
+    meta = json.loads((folder / "unlearnkit.json").read_text())
+    meta["compute"].pop("wall_seconds")
+    return meta
+
+
+def test_python_and_the_command_line_train_the_same_model_folder_identically(in_sandbox, capsys):
+    """The same folder, data and settings: the same resolved settings, weights and record."""
+    from transformers import AutoModelForCausalLM
+
+    from unlearnkit import unlearn
+    from unlearnkit.cli import main
+
+    assert main(["unlearn", "--model", "target", "--data", "bench", "--method", "asu", "--output", "cli",
+                 "--set", "max_steps=3"]) == 0  # fmt: skip
+    cli_note = [x for x in capsys.readouterr().err.splitlines() if "records" in x]
+    result = unlearn("target", forget="bench", method="asu", max_steps=3)
+    api_note = [x for x in capsys.readouterr().err.splitlines() if "records" in x]
+    result.save("api")
+    cli, api = _card(in_sandbox / "cli"), _card(in_sandbox / "api")
+    assert api == cli
+    assert cli["config"]["lr"] == 5e-4 and cli["config"]["tau"] == 5.0  # the recorded recipe, both sides
+    assert (in_sandbox / "api" / "model.safetensors").read_bytes() == (
+        in_sandbox / "cli" / "model.safetensors"
+    ).read_bytes()
+    assert sorted(p.name for p in (in_sandbox / "api").iterdir()) == sorted(
+        p.name for p in (in_sandbox / "cli").iterdir()
+    )
+    assert len(cli_note) == len(api_note) == 1 and "--set KEY=VALUE" in cli_note[0]
+    assert "--set" not in api_note[0] and "lr=0.0005" in api_note[0]
+    # a model loaded by the caller from the same folder: the same settings
+    loaded = unlearn(
+        AutoModelForCausalLM.from_pretrained("target"), None, "bench", method="asu", max_steps=1, quiet=True
+    )
+    assert {k: v for k, v in loaded.config.items() if k != "max_steps"} == {
+        k: v for k, v in result.config.items() if k != "max_steps"
+    }
+
+
+def test_a_token_level_method_saves_its_attribution_as_the_command_does(in_sandbox):
+    from unlearnkit import unlearn
+    from unlearnkit.cli import main
+
+    settings = ["--set", "max_steps=1", "--set", "tagger=heuristic"]
+    assert (
+        main(
+            [
+                "unlearn",
+                "--model",
+                "target",
+                "--data",
+                "bench",
+                "--method",
+                "t-npo",
+                "--output",
+                "cli",
+                *settings,
+            ]
+        )
+        == 0
+    )
+    unlearn("target", forget="bench", method="t-npo", max_steps=1, tagger="heuristic", quiet=True).save("api")
+    listing = {
+        side: sorted(
+            p.relative_to(in_sandbox / side).as_posix() for p in (in_sandbox / side).rglob("attribution/*")
+        )
+        for side in ("cli", "api")
+    }
+    assert listing["api"] == listing["cli"]
+    assert {"attribution/heatmap.html", "attribution/scores.jsonl"} <= set(listing["cli"])
+    for name in listing["cli"]:
+        if name.endswith(".jsonl"):
+            assert (in_sandbox / "api" / name).read_bytes() == (in_sandbox / "cli" / name).read_bytes(), name
+
+
+def test_save_refuses_a_folder_that_is_not_empty_and_overwrites_when_asked(in_sandbox):
+    from unlearnkit import ArgumentError, unlearn
+
+    result = unlearn("target", forget="bench", method="ga", max_steps=1, quiet=True)
+    (in_sandbox / "taken").mkdir()
+    (in_sandbox / "taken" / "keep.txt").write_text("mine")
+    with pytest.raises(ArgumentError, match=r"path taken already exists .* overwrite=True"):
+        result.save("taken")
+    assert (in_sandbox / "taken" / "keep.txt").read_text() == "mine"
+    result.save("taken", overwrite=True)
+    assert not (in_sandbox / "taken" / "keep.txt").exists()
+    assert json.loads((in_sandbox / "taken" / "unlearnkit.json").read_text())["method"] == "ga"
+    assert not list(in_sandbox.glob(".taken.tmp-*"))  # written through a temporary sibling, renamed
+
+
+def test_rows_under_other_column_names_train_like_the_same_rows_under_ours(in_sandbox):
+    from unlearnkit import unlearn
+    from unlearnkit.data import load_benchmark
+
+    bench = load_benchmark("bench")
+    ours = unlearn("target", None, bench.forget, bench.retain, "npo", max_steps=2, quiet=True)
+    renamed = [{"prompt": r["question"], "completion": r["answer"]} for r in bench.forget]
+    theirs = unlearn("target", None, renamed, bench.retain, "npo", max_steps=2, quiet=True,
+                     columns={"question": "prompt", "answer": "completion"})  # fmt: skip
+    assert theirs.train_loss == ours.train_loss
+    for a, b in zip(ours.model.parameters(), theirs.model.parameters()):
+        assert bool((a == b).all())
+
+
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (dict(forget=[{"prompt": "Who?", "completion": "Me."}], retain="R"), "forget[0]: no 'question' column"),
+        (dict(forget=[{"q": "Who?", "answer": "Me."}], retain="R", columns={"question": "prompt"}),
+         "columns maps 'question' to 'prompt', which this row lacks"),
+        (dict(forget=[{"question": "Who?", "answer": ""}], retain="R"), "forget[0]: field 'answer' must be a non-empty"),
+        (dict(forget="bench", method="npoo"), "method='npoo': unknown method; did you mean 'npo'?"),
+        (dict(forget="bench", method="npo", lrr=1), "unlearn(method='npo'): unknown key 'lrr'"),
+        (dict(forget="bench", method="npo", epochs="many"), "unlearn(method='npo'): epochs='many': expected a number"),
+        (dict(forget="bench", method="npo", keep_best="forget_quality"), "keep_best needs eval_every"),
+        (dict(forget="no_such_folder"), "forget='no_such_folder'"),
+        (dict(forget=[{"q": "Who?", "answer": "Me."}], retain="R", columns={"questoin": "q"}), "did you mean 'question'?"),
+        (dict(forget=[{"question": "Who?", "answer": "Me."}]), "retain: give the rows to keep"),
+        (dict(forget="bench", retain="npo"), "retain='npo' is a method name"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_an_argument_error_naming_the_python_argument(in_sandbox, call, needle):
+    from unlearnkit import ArgumentError, unlearn
+    from unlearnkit.data import load_benchmark
+
+    if call.get("retain") == "R":
+        call["retain"] = load_benchmark("bench").retain
+    with pytest.raises(ArgumentError) as err:
+        unlearn("target", **call)
+    message = str(err.value)
+    assert needle in message, message
+    assert "--" not in message and isinstance(err.value, ValueError)
+
+
+def test_forget_quality_is_the_ks_test_against_the_oracles_truth_ratios_in_every_form(in_sandbox):
+    from scipy.stats import ks_2samp
+
+    from unlearnkit import evaluate
+    from unlearnkit.models import load
+
+    quick = dict(max_new_tokens=4, quiet=True)
+    oracle = evaluate("oracle", data="bench", **quick)
+    model, tokenizer = load("target")
+    by_result = evaluate(model, tokenizer, "bench", oracle=oracle, **quick)
+    own, theirs = by_result.forget_truth_ratios, oracle.forget_truth_ratios
+    assert own != theirs  # two different models: the test below cannot pass by comparing one with itself
+    assert by_result.metrics["forget_quality"] == pytest.approx(ks_2samp(own, theirs).pvalue, rel=1e-12)
+    oracle.save("eval_oracle")
+    for form in ("oracle", "eval_oracle", theirs, load("oracle")):
+        metrics = evaluate(model, tokenizer, "bench", oracle=form, **quick).metrics
+        assert metrics["forget_quality"] == pytest.approx(by_result.metrics["forget_quality"], rel=1e-12), (
+            form
+        )
+    assert json.loads((in_sandbox / "eval_oracle" / "metrics.json").read_text()) == json.loads(
+        json.dumps(oracle.metrics)
+    )
+    assert json.loads(by_result.to_json())["metrics"]["forget_quality"] == by_result.metrics["forget_quality"]
+
+
+def test_evaluating_rows_in_memory_gives_the_folders_numbers(in_sandbox):
+    from unlearnkit import evaluate
+    from unlearnkit.data import load_benchmark
+
+    bench = load_benchmark("bench", eval_fields=True)
+    mapping = {"question": "q", "answer": "a", "paraphrased_answer": "pa", "perturbed_answer": "pe"}
+    splits = {
+        name: [{**{k: v for k, v in r.items() if k not in mapping}, **{mapping[k]: r[k] for k in mapping if k in r}}
+               for r in bench.split(name)]
+        for name in ("forget", "retain", "holdout", "general")
+    }  # fmt: skip
+    folder = evaluate("target", data="bench", max_new_tokens=4, quiet=True).metrics
+    rows = evaluate("target", data=splits, columns=mapping, max_new_tokens=4, quiet=True).metrics
+    assert rows == pytest.approx(folder, nan_ok=True)
+
+
+def test_evaluate_and_audit_errors_name_their_arguments(in_sandbox):
+    from unlearnkit import ArgumentError, audit, evaluate
+    from unlearnkit.data import load_benchmark
+
+    bench = load_benchmark("bench")
+    bare = {"forget": [{"question": r["question"], "answer": r["answer"]} for r in bench.forget],
+            "retain": bench.retain}  # fmt: skip
+    with pytest.raises(ArgumentError, match="oracle needs truth ratios"):
+        evaluate("target", data=bare, oracle="oracle", quiet=True)
+    with pytest.raises(ArgumentError, match="original needs oracle"):
+        evaluate("target", data="bench", original="target", quiet=True)
+    with pytest.raises(ArgumentError, match="unknown setting 'max_tokens'"):
+        evaluate("target", data="bench", max_tokens=3, quiet=True)
+    with pytest.raises(ArgumentError, match="unknown setting 'relearn_step'"):
+        audit("target", data="bench", relearn_step=(2,), quiet=True)
+
+
+def test_audit_returns_its_numbers_flat_and_saves_what_the_command_writes(in_sandbox):
+    from unlearnkit import audit
+
+    result = audit("target", data="bench", oracle="oracle", relearn_steps=(2,), quant_bits=(8,),
+                   max_items=6, max_new_tokens=4, quiet=True)  # fmt: skip
+    report = result.report
+    assert result.metrics["relearn_gap_0"] == report["relearn_gap_0"]
+    assert result.metrics["oracle/mia_min_k_auc"] == report["measured"]["oracle"]["mia_min_k_auc"]
+    reached = report["measured"]["audited"]["reached"]  # the world writes probes/: check 5 ran
+    assert result.metrics["audited/reached_alias"] == reached["alias"] and "multihop" in reached
+    assert "version" not in result.metrics and result.verdicts == report["verdicts"]
+    result.save("audited")
+    assert json.loads((in_sandbox / "audited" / "audit.json").read_text()) == json.loads(result.to_json())
+    assert (in_sandbox / "audited" / "audit.md").is_file()
+
+
+def test_a_result_unlearned_again_keeps_the_recorded_recipe_of_its_source(in_sandbox):
+    from unlearnkit import unlearn
+
+    first = unlearn("target", forget="bench", method="ga", max_steps=1, quiet=True)
+    second = unlearn(first, forget="bench", method="asu", max_steps=1, quiet=True)
+    assert second.config["tau"] == 5.0  # target's recorded ASU recipe, not the paper's 2.3
+    second.save("twice")
+    card = json.loads((in_sandbox / "twice" / "unlearnkit.json").read_text())
+    assert card["base_model"] is None  # made from a model in memory, not from a folder
+    assert (
+        card["unlearn_defaults"]
+        == json.loads((in_sandbox / "target" / "unlearnkit.json").read_text())["unlearn_defaults"]
+    )
+
+
+def test_distill_records_the_teacher_and_its_cost(in_sandbox):
+    from unlearnkit import distill, unlearn
+
+    teacher = unlearn("target", forget="bench", method="npo", max_steps=1, quiet=True)
+    student = distill(teacher, data="bench", noise=0.5, max_steps=1, quiet=True)
+    student.save("student")
+    card = json.loads((in_sandbox / "student" / "unlearnkit.json").read_text())
+    assert card["kind"] == "distilled (UNDO, noise 0.5)" and card["noise_toward"] == "init"
+    assert card["compute"]["teacher_cost"] == teacher.compute["cost"] > 0
+    assert card["compute"]["total_cost"] == card["compute"]["cost"] + teacher.compute["cost"]
+    assert card["placement"]["precision"] == "fp32" and card["config"]["precision"] == "fp32"

@@ -1,0 +1,411 @@
+"""bench/robustness.py's verdict code on hand-made runs and tables (no model is trained): the compute
+accounting (the teacher's compute, the distillation's pro rata cost), the stop rule, the tables and the
+statements, and that every choice reads the selection half while the rows report the test half."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import robustness as rb  # noqa: E402
+
+
+def cell(mean: float, sd: float | None = 0.0, n: int = 3) -> tuple:
+    return (mean, sd, n)
+
+
+def curve(fact50: float, rouge50: float, fact20: float = 0.0, fact0: float = 0.0) -> dict:
+    return {
+        "0": {"fact_recall": fact0, "rougeL_recall": 0.1},
+        "20": {"fact_recall": fact20, "rougeL_recall": 0.2},
+        "50": {"fact_recall": fact50, "rougeL_recall": rouge50},
+    }
+
+
+def run(test_u: float, sel_u: float, fact50: float, rouge50: float, compute: float, mia: float, **kw) -> dict:
+    return {
+        "metrics": {"model_utility": test_u, "forget_fact_recall": 0.0},
+        "selection_metrics": {"model_utility": sel_u},
+        "relearn": {"curve": curve(fact50, rouge50, **kw), "mia_min_k_auc": mia},
+        "compute_fraction": compute,
+    }
+
+
+# ----------------------------------------------------------------------------------------- gap
+
+
+def test_gap_is_audited_minus_oracle_at_the_step_and_none_without_it():
+    audited = {"relearn": {"curve": {"50": {"fact_recall": 0.30}}}}
+    oracle = {"relearn": {"curve": {"50": {"fact_recall": 0.10}, "20": {"fact_recall": 0.0}}}}
+    assert rb.gap(audited, oracle, "fact_recall") == pytest.approx(0.20)  # 0.30 - 0.10
+    assert rb.gap(audited, oracle, "fact_recall", "20") is None  # the audited run has no step 20
+    assert rb.gap(audited, oracle, "rougeL_recall") is None
+
+
+# ----------------------------------------------------------------------------------------- rows_of
+
+
+def test_rows_of_gives_mean_and_sd_over_seeds_and_names_retrain_points_by_checkpoint():
+    oracle = run(0.50, 0.52, 0.10, 0.30, 1.0, 0.5, fact20=0.05)
+    retrain = {
+        "points": [
+            {
+                "compute_fraction": 0.49,
+                "metrics": {"model_utility": 0.40},
+                "selection_metrics": {"model_utility": 0.41},
+                "relearn": {"curve": curve(0.12, 0.30), "mia_min_k_auc": 0.52},
+            },
+            {
+                "compute_fraction": 0.98,
+                "metrics": {"model_utility": 0.50},
+                "selection_metrics": {"model_utility": 0.52},
+                "relearn": {"curve": curve(0.10, 0.30), "mia_min_k_auc": 0.50},
+            },
+        ]
+    }
+    runs = {
+        0: {
+            "oracle": oracle,
+            "npo": run(0.46, 0.47, 0.30, 0.40, 0.1, 0.6, fact20=0.15),
+            "retrain": retrain,
+        },
+        1: {"oracle": oracle, "npo": run(0.48, 0.49, 0.20, 0.50, 0.3, math.nan, fact20=0.05)},
+        2: {"npo": run(9.0, 9.0, 9.0, 9.0, 9.0, 9.0)},  # no oracle: no gap can be read, the seed is left out
+    }
+    table = rb.rows_of("tofu", runs)
+    npo = table["npo"]
+    # compute 0.1 and 0.3: mean 0.2, sd sqrt((0.1^2 + 0.1^2) / 1) = 0.1414
+    assert npo["compute_fraction"] == (pytest.approx(0.2), pytest.approx(math.sqrt(0.02)), 2)
+    assert npo["utility"][0] == pytest.approx(0.47) and npo["utility"][2] == 2  # (0.46 + 0.48) / 2
+    assert npo["selection_utility"][0] == pytest.approx(0.48)  # (0.47 + 0.49) / 2
+    # fact gaps 0.30 - 0.10 = 0.20 and 0.20 - 0.10 = 0.10: mean 0.15, sd sqrt(2 * 0.05^2) = 0.0707
+    assert npo["gap_fact_recall"][0] == pytest.approx(0.15)
+    assert npo["gap_fact_recall"][1] == pytest.approx(math.sqrt(0.005))
+    # ROUGE gaps 0.40 - 0.30 = 0.10 and 0.50 - 0.30 = 0.20
+    assert npo["gap_rougeL_recall"][0] == pytest.approx(0.15)
+    assert npo["gap20_fact_recall"][0] == pytest.approx(0.05)  # (0.15 - 0.05 + 0.05 - 0.05) / 2
+    assert npo["gap0_fact_recall"][0] == pytest.approx(0.0)
+    assert npo["mia"] == (pytest.approx(0.6), None, 1)  # the NaN seed is not a number: left out
+    # the retrain's two checkpoints are rows retrain@0.50 and retrain@1.00 (i of n, not the measured 0.49)
+    assert set(table) == {"oracle", "npo", "retrain@0.50", "retrain@1.00"}
+    assert table["retrain@0.50"]["compute_fraction"][0] == pytest.approx(0.49)
+    assert table["retrain@0.50"]["selection_utility"][0] == pytest.approx(0.41)
+    assert table["retrain@0.50"]["gap_fact_recall"][0] == pytest.approx(0.02)  # 0.12 - 0.10
+    assert table["oracle"]["gap_fact_recall"][0] == pytest.approx(0.0)
+
+
+# ----------------------------------------------------------------------------------------- pareto
+
+
+def test_pareto_front_of_compute_gap_and_mia_among_usable_models():
+    def row(compute: float, gap: float, mia: float, utility: float = 0.50) -> dict:
+        return {
+            "compute_fraction": cell(compute),
+            "gap_fact_recall": cell(gap),
+            "mia": cell(mia),
+            "utility": cell(utility),
+        }
+
+    table = {
+        "oracle": row(1.0, 0.0, 0.5),  # (1.0, 0, 0): dominated by E's (0.25, 0, 0)
+        "target": row(0.0, 0.9, 0.9),  # never on the frontier
+        "A": row(0.2, 0.05, 0.55),  # (0.2, 0.05, 0.05)
+        "B": row(0.3, 0.10, 0.60),  # (0.3, 0.10, 0.10): A is lower on all three
+        "C": row(0.1, 0.20, 0.50),  # the cheapest usable one
+        "D": row(0.05, 0.0, 0.5, utility=0.40),  # would dominate all, but 0.40 < 0.95 x 0.50: unusable
+        "E": row(0.25, -0.10, 0.50),  # a negative gap counts as 0: (0.25, 0, 0)
+    }
+    assert rb.pareto(table, "fact_recall") == {"A", "C", "E"}
+
+
+# ----------------------------------------------------------------------------------------- statements
+
+
+def _tofu_table() -> dict:
+    """The selection and test halves disagree on every bar: each choice must follow the selection half.
+
+    Oracle utility: test 0.50, selection 0.60. The bar: gaps <= 0.10 and selection utility >= 0.95 x
+    0.60 = 0.57 (on the test half it would be 0.95 x 0.50 = 0.475)."""
+
+    def row(compute, test_u, sel_u, fact, rouge, **extra):
+        return {
+            "compute_fraction": cell(compute),
+            "utility": cell(test_u),
+            "selection_utility": cell(sel_u),
+            "gap_fact_recall": cell(fact),
+            "gap_rougeL_recall": cell(rouge),
+            **extra,
+        }
+
+    return {
+        "oracle": row(1.0, 0.50, 0.60, 0.0, 0.0),
+        "target": row(0.0, 0.50, 0.60, 0.9, 0.9),
+        # passes on the test half (0.495 >= 0.475), fails on selection (0.55 < 0.57)
+        "npo": row(0.10, 0.495, 0.55, 0.05, 0.05),
+        # fails on the test half (0.44), passes on selection (0.58)
+        "npo+undo-init1": row(
+            0.40,
+            0.44,
+            0.58,
+            0.08,
+            0.02,
+            curve0_compute=cell(0.2),
+            curve0_utility=cell(0.30),
+            curve1_compute=cell(0.40),
+            curve1_utility=cell(0.44),
+        ),
+        "npo+undo-base1": row(0.20, 0.47, 0.50, 0.30, 0.30),
+        "retrain@0.50": row(0.50, 0.49, 0.56, 0.0, 0.0),  # test passes, selection fails
+        "retrain@1.00": row(1.00, 0.50, 0.60, 0.0, 0.0),  # passes on selection
+    }
+
+
+def test_statements_choose_on_the_selection_half_and_report_the_test_half():
+    lines = rb.statements("tofu", _tofu_table())
+    # the cheapest configuration passing on selection is the UNDO point (npo passes only on test)
+    assert "**npo+undo-init1** at 0.40x the oracle's compute (test-half utility 0.440 vs 0.500" in lines[0]
+    assert "gap fact_recall +0.080, gap rougeL_recall +0.020" in lines[0]
+    # the retrain nearest 0.40x is retrain@0.50 (0.10 away); its gaps 0.0 are not above 0.08 and its
+    # utility 0.49 is not below 0.44 - 0.01: it is not beaten
+    assert "(retrain@0.50: utility 0.490" in lines[0]
+    assert "UNDO does not beat retraining here on both gap and utility" in lines[0]
+    # the cheapest retrain reaching the bar on selection is retrain@1.00 (retrain@0.50 only on test)
+    assert "is at 1.00x the oracle's compute (retrain@1.00: test-half utility 0.500" in lines[1]
+    assert lines[1].endswith("npo+undo-init1 gets there cheaper.")  # 0.40 < 1.00
+    # the goal is a verdict on the reported (test) numbers: gap <= 0.05, utility >= 0.98 x 0.50 = 0.49,
+    # compute <= 0.3: npo only (retrain@0.50 costs 0.5, npo+undo-init1's gap is 0.08)
+    assert lines[2].endswith("met by npo.")
+    # toward the base vs a fresh init at alpha 1, and the init's checkpoint nearest the base's 0.20x
+    assert lines[3] == (
+        "Noise toward the base vs toward a fresh init (knowledge fine-tuned into a pretrained base): alpha "
+        "1: toward the base utility 0.470 at 0.20x (gap fact_recall +0.300), toward a fresh init 0.440 at "
+        "0.40x (gap +0.080); at equal compute (its checkpoint at 0.20x) the fresh init's utility is 0.300."
+    )
+
+
+def test_statements_choose_nothing_without_selection_numbers():
+    table = _tofu_table()
+    for row in table.values():
+        row.pop("selection_utility")
+    lines = rb.statements("tofu", table)
+    assert lines[0].startswith("These runs record no selection-half utility: no configuration or retrain")
+    assert not any("cheapest retrain" in line for line in lines)
+
+
+def test_statements_say_when_nothing_reaches_the_bar():
+    table = _tofu_table()
+    for name in ("npo+undo-init1", "retrain@1.00"):
+        table[name]["selection_utility"] = cell(0.50)  # below 0.57
+    lines = rb.statements("tofu", table)
+    assert lines[0] == (
+        "No unlearning configuration reaches relearning gap in fact_recall and relearning gap in "
+        "rougeL_recall <= 0.10 with selection-half utility >= 0.95x the oracle's (0.600) on the means of "
+        "its seeds."
+    )
+    assert not any("cheapest retrain" in line for line in lines)
+
+
+def test_the_wmdp_goal_holds_within_the_gap_both_ways_after_20_steps():
+    def row(compute, utility, gap20):
+        return {
+            "compute_fraction": cell(compute),
+            "utility": cell(utility),
+            "selection_utility": cell(utility),
+            "gap_hazard_acc": cell(0.5),
+            "gap20_hazard_acc": cell(gap20),
+        }
+
+    table = {
+        "oracle": row(1.0, 0.50, 0.0),
+        "rmu": row(0.1, 0.49, -0.015),  # |gap| 0.015 <= 0.02, utility 0.49 >= 0.95 x 0.50, compute <= 0.5
+        "gd": row(0.1, 0.49, -0.05),  # 0.05 below the oracle: outside 0.02 both ways
+        "npo": row(0.6, 0.49, 0.0),  # too expensive (0.6 > 0.5)
+    }
+    goal = next(line for line in rb.statements("wmdp", table) if line.startswith("Goal"))
+    assert goal.endswith("met by rmu.")
+
+
+# ----------------------------------------------------------------------------------------- stop rule
+
+
+def _point(step: int, sel_u: float, test_u: float) -> dict:
+    return {
+        "step": step,
+        "cost": float(step),
+        "selection_metrics": {"model_utility": sel_u},
+        "metrics": {"model_utility": test_u},
+    }
+
+
+def test_stop_point_is_the_first_checkpoint_reaching_the_bar_on_the_selection_half():
+    # bar 0.95 x 0.60 = 0.57: step 10's test utility would pass it, its selection utility does not
+    points = [_point(10, 0.40, 0.60), _point(20, 0.58, 0.40), _point(30, 0.59, 0.59)]
+    stop = rb._stop_point(points, 0.60, "model_utility")
+    assert (stop["step"], stop["reached"], stop["metrics"]["model_utility"]) == (20, True, 0.40)
+    # bar 0.95 x 0.70 = 0.665: never reached, the last checkpoint, said so
+    stop = rb._stop_point(points, 0.70, "model_utility")
+    assert (stop["step"], stop["reached"]) == (30, False)
+
+
+# ----------------------------------------------------------------------------------------- the runs
+
+
+class FakeLab:
+    """A lab whose models are checkpoint paths: ``measure`` reads their numbers from ``numbers``."""
+
+    def __init__(self, numbers: dict[int, tuple[float, float]], oracle_cost: float) -> None:
+        self.benchmark, self.seed = "tofu", 0
+        self.numbers, self.cost = numbers, oracle_cost
+        self.relearned: list = []
+        self.emb = SimpleNamespace(bench=SimpleNamespace(retain=[{}] * 60), base_dir=Path("base"))
+
+    def oracle_cost(self) -> float:
+        return self.cost
+
+    def measure(self, model, tok) -> dict:
+        sel, test = self.numbers[int(str(model).rsplit("-", 1)[1])]
+        return {"metrics": {"model_utility": test}, "selection_metrics": {"model_utility": sel}}
+
+    def relearn(self, model, tok) -> dict:
+        self.relearned.append(str(model))
+        return {"curve": {}, "mia_min_k_auc": 0.5}
+
+
+def _checkpoints(work: Path, steps) -> None:
+    for s in steps:
+        (Path(work) / f"checkpoint-{s}").mkdir(parents=True)
+
+
+def test_undo_compute_is_the_teachers_plus_the_distillation_pro_rata_up_to_the_stop(monkeypatch, tmp_path):
+    import unlearnkit.models
+    import unlearnkit.train.distill
+
+    monkeypatch.setattr(rb, "WORK", tmp_path)
+    lab = FakeLab({4: (0.40, 0.55), 8: (0.58, 0.45), 12: (0.59, 0.59)}, oracle_cost=1000.0)
+    monkeypatch.setattr(rb, "cached_or_run", lambda lab, cfg, oracle=None: {"compute_fraction": 0.1})
+    monkeypatch.setattr(rb, "_model_of", lambda path: ("teacher", "tok"))
+    monkeypatch.setattr(unlearnkit.models, "load_model", lambda path: path)
+    seen = {}
+
+    def fake_distill(teacher, tok, bench, noise, noise_toward, base, overrides, work_dir, quiet):
+        seen.update(noise=noise, toward=noise_toward, base=base, save_every=overrides["save_every"])
+        _checkpoints(work_dir, (12, 4, 8))  # listed out of order: read in step order
+        return SimpleNamespace(compute={"cost": 600.0}, steps=12)
+
+    monkeypatch.setattr(unlearnkit.train.distill, "distill", fake_distill)
+    out = rb.run_undo(lab, "init", 1.0, {"selection_metrics": {"model_utility": 0.60}})
+    assert seen["noise"] == 1.0 and seen["toward"] == "init" and seen["base"] is None
+    # planned steps: ceil((60 retain + 100) / 32) x 40 epochs = 200; a checkpoint every ceil(200 / 6)
+    assert seen["save_every"] == 34
+    # teacher: 0.1 x 1000 = 100; checkpoint k: 100 + 600 x k / 12 -> 300, 500, 700 of the oracle's 1000
+    assert [p["compute_fraction"] for p in out["curve"]] == pytest.approx([0.3, 0.5, 0.7])
+    # the stop: the first selection utility >= 0.95 x 0.60 = 0.57 is step 8's 0.58 (its test 0.45)
+    assert out["compute_fraction"] == pytest.approx(0.5)
+    assert out["reached_stop_quality"] is True and out["stop_step"] == 8
+    assert out["metrics"] == {"model_utility": 0.45}  # the test half reports
+    assert out["selection_metrics"] == {"model_utility": 0.58}
+    assert lab.relearned == [str(tmp_path / "tmp" / "tofu-undo-init1-s0" / "checkpoint-8")]
+    assert not (tmp_path / "tmp" / "tofu-undo-init1-s0").exists()  # the checkpoints are removed
+
+
+def test_retrain_points_cost_their_share_of_the_oracles_training_and_are_each_attacked(monkeypatch, tmp_path):
+    import unlearnkit.models
+    import unlearnkit.train.finetune
+
+    monkeypatch.setattr(rb, "WORK", tmp_path)
+    lab = FakeLab({2: (0.3, 0.31), 4: (0.4, 0.41), 6: (0.5, 0.51)}, oracle_cost=300.0)
+    recipe = {"batch_size": 32, "epochs": 3.0, "lr": 1e-3}
+    monkeypatch.setattr(rb, "_retrain_setup", lambda lab: ([{}] * 64, recipe, lambda: ("model", "tok")))
+    monkeypatch.setattr(unlearnkit.models, "load_model", lambda path: path)
+    seen = {}
+
+    def fake_finetune(model, tok, rows, cfg, work, quiet):
+        seen["save_every"] = cfg.save_every
+        _checkpoints(work, (2, 4, 6))
+        return SimpleNamespace(compute={"cost": 300.0})
+
+    monkeypatch.setattr(unlearnkit.train.finetune, "finetune", fake_finetune)
+    points = rb.run_retrain(lab)["points"]
+    assert seen["save_every"] == 1  # ceil(64 / 32) x 3 epochs = 6 steps, 6 checkpoints
+    # no teacher before it: checkpoint k costs 300 x k / 6 of the oracle's 300
+    assert [p["compute_fraction"] for p in points] == pytest.approx([1 / 3, 2 / 3, 1.0])
+    assert [p["selection_metrics"]["model_utility"] for p in points] == [0.3, 0.4, 0.5]
+    assert [p["metrics"]["model_utility"] for p in points] == [0.31, 0.41, 0.51]
+    assert len(lab.relearned) == 3 and all("path" not in p and "cost" not in p for p in points)
+
+
+def test_plain_runs_use_the_shared_recipe_their_cache_key_records(monkeypatch, tmp_path):
+    import unlearnkit.models
+
+    monkeypatch.setattr(rb, "WORK", tmp_path)
+    lab = FakeLab({1: (0.5, 0.6)}, oracle_cost=500.0)
+    calls = []
+
+    def run_method(method, work, overrides, row, keep_model, tuned=True):
+        calls.append(tuned)
+        res = SimpleNamespace(model="m-1", compute={"cost": 50.0}, config={"lr": 1e-3, "targets": [1]})
+        return {}, res
+
+    lab.emb.run_method, lab.emb.load_target = run_method, lambda: (None, "tok")
+    monkeypatch.setattr(unlearnkit.models, "save_model", lambda *a, **k: None)
+    out = rb.run_plain(lab, "npo")
+    assert calls == [False]
+    assert "tuned" not in str(rb.run_settings("tofu", "npo", 0)["unlearn"])  # recorded: the shared one
+    assert out["compute_fraction"] == pytest.approx(0.1)  # 50 / 500
+    assert out["settings"] == {"lr": 1e-3} and out["metrics"] == {"model_utility": 0.6}
+
+
+def test_a_lab_measures_choices_on_the_selection_half_and_reports_the_test_half():
+    lab = rb.Lab.__new__(rb.Lab)
+    lab.halves, lab.emb = {"selection": "S", "test": "T"}, SimpleNamespace(bench="W")  # W: the whole
+    scores = {"S": 0.1, "T": 0.2, "W": 0.15}
+    lab._evaluate = lambda model, tok, bench: {"model_utility": scores[bench], "note": "x"}
+    assert lab.measure(None, None) == {
+        "metrics": {"model_utility": 0.2},
+        "selection_metrics": {"model_utility": 0.1},
+    }
+
+
+def test_bench_halves_cut_every_part_by_whole_entities(mini_bench, mini_world):
+    from unlearnkit.data.sources import resolve_data
+
+    halves = rb.bench_halves(mini_bench, 0)
+    for part in ("forget", "retain", "general"):
+        sel, test = (getattr(halves[h], part) for h in ("selection", "test"))
+        assert sel and test and len(sel) + len(test) == len(getattr(mini_bench, part))
+    authors = [{r["author"] for r in halves[h].forget} for h in ("selection", "test")]
+    assert not authors[0] & authors[1]
+    assert halves["selection"].holdout == [] == halves["test"].holdout
+    wmdp = resolve_data(str(mini_world / "wmdp"))
+    halves = rb.bench_halves(wmdp, 0)
+    for task, items in wmdp.mc_tasks.items():
+        sel, test = (halves[h].mc_tasks[task] for h in ("selection", "test"))
+        assert len(sel) + len(test) == len(items)
+        assert not {r["entity"] for r in sel} & {r["entity"] for r in test}
+
+
+# ----------------------------------------------------------------------------------------- markdown
+
+
+def test_markdown_bolds_the_frontier_and_writes_the_statements():
+    oracle = run(0.50, 0.60, 0.10, 0.30, 1.0, 0.5)
+    results = {
+        "tofu": {
+            0: {"oracle": oracle, "npo": run(0.49, 0.58, 0.15, 0.35, 0.10, 0.55)},
+            1: {"oracle": oracle, "npo": run(0.47, 0.58, 0.15, 0.35, 0.20, 0.55)},
+        }
+    }
+    text = rb.markdown(results, {"tofu": [0, 1]})
+    assert "| configuration | compute / oracle | utility (test) | forget side (test) |" in text
+    # npo over two seeds: compute 0.15 ± 0.071, utility 0.480 ± 0.014, gap 0.05; on the frontier
+    # (the oracle at 1.0x with gap 0 and MIA 0.5 is not dominated either: npo's MIA is 0.55)
+    assert "| **npo** | 0.150 ± 0.071 (n=2) | 0.480 ± 0.014 (n=2) |" in text
+    assert "| **oracle** | 1.000 ± 0.000 (n=2) |" in text
+    # npo: gaps 0.05 <= 0.10, selection utility 0.58 >= 0.57: the cheapest configuration
+    assert "- Cheapest configuration with" in text and "**npo** at 0.15x" in text
