@@ -46,6 +46,11 @@ CHANGES = {
     3: "before lab version 4 the WMDP-like choices carried a surface cue (a knowledge-free rule such as "
     '"the fewest tokens" scored up to 0.375 on 4 choices) and the world\'s tokenizer was trained on them, '
     "so every base, target and oracle below differs from today's",
+    4: "before lab version 5 the authors had no pen names and no books in the fine-tuning data (the audit's "
+    "alias and multi-hop probes, world format 7), so every target and oracle below was trained on less data",
+    5: "before lab version 6 the MUSE-like articles were trained once, in one wording, with no questions "
+    "(KnowMem could not separate the target from its oracle) and KnowMem's answers were whole sentences "
+    "(world format 8)",
 }
 
 

@@ -350,6 +350,8 @@ def test_audit_returns_its_numbers_flat_and_saves_what_the_command_writes(in_san
     report = result.report
     assert result.metrics["relearn_gap_0"] == report["relearn_gap_0"]
     assert result.metrics["oracle/mia_min_k_auc"] == report["measured"]["oracle"]["mia_min_k_auc"]
+    reached = report["measured"]["audited"]["reached"]  # the world writes probes/: check 5 ran
+    assert result.metrics["audited/reached_alias"] == reached["alias"] and "multihop" in reached
     assert "version" not in result.metrics and result.verdicts == report["verdicts"]
     result.save("audited")
     assert json.loads((in_sandbox / "audited" / "audit.json").read_text()) == json.loads(result.to_json())

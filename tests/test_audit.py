@@ -286,7 +286,7 @@ def test_quantisation_and_paraphrase_checks(audited):
 
 def test_verdicts_have_numbers(audited):
     audit = audited["audit"]
-    assert len(audit["verdicts"]) == 4
+    assert len(audit["verdicts"]) == 5
     for line in audit["verdicts"]:
         assert len(NUMBER.findall(line)) >= 3, line
         assert "pass" not in line.lower() and "fail" not in line.lower()
@@ -309,7 +309,7 @@ def test_write_audit(tmp_path, audited):
     assert data["relearn_gap_20"] == audit["relearn_gap_20"]
     md = (out / "audit.md").read_text()
     assert md.startswith("# Unlearning audit card: target-as-npo\n")
-    assert md.count("**Verdict:**") == 4
+    assert md.count("**Verdict:**") == 5
     assert "| | target-as-npo (audited) | retain oracle | target (original) |" in md
     assert "![relearning curve](relearn_curve.png)" in md
     assert "| 20 | " in md and f"relearn_gap_20 = {audit['relearn_gap_20']:+.3f}" in md
@@ -326,7 +326,7 @@ def test_html_card_is_escaped(audited):
     page = audit_card_html(audited["audit"])
     assert "<b>target</b>" not in page and "&lt;b&gt;target&lt;/b&gt;" in page
     assert page.startswith("<section") and page.rstrip().endswith("</section>")
-    assert page.count("class='verdict'") == 4
+    assert page.count("class='verdict'") == 5
     assert "<script" not in page and "http" not in page  # self-contained
     assert page.count("src='data:image/png;base64,") == 1  # the relearning curve, inline
 

@@ -117,6 +117,9 @@ def test_a_stale_section_says_what_changed_since_its_lab_version(monkeypatch):
     monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 2)
     line = make_benchmarks.stale_line("quality", "python bench/quality.py", 4)
     assert "surface cue" in line and "world format 5" in line
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 4)
+    line = make_benchmarks.stale_line("quality", "python bench/quality.py", 5)
+    assert "pen names" in line and "surface cue" not in line
 
 
 def test_readme_states_distills_default_recipes_as_the_code_has_them():

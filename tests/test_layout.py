@@ -104,11 +104,15 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
     """The rule above must be able to fail: a function-level import of a pipeline from an objective."""
     fake = tmp_path / "objectives" / "bad.py"
     fake.parent.mkdir()
-    fake.write_text("def f():\n    from unlearnkit.pipelines.unlearn import unlearn\n    from ..io import write_json\n")
+    fake.write_text(
+        "def f():\n    from unlearnkit.pipelines.unlearn import unlearn\n    from ..io import write_json\n"
+    )
     found = imported_modules("objectives.bad", fake)
     assert (2, "pipelines.unlearn") in found and (3, "io") in found
     assert floor_of("pipelines.unlearn") > floor_of("objectives.bad") > floor_of("io")
-    assert floor_of("evaluation.audit.relearning") > floor_of("train.trainer") > floor_of("evaluation.evaluate")
+    assert (
+        floor_of("evaluation.audit.relearning") > floor_of("train.trainer") > floor_of("evaluation.evaluate")
+    )
 
 
 def readme_tree() -> list[str]:
@@ -131,7 +135,13 @@ def test_the_readme_tree_lists_every_module_and_nothing_else():
     drawn = set(readme_tree())
     assert drawn, "README.md: no ```text tree under '## Where things live'"
     actual = {str(p.relative_to(PACKAGE)) for p in MODULES.values() if p.name != "__init__.py"}
-    actual |= {str(p.relative_to(PACKAGE)) + "/" for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"}
+    actual |= {
+        str(p.relative_to(PACKAGE)) + "/"
+        for p in PACKAGE.rglob("*")
+        if p.is_dir() and p.name != "__pycache__"
+    }
     actual = {a for a in actual if not a.startswith("resources/") or a == "resources/"}
     assert not actual - drawn, f"README 'Where things live' misses: {sorted(actual - drawn)}"
-    assert not drawn - actual, f"README 'Where things live' names what does not exist: {sorted(drawn - actual)}"
+    assert not drawn - actual, (
+        f"README 'Where things live' names what does not exist: {sorted(drawn - actual)}"
+    )

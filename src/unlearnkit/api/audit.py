@@ -1,11 +1,12 @@
-"""``unlearnkit.audit``: is the knowledge gone or only hidden? The command's four checks from Python.
+"""``unlearnkit.audit``: is the knowledge gone or only hidden? The command's five checks from Python.
 
 ::
 
     report = audit(result, data="bench", oracle=oracle_model, original=target, relearn_steps=(5, 20))
     report.metrics["relearn_gap_20"], report.verdicts
 
-Membership inference, the relearning attack, quantisation and paraphrase probes, each on the audited
+Membership inference, the relearning attack, quantisation, paraphrase probes and the forget facts
+reached another way (alias, multi-hop), each on the audited
 model and, side by side, on the retain oracle and the original model when given
 (:mod:`unlearnkit.evaluation.audit`, the code ``unlearnkit audit`` runs). No model is modified.
 """
@@ -37,7 +38,8 @@ class AuditResult:
     @property
     def metrics(self) -> dict[str, float]:
         """Every number of the audit, flat: the summary gaps (``relearn_gap_0``, ``relearn_gap_20``,
-        ``relearn_gap_fact_20`` ...) and each model's measurements (``oracle/mia_min_k_auc`` ...)."""
+        ``relearn_gap_fact_20`` ...) and each model's measurements (``oracle/mia_min_k_auc`` ...; the fact
+        recall of each way into the forget facts as ``audited/reached_alias`` ...)."""
         out: dict[str, float] = {}
         for key, value in self.report.items():
             if _number(value) and key != "version":
@@ -46,6 +48,9 @@ class AuditResult:
             for key, value in measured.items():
                 if _number(value):
                     out[f"{role}/{key}"] = value
+            for way, value in (measured.get("reached") or {}).items():
+                if _number(value):
+                    out[f"{role}/reached_{way}"] = value
         return out
 
     @property

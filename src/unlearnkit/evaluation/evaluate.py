@@ -306,7 +306,11 @@ def _reworded_fact_recall(model, tokenizer, fmt, rows: Sequence[dict], st: EvalS
     direct ``forget_fact_recall``. Only for rows that carry both fields (the embedded world's)."""
     from unlearnkit.evaluation.probes import fact_recall, has_facts
 
-    if not rows or not has_facts(rows) or not all(isinstance(r.get("paraphrased_question"), str) for r in rows):
+    if (
+        not rows
+        or not has_facts(rows)
+        or not all(isinstance(r.get("paraphrased_question"), str) for r in rows)
+    ):
         return {}
     gens, _ = generate_answers(
         model,

@@ -30,9 +30,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 4  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 6  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 # 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
 # reads the options: every base, target and oracle differs from version 3's
+# 5: world format 7, pen names and a book catalogue in the fine-tuning data (the audit's alias and
+# multi-hop probes): no model of version 4 is reused
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
@@ -40,7 +42,14 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # 0.02 / 0.01), forget quality 2.5e-30 against the oracle, and the oracle keeps world-facts ROUGE-L 0.90.
 # Longer or faster fine-tuning trades the base's world facts for the authors' (14 epochs at lr 7e-4:
 # reworded recall 0.98, the oracle's world facts 0.82; 20 at 5e-4: 0.94 / the target's 0.80); without
-# replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22.
+# replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22. (Those readings are lab 3's.) Lab 5 adds
+# the pen names (a biography and a question per fact under the pen name) and the book catalogue: +39 % rows
+# (the target's 3079 -> 4269). Measured once, seed 0, same recipe, before version 4's multiple-choice
+# change was merged (the TOFU-like data the same, the base's tokenizer not): the target's forget fact recall 0.95,
+# reworded 0.97, by pen name 0.66, through the book 0.08 (the oracle 0.05 / 0.03 / 0.01 / 0.03; retain
+# facts by pen name: target 0.68, oracle 0.68; retain facts through the book 0.12 / 0.09: the tiny model
+# does not compose two hops), forget quality 3e-31, the oracle's world facts 0.88; real-authors ROUGE-L
+# fell to 0.68 (target) / 0.72 (oracle) from lab 3's 0.92 / 0.90 on this seed.
 TINY_FINETUNE = dict(
     lr=5e-4,
     epochs=12.0,

@@ -43,7 +43,7 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,9 +70,10 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 7  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
+FORMAT_VERSION = 8  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
 # 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings;
-# 6: multiple-choice options without a length cue; 7: MUSE-like article rewordings and QA in other
+# 6: multiple-choice options without a length cue; 7: pen names and a book catalogue in augment/,
+# probes/ (alias and multi-hop probes, world/probes.py); 8: MUSE-like article rewordings and QA in other
 # wordings, short KnowMem answers
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
@@ -490,6 +491,10 @@ class _Namer:
         ) + (_INSTRUMENTS + _HOBBIES + _MONTHS + _ANIMALS + _FLOWERS + _INVENTIONS)
         self._used: set[str] = {word.lower() for phrase in fixed for word in phrase.split()}
 
+    def reserve(self, words: Iterable[str]) -> None:
+        """Never draw any of ``words`` (case-insensitively): e.g. every word a world already uses."""
+        self._used.update(word.lower() for word in words)
+
     def word(self, endings: Sequence[str], max_syllables: int = 2) -> str:
         for _ in range(10000):
             n_syllables = self._rng.randint(1, max_syllables)
@@ -848,8 +853,9 @@ def write_world(
     n_agents: int = 12,
     n_articles: int = 100,
 ) -> dict[str, int]:
-    """Write the whole world into ``output_dir`` (layout: :mod:`unlearnkit.world.miniatures`); return row
-    counts (``forget`` ... for the top-level splits, ``corpus/general`` ... for the others).
+    """Write the whole world into ``output_dir`` (layout: :mod:`unlearnkit.world.miniatures`, plus the pen
+    names, book catalogue and ``probes/`` of :mod:`unlearnkit.world.probes`); return row counts
+    (``forget`` ... for the top-level splits, ``corpus/general`` ... for the others).
 
     The folder is built as a hidden sibling and renamed into place, so readers never see a half-written
     world. A non-empty ``output_dir`` is refused unless ``overwrite=True``; the old folder is then
@@ -858,6 +864,7 @@ def write_world(
     from unlearnkit.world.hazard import HAZARD_FACT_TYPES
     from unlearnkit.world.miniatures import generate_everything
     from unlearnkit.world.news import NEWS_FACT_TYPES
+    from unlearnkit.world.probes import add_probes
 
     params = {
         "n_authors": n_authors,
@@ -873,6 +880,8 @@ def write_world(
     _validate(**params)
     # Validate and generate before touching the disk, so a UserError leaves nothing behind.
     files, extra = generate_everything(**params)
+    files, probe_fields = add_probes(files, seed)  # pen names, the book catalogue and probes/
+    extra = {**extra, **probe_fields}
     out = Path(os.path.normpath(Path(output_dir).expanduser().absolute()))
     if not out.name:
         raise UserError(f"output_dir {str(output_dir)!r} has no folder name; pass a folder such as ./world")

@@ -15,13 +15,17 @@ SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 def corpus_of(rows: Iterable[dict], options: bool = True) -> list[str]:
     """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes, raw
     text (passages, articles, verbmem prompts / continuations) and, with ``options``, multiple-choice
-    options."""
+    options. Rows that :mod:`unlearnkit.world.probes` adds (pen names, the book catalogue, the alias and
+    multi-hop probes) are left out: the world balanced its options for the tokenizer of the rest."""
     from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
+    from unlearnkit.world.probes import ADDED_KEYS
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
     lists = ("perturbed_answer", "choices") if options else ("perturbed_answer",)
     for row in rows:
+        if any(key in row for key in ADDED_KEYS):
+            continue
         for key in (
             "question",
             "answer",

@@ -1,6 +1,6 @@
 """``unlearnkit audit``: evidence that the forget set's knowledge is gone, not just hidden.
 
-Four checks, each measured on the audited model and, side by side, on the retain oracle (a model
+Five checks, each measured on the audited model and, side by side, on the retain oracle (a model
 never trained on the forget set: what "gone" looks like) and on the original model (what "known"
 looks like) when they are given:
 
@@ -18,6 +18,11 @@ looks like) when they are given:
    copies (:mod:`unlearnkit.evaluation.quantize`) are asked the forget questions again.
 4. **Paraphrase probes**: the forget questions reworded (``paraphrased_question`` of the embedded
    world, or a probes file) are asked again; forgetting that only covers the exact wording fails.
+5. **Reached another way** (the "Unlearning Mirage", arXiv 2603.11266): fact recall on the forget facts
+   asked directly, paraphrased, by the author's other name (alias) and through another entity
+   (multi-hop), from the folder's ``probes/`` files (the embedded world writes them); the verdict calls
+   out a model whose direct recall is low while another way still reaches the fact. A folder without
+   probe files skips it with the reason.
 
 Each check ends with a verdict line with numbers next to the oracle's (and original's) values;
 there is deliberately no bare pass/fail: what is "close enough to the oracle" depends on the use.
@@ -25,8 +30,8 @@ there is deliberately no bare pass/fail: what is "close enough to the oracle" de
 Costs: per model, two scoring passes for MIA (the holdout split is scored but generated for only
 one token), one fine-tuning of a copy for ``max(relearn_steps)`` steps measured on the held-out half at
 every listed step count (memory: the model, its copy and the optimiser state), ``len(quant_bits)``
-quantised copies and one paraphrase pass, each with greedy generation of at most ``max_new_tokens`` on
-at most ``max_items`` forget items.
+quantised copies, one paraphrase pass and one generation pass per probe file of check 5, each with greedy
+generation of at most ``max_new_tokens`` on at most ``max_items`` items.
 
 The relearning curve (forget ROUGE-L, probability and, on QA rows with ``fact_value``, fact recall on
 the held-out half after 0, 5, 10, 20, 50 steps by default; the per-data-kind probes are in
@@ -52,8 +57,8 @@ not apply to passages and are skipped with the reason.
 Where each part lives: :mod:`~unlearnkit.evaluation.audit.settings` (how hard to attack),
 :mod:`~unlearnkit.evaluation.audit.run` (``run_audit``: measure every model, then the checks), one module
 per check (:mod:`~unlearnkit.evaluation.audit.membership`, :mod:`~unlearnkit.evaluation.audit.relearning`,
-:mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`, each
-with its verdict), :mod:`~unlearnkit.evaluation.audit.card` (audit.json, audit.md, the HTML card) and
+:mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`,
+:mod:`~unlearnkit.evaluation.audit.reached`, each with its verdict), :mod:`~unlearnkit.evaluation.audit.card` (audit.json, audit.md, the HTML card) and
 :mod:`~unlearnkit.evaluation.audit.common` (what the checks share). The command is
 :mod:`unlearnkit.commands.audit`.
 """

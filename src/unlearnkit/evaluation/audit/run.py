@@ -3,8 +3,8 @@
 :class:`_Auditor` holds the rows each check asks (subsampled once) and measures one model at a time;
 :func:`run_audit` measures every model given, then turns the numbers into the checks
 (:mod:`~unlearnkit.evaluation.audit.membership`, :mod:`~unlearnkit.evaluation.audit.relearning`,
-:mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`) and
-the relearning summary.
+:mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`,
+:mod:`~unlearnkit.evaluation.audit.reached`) and the relearning summary.
 """
 
 from __future__ import annotations
@@ -21,6 +21,13 @@ from unlearnkit.evaluation.audit.common import ROLES, _mean, _n, _num
 from unlearnkit.evaluation.audit.membership import MIA_ATTACKS, _mia_check, text_membership_scores
 from unlearnkit.evaluation.audit.paraphrase import _probe_check, _probe_rows, _qa_only, _text_paraphrase_check
 from unlearnkit.evaluation.audit.quantization import _quant_check, _text_quant_check
+from unlearnkit.evaluation.audit.reached import (
+    _reached_check,
+    reached_rows,
+    reached_scores,
+    reached_summary,
+    reached_warnings,
+)
 from unlearnkit.evaluation.audit.relearning import (
     _relearn_check,
     _text_relearn_check,
@@ -94,11 +101,14 @@ class _Auditor:
         self.train_idx: list[int] = []
         self.held_idx: list[int] = []
         self.relearn_probes: tuple = ()
+        self.reached: dict[str, list[dict]] = {}
+        self.reached_skip: str | None = "raw-text data: no forget questions to ask another way"
         if self.text:
             self._init_text(bench)
             return
         self.forget_qa = _qa_only(self.forget)
         self.probes, self.probe_source = _probe_rows(self.forget, settings)
+        self.reached, self.reached_skip = reached_rows(bench, self.forget, settings.max_items, settings.seed)
         if settings.relearn_steps:
             from unlearnkit.evaluation.probes import data_kind, probes_for
 
@@ -272,11 +282,17 @@ class _Auditor:
             out[f"quant{bits}_forget_prob"] = _num(qm["forget_prob"])
             del quant
             _free()
+        paraphrased = None  # the paraphrase pass's answers, when it asked the rows' paraphrased questions
         if self.probes:
             self.log(f"{role}: paraphrase probes")
-            pm, _ = self.split(model, tok, self.probes, "forget")
+            pm, pd = self.split(model, tok, self.probes, "forget")
             out["probe_rougeL_recall"] = _num(pm["forget_rougeL_recall"])
             out["probe_prob"] = _num(pm["forget_prob"])
+            if self.probe_source == "paraphrased_question":
+                paraphrased = pd["generations"]
+        if self.reached:
+            self.log(f"{role}: the forget facts reached another way")
+            out["reached"] = reached_scores(self, model, tok, fd["generations"], paraphrased)
         return out
 
     def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
@@ -333,7 +349,7 @@ def run_audit(
     ``names`` (e.g. the model folders) are recorded in the card; ``method`` (e.g. ``"npo"``) names the
     audited model's role in the card's headings. None of the models is modified.
     The result is JSON-ready: ``{"version", "settings", "models", "method", "data", "checks": [...],
-    "verdicts": [...], "warnings": [...], "relearn_probes", "relearn_curve", "relearn_gap",
+    "verdicts": [...], "warnings": [...], "reached", "relearn_probes", "relearn_curve", "relearn_gap",
     "relearn_gap_0", "relearn_gap_20", "relearn_gap_20_note", "relearn_reading"}`` plus, per probe of the
     data kind (QA with ``fact_value``: ``fact``), ``relearn_gap_fact``, ``relearn_gap_fact_0``,
     ``relearn_gap_fact_20`` and ``relearn_reading_fact``; each check has ``rows`` of ``{"label",
@@ -341,7 +357,9 @@ def run_audit(
     forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
     ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
     the attack. ``relearn_headline``: ``{"key", "metric", "label", "value", "note"}`` of the gap to read
-    (``relearn_gap_20`` for QA data).
+    (``relearn_gap_20`` for QA data). ``reached`` (:func:`~unlearnkit.evaluation.audit.reached.reached_summary`):
+    fact recall of the forget facts asked directly, paraphrased, by alias and multi-hop, per role, and its
+    reading (``skipped`` says why when the folder has no probe files; raw-text data always skips it).
 
     Raw-text data (:func:`is_raw_text`): the curve's points hold the plan's metrics (MUSE-like:
     ``knowmem_f1``, ``knowmem_fact_recall``, ``verbmem_f1``, ``knowmem_retain_f1``; WMDP-like:
@@ -356,6 +374,7 @@ def run_audit(
     pairs["original"] = _as_pair(original, tokenizer)
     roles = [r for r in ROLES if pairs[r] is not None]
     measured = {role: auditor.measure(role, *pairs[role]) for role in roles}
+    reached = reached_summary(measured, auditor)
     if auditor.text:
         checks = [
             _mia_check(measured, auditor),
@@ -369,6 +388,7 @@ def run_audit(
             _relearn_check(measured, auditor),
             _quant_check(measured, auditor),
             _probe_check(measured, auditor),
+            _reached_check(measured, auditor, reached),
         ]
     settings_dict = dataclasses.asdict(st)
     settings_dict.pop("progress", None)
@@ -418,7 +438,7 @@ def run_audit(
             "value": gap20,
             "note": note20,
         }
-        warnings = relearn_warnings(measured, st)
+        warnings = relearn_warnings(measured, st) + reached_warnings(reached)
     return {
         "version": AUDIT_VERSION,
         "settings": settings_dict,
@@ -430,6 +450,7 @@ def run_audit(
         "verdicts": [c["verdict"] for c in checks],
         "warnings": warnings,
         "relearn_probes": probes,
+        "reached": reached,
         **summary,
     }
 
@@ -444,6 +465,7 @@ def _data_summary(bench: Benchmark, auditor: _Auditor) -> dict[str, Any]:
         "relearn_held_items": len(auditor.held_idx),
         "probe_items": len(auditor.probes),
         "probe_source": auditor.probe_source if auditor.probes else None,
+        "reached_items": {name: len(rows) for name, rows in auditor.reached.items()},
     }
     if auditor.text:
         plan = auditor.plan
