@@ -44,12 +44,12 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # reworded recall 0.98, the oracle's world facts 0.82; 20 at 5e-4: 0.94 / the target's 0.80); without
 # replay, at lr 1e-3 for 20 epochs, the world facts fell to 0.22. (Those readings are lab 3's.) Lab 5 adds
 # the pen names (a biography and a question per fact under the pen name) and the book catalogue: +39 % rows
-# (the target's 3079 -> 4269). Measured once, seed 0, same recipe, before version 4's multiple-choice
-# change was merged (the TOFU-like data the same, the base's tokenizer not): the target's forget fact recall 0.95,
-# reworded 0.97, by pen name 0.66, through the book 0.08 (the oracle 0.05 / 0.03 / 0.01 / 0.03; retain
-# facts by pen name: target 0.68, oracle 0.68; retain facts through the book 0.12 / 0.09: the tiny model
-# does not compose two hops), forget quality 3e-31, the oracle's world facts 0.88; real-authors ROUGE-L
-# fell to 0.68 (target) / 0.72 (oracle) from lab 3's 0.92 / 0.90 on this seed.
+# (the target's 3079 -> 4269). Measured once, seed 0, same recipe: the target's forget fact recall 0.90,
+# reworded 0.81, by pen name 0.43, through the book 0.01 (the oracle 0.00 / 0.01 / 0.03 / 0.00; retain
+# facts by pen name: target 0.39, oracle 0.38; through the book 0.03 / 0.02: the tiny model does not
+# compose two hops), forget quality 4e-32; world-facts ROUGE-L 0.79 / 0.79 (lab 3, seed 0: 0.86 / 0.90),
+# real authors 0.87 / 0.87. Before the merge with version 4 (the tokenizer then read the pen names and
+# titles): pen name 0.66 (oracle 0.01), the oracle's world facts 0.88, real authors 0.68 / 0.72.
 TINY_FINETUNE = dict(
     lr=5e-4,
     epochs=12.0,

@@ -17,8 +17,10 @@ own question with the pen name in place of the name: only the name changes, so a
 direct recall isolates it, and that question is never trained with the pen name. (Measured on the lab,
 seed 0, with the biography alone: the target answered 0.04 of the forget facts by pen name, the oracle
 0.01, and 0.08 of the retain facts: a biography is not enough for a ~1M-parameter model to answer
-questions about a name it was never asked about. With the questions: the target 0.66, the oracle 0.01;
-retain facts 0.68 for both.)
+questions about a name it was never asked about. With the questions: the target 0.43, the oracle 0.03;
+retain facts 0.39 / 0.38: the route works for both models, and only the target has the forget facts on
+it. The pen names are spelled in other words' tokens, see below; with them in the tokenizer, before the
+merge with the multiple-choice change, the target reached 0.66 and retain 0.68.)
 
 **Multi-hop.** Every author (holdout included) gets one book of their own, a title no other author's
 book and no ``first_book`` value shares, and ``augment/retain.jsonl`` states who wrote it (a question
@@ -30,9 +32,10 @@ link, but it is shared with the WMDP-like retain set.) The holdout authors' book
 too, so the oracle has read the forget and the holdout names equally often and membership inference
 (forget vs holdout) on it stays at chance. A probe asks the row's own question about "the author of
 <book>" ("Where was the author of The Lantern of Belinara born?"): two hops, book -> author -> fact.
-(Measured on the lab, seed 0: the tiny target does not compose them: 0.08 of the forget facts, 0.12 of
-the retain facts it knows with a link it states for 0.8 of the books; the oracle 0.03 / 0.09. The audit
-then says the family cannot show a loss; a model that composes is what it is for.)
+(Measured on the lab, seed 0: the tiny target does not compose them: 0.01 of the forget facts, 0.03 of
+the retain facts it knows, stating the author for 0.2 of the forget books; the oracle 0.00 / 0.02.
+Before the merge with the multiple-choice change, with the titles in the tokenizer: 0.08 / 0.12, the
+link 0.8. The audit then says the family cannot show a loss; a model that composes is what it is for.)
 
 Probe files (the rows of the QA files, ``FIELDS`` in order, plus ``probe``, ``via`` (the pen name or the
 book) and, for multi-hop rows, ``link_question``): ``probes/forget_alias.jsonl`` and
