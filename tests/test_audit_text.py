@@ -224,16 +224,19 @@ def test_muse_probes_equal_the_protocol_functions(world, muse_run):
     knowmem = subsample([r for r in bench.extra["knowmem_forget"] if r["entity"] in held_out], 8, 0)
     verbmem = [r for r in bench.extra["verbmem"] if r["entity"] in held_out]
     retain = subsample(bench.extra["knowmem_retain"], 8, 0)
+    outputs = {}
     for role, model in (("audited", target), ("oracle", oracle)):
         point = audit["relearn_curve"][role]["0"]
         f1, details = M.knowmem(model, tok, knowmem, shots, st)
+        outputs[role] = details["outputs"]
         assert point["knowmem_f1"] == M.knowmem_score(model, tok, knowmem, shots, st) == f1
         assert point["knowmem_fact_recall"] == fact_recall(details["outputs"], knowmem)
         assert point["verbmem_f1"] == M.verbmem(model, tok, verbmem, st)[0]
         retain_shots = bench.extra["knowmem_retain_icl"]
         assert point["knowmem_retain_f1"] == M.knowmem_score(model, tok, retain, retain_shots, st)
-    # not a comparison of zeros: measured KnowMem F1 0.05 (the template's words), VerbMem 0.18
-    assert audit["relearn_curve"]["audited"]["0"]["knowmem_f1"] > 0.0
+    # not a comparison of empty passes: KnowMem's answers are short facts (this briefly trained model
+    # gets none right, F1 0.0), so check that it did answer; VerbMem measured 0.18
+    assert sum(bool(o.strip()) for o in outputs["audited"]) >= len(knowmem) // 2, outputs["audited"]
     assert audit["relearn_curve"]["audited"]["0"]["verbmem_f1"] > 0.1
     # full precision and quantised: the same passes on every forget event's rows
     measured = audit["measured"]["audited"]
