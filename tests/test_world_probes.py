@@ -8,21 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from test_world_miniatures import FINE_TUNING_FILES  # what the fine-tunes train on, listed once
 
 from unlearnkit.world.generator import FIELDS
 from unlearnkit.world.miniatures import generate_everything
 from unlearnkit.world.probes import ALIAS_BIOS, ALIAS_INTRO, ALIAS_QA_PER_FACT, PROBE_FILES, add_probes
 
 SMALL = dict(n_authors=20, facts_per_author=6, n_general=30, n_real_authors=3, n_agents=4, n_articles=20)
-# what the target, the oracle and UNDO's students train on besides the base's pretraining
-FINE_TUNING_FILES = (
-    "forget.jsonl",
-    "retain.jsonl",
-    "augment/forget.jsonl",
-    "augment/retain.jsonl",
-    "corpus/general.jsonl",
-    "corpus/qa.jsonl",
-)
 ORACLE_FILES = ("retain.jsonl", "augment/retain.jsonl", "corpus/general.jsonl", "corpus/qa.jsonl")
 
 
