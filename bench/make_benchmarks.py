@@ -51,6 +51,8 @@ CHANGES = {
     5: "before lab version 6 the MUSE-like articles were trained once, in one wording, with no questions "
     "(KnowMem could not separate the target from its oracle) and KnowMem's answers were whole sentences "
     "(world format 8)",
+    6: "before lab version 7 the target and the oracle were fine-tuned one after the other on every thread "
+    "(now side by side, half the threads each: the same recipe, other floating-point rounding)",
 }
 
 

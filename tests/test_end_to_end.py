@@ -345,3 +345,45 @@ def test_an_interrupted_lab_training_resumes_to_the_same_weights(tmp_path, monke
     assert not (tmp_path / ".cut.checkpoints").exists()
     a, b = load_file(whole / "model.safetensors"), load_file(tmp_path / "cut" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_target_and_oracle_trained_side_by_side_equal_those_trained_one_after_the_other(
+    tmp_path, monkeypatch
+):
+    """Two threads: the pair trains in two worker processes of one thread each; one thread: one after
+    the other in this process, on one thread each too. Same weights, byte for byte: the workers get the
+    whole recipe, and the cache entries are where the parent looks for them."""
+    from unlearnkit.pipelines import embedded
+    from unlearnkit.train import pretrain
+
+    monkeypatch.setattr(pretrain, "PRETRAIN_DEFAULTS", {**pretrain.PRETRAIN_DEFAULTS, "epochs": 1.0})
+    world = embedded.ensure_world(tmp_path / "cache", {**SMALL_WORLD, "seed": 0})
+    base = embedded.ensure_base(tmp_path / "cache", world, 0, lambda line: None)
+    recipe = {**embedded.TINY_FINETUNE, "epochs": 1.0}  # not the module's: a worker must be given it
+    paths, logs = {}, {}
+    for layout, threads in (("side_by_side", 2), ("one_after_the_other", 1)):
+        specs = [
+            dict(root=tmp_path / layout, base_dir=base, bench_dir=world, split=split, seed=0, recipe=recipe)
+            for split in ("all", "retain")
+        ]
+        torch.set_num_threads(threads)
+        try:
+            logs[layout] = []
+            paths[layout] = embedded.ensure_pair(specs, logs[layout].append)
+        finally:
+            torch.set_num_threads(1)
+    assert any("side by side (1 thread each)" in line for line in logs["side_by_side"])
+    assert not any("side by side" in line for line in logs["one_after_the_other"])
+    for log in logs.values():
+        assert sum("trained in" in line for line in log) == 2, log
+    for a, b in zip(paths["side_by_side"], paths["one_after_the_other"], strict=True):
+        assert a.name == b.name and a.parent.name == b.parent.name  # same role, same cache key
+        assert (a / "model.safetensors").read_bytes() == (b / "model.safetensors").read_bytes()
+    # a second call finds both in the cache and trains nothing
+    again: list[str] = []
+    torch.set_num_threads(2)
+    try:
+        embedded.ensure_pair(specs, again.append)
+    finally:
+        torch.set_num_threads(1)
+    assert sum("from the cache" in line for line in again) == 2 and not any("training" in x for x in again)
