@@ -223,7 +223,8 @@ def small_lab(monkeypatch, tmp_path):
     monkeypatch.setattr(pretrain, "PRETRAIN_DEFAULTS", {**pretrain.PRETRAIN_DEFAULTS, "epochs": 4.0})
     monkeypatch.setattr(embedded, "TINY_FINETUNE", {**embedded.TINY_FINETUNE, "epochs": 4.0})
     monkeypatch.setattr(embedded, "MUSE_FINETUNE", {**embedded.MUSE_FINETUNE, "epochs": 8.0})
-    monkeypatch.setattr(quickstart, "ROBUST_DISTILL", {**quickstart.ROBUST_DISTILL, "epochs": 1.0})
+    robust = {**quickstart.ROBUST_DISTILL, "epochs": 2.0, "stop_epochs": 1.0}
+    monkeypatch.setattr(quickstart, "ROBUST_DISTILL", robust)
     return tmp_path / "cache"
 
 
@@ -387,3 +388,34 @@ def test_the_target_and_oracle_trained_side_by_side_equal_those_trained_one_afte
     finally:
         torch.set_num_threads(1)
     assert sum("from the cache" in line for line in again) == 2 and not any("training" in x for x in again)
+
+
+def test_methods_side_by_side_give_the_rows_of_one_process(small_lab, tmp_path, capsys):
+    """Two threads: the methods and the robust row run two at a time in workers of one thread each
+    (the teacher first, its robust row on the next free worker); one thread: one after the other in
+    this process. Same rows in the same order with the same numbers (the lab comes from one cache, so
+    both runs start from the same target; the audit runs in this process on its threads and is left out)."""
+    runs = {}
+    for layout, threads in (("side_by_side", 2), ("one_process", 1)):
+        out = tmp_path / layout
+        torch.set_num_threads(threads)
+        try:
+            assert main(quickstart_argv(out, small_lab, "--methods", "ga,npo,t-npo")) == 0
+        finally:
+            torch.set_num_threads(1)
+        runs[layout] = (json.loads((out / "metrics.json").read_text()), capsys.readouterr().out)
+    (side, printed), (one, _) = runs["side_by_side"], runs["one_process"]
+    assert "unlearning 2 methods at a time (1 thread each)" in printed
+    assert "the methods and the robust row (side by side)" in printed
+    assert list(side) == list(one) == ["target", "oracle", "base", "ga", "npo", "t-npo", "npo+undo1"]
+    audit_keys = {k for row in one.values() for k in row if k.startswith("relearn")}
+    for row in one:
+        a = {k: v for k, v in side[row].items() if k != "train_seconds" and k not in audit_keys}
+        b = {k: v for k, v in one[row].items() if k != "train_seconds" and k not in audit_keys}
+        assert a == b, row
+    assert (
+        printed.index("  ga ")
+        < printed.index("  npo ")
+        < printed.index("  t-npo ")
+        < printed.index("npo+undo1 in")
+    )

@@ -409,32 +409,55 @@ def run_quickstart(args) -> int:
     used: dict[str, dict] = {}
     unlearned: dict[str, Any] = {}  # tiny models, kept for the audit (the robust row's teacher, the best)
     t_audit = 0.0
+    audit_on = not args.no_audit and benchmark == "tofu"  # the robust row exists to be audited
+
+    def record(name: str, metrics: dict, res, model) -> None:
+        unlearned[name] = model if benchmark == "tofu" else None
+        used[name] = res.config
+        log(f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: {headline(benchmark, metrics)}")
+        heatmap = work_root / name / "attribution" / "heatmap.html"
+        if (
+            res.attribution
+            and heatmap.is_file()
+            and not any(h == "Token attribution" for h, _ in extra_sections)
+        ):
+            extra_sections.append(("Token attribution", _heatmap_fragment(heatmap, name, res.attribution)))
+
+    threads = torch.get_num_threads()
+    side_by_side = threads >= 2 and len(methods) >= 2
+    early_teacher = ROBUST_TEACHER if audit_on and ROBUST_TEACHER in methods else None
+    robust_done = None
     try:
-        for name in methods:
-            metrics, res = emb.run_method(name, work_root / name, keep_model=benchmark == "tofu")
-            unlearned[name] = res.model
-            used[name] = res.config
-            log(f"  {name:8s} unlearned in {metrics['train_seconds']:5.1f}s: {headline(benchmark, metrics)}")
-            heatmap = work_root / name / "attribution" / "heatmap.html"
-            if (
-                res.attribution
-                and heatmap.is_file()
-                and not any(h == "Token attribution" for h, _ in extra_sections)
-            ):
-                extra_sections.append(
-                    ("Token attribution", _heatmap_fragment(heatmap, name, res.attribution))
-                )
+        if side_by_side:
+            from unlearnkit.pipelines.side_by_side import WORKERS, run_side_by_side
+
+            log(f"unlearning {WORKERS} methods at a time ({max(1, threads // WORKERS)} thread each) ...")
+            robust_done = run_side_by_side(
+                emb,
+                methods,
+                work_root,
+                early_teacher,
+                log,
+                lambda name, r, model: record(name, r.metrics, r.unlearn, model),
+                threads=max(1, threads // WORKERS),
+            )
+        else:
+            for name in methods:
+                metrics, res = emb.run_method(name, work_root / name, keep_model=benchmark == "tofu")
+                record(name, metrics, res, res.model)
         t_methods = time.time() - t_start - t_lab
-        if not args.no_audit and benchmark == "tofu":  # the robust row exists to be audited
+        if audit_on:
             t0 = time.time()
             # the measured configuration's teacher when it ran, else the report's best method
             teacher = ROBUST_TEACHER if ROBUST_TEACHER in methods else best_method(emb.results, methods)
-            robust_row, robust = _robust_row(emb, teacher, unlearned[teacher], work_root, log)
+            if robust_done is None:
+                robust_done = _robust_row(emb, teacher, unlearned[teacher], work_root, log)
+            robust_row, robust = robust_done
             also = {row: unlearned[row] for row in audited_rows(emb.results, teacher, robust_row)[2:]}
             extra_sections.append(
                 _audit_section(emb, teacher, unlearned[teacher], robust_row, robust, log, also=also)
             )
-            del robust
+            del robust, robust_done
             t_audit = time.time() - t0
     finally:
         unlearned.clear()
@@ -463,11 +486,16 @@ def run_quickstart(args) -> int:
         console=console,  # print_table picks the columns that fit this terminal
     )
     log(f"wrote {out / 'report.html'} and {out / 'metrics.json'}")
-    audit_time = f", {t_audit:.0f}s for the robust row and the audit" if t_audit else ""
+    if side_by_side and early_teacher:
+        t_methods_text = f"the methods and the robust row (side by side) {t_methods:.0f}s"
+        audit_time = f", the audit {t_audit:.0f}s" if t_audit else ""
+    else:
+        t_methods_text = f"the methods {t_methods:.0f}s"
+        audit_time = f", {t_audit:.0f}s for the robust row and the audit" if t_audit else ""
     log(
         f"time: {time.time() - t_start:.0f}s wall in all on {torch.get_num_threads()} threads; the lab (the "
         f"world, the base, the target and the oracle, with their evaluation) {t_lab:.0f}s (see above what came "
-        f"from the cache), the methods {t_methods:.0f}s{audit_time}",
+        f"from the cache), {t_methods_text}{audit_time}",
         soft_wrap=True,
     )
     for line in verdict_lines(results, benchmark):
@@ -579,10 +607,11 @@ def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: floa
     return notes
 
 
-def _robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log):
+def _robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log, distill_settings=None):
     """``method`` made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its unlearned model
     ``teacher_model`` (the method's row, not modified) is noised toward ``ROBUST_NOISE_TOWARD`` (the base)
-    by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`).
+    by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`) with
+    ``distill_settings`` (``ROBUST_DISTILL``: a worker process is given its parent's).
     Returns ``(row name, robust model)``; the row joins the table."""
     import copy
 
@@ -598,7 +627,7 @@ def _robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log)
     _, tok = emb.load_target()
     work = work_root / f"{row}.work"
     teacher = copy.deepcopy(teacher_model)  # distill consumes its teacher; the plain model is audited too
-    overrides = {**ROBUST_DISTILL, "seed": emb.seed}
+    overrides = {**(distill_settings or ROBUST_DISTILL), "seed": emb.seed}
     base = (lambda: load_model(str(emb.base_dir))) if ROBUST_NOISE_TOWARD == "base" else None
     run = distill(
         teacher,
