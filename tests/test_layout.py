@@ -18,7 +18,7 @@ PACKAGE = ROOT / "src" / "unlearnkit"
 
 # (floor, dotted prefixes): the longest matching prefix names a module's floor.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundations", ("errors", "io", "config", "fingerprint", "methods")),
+    ("foundations", ("errors", "io", "config", "catalog", "fingerprint", "methods")),
     ("data and attention", ("data", "attention")),
     ("tokens and models", ("tokens", "models")),
     ("losses, metrics, the world, attribution", ("objectives", "metrics", "world", "attribution")),

@@ -26,6 +26,7 @@ from tolerances import (
 )
 
 from unlearnkit import config as C
+from unlearnkit.catalog import GDConfig
 from unlearnkit.errors import UserError
 from unlearnkit.train.methods import StepContext, get_method
 from unlearnkit.train.reference import CopyReference
@@ -632,10 +633,10 @@ def test_template_without_a_system_role(world_tokenizer):
 
 
 def test_settings_are_validated_and_recorded():
-    train, method = C.build_configs(C.GDConfig, {"loss_reduction": "token", "date_string": "1 Jan 2024"})
+    train, method = C.build_configs(GDConfig, {"loss_reduction": "token", "date_string": "1 Jan 2024"})
     assert method.loss_reduction == "token" and C.config_dict(train, method)["date_string"] == "1 Jan 2024"
     with pytest.raises(UserError, match="loss_reduction"):
-        C.build_configs(C.GDConfig, {"loss_reduction": "batch"})
+        C.build_configs(GDConfig, {"loss_reduction": "batch"})
 
 
 def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, batch, tmp_path):

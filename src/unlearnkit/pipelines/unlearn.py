@@ -25,7 +25,7 @@ from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_NEW_TOKENS as DEFAULT_EVAL_MAX_NEW_TOKENS
-from unlearnkit.train.methods import Method, get_method, step_asu_rmu, step_rmu
+from unlearnkit.train.methods import Method, get_method
 from unlearnkit.train.reference import setup_reference
 from unlearnkit.train.trainer import (
     EpochCallback,
@@ -199,7 +199,7 @@ def unlearn(
         model,
         m.name,
         teacher=m.uses_teacher,
-        layer_activations=m.step in (step_rmu, step_asu_rmu),
+        layer_activations=m.layer_activations,
         gradient_checkpointing=train_cfg.gradient_checkpointing,
     )
     work_existed = Path(work_dir).exists()
