@@ -1,4 +1,4 @@
-"""The architecture matrix (issue 20.2): every method family trains on every architecture transformers has
+"""The architecture matrix: every method family trains on every architecture transformers has
 of Llama, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3, OLMo-2 and GPT-2; unsupported ones are refused in one line.
 
 The runs are bench/architectures.py's (the script that prints the matrix into docs/SCALING.md), here

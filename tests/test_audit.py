@@ -515,7 +515,7 @@ def _verdict(curves) -> dict:
 
 
 def test_relearning_verdict_says_which_way_the_curve_went():
-    """The issue's case: at lr 1e-3 the attack lowered every model (target 1.00 -> 0.67) and the card
+    """A reported case: at lr 1e-3 the attack lowered every model (target 1.00 -> 0.67) and the card
     said "restores 57 % ... (0.97 -> 0.57)"."""
     fall = _verdict({"audited": [(0.97, 0.8), (0.57, 0.4)], "oracle": [(0.39, 0.0), (0.35, 0.0)],
                      "original": [(1.00, 1.0), (0.67, 0.6)]})  # fmt: skip
@@ -565,7 +565,7 @@ def test_gap_beside_step_zero_tells_never_forgot_from_came_back():
 
     oracle = [(0.39, 0.0), (0.40, 0.1)]
     cases = {
-        "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the issue's ASU: barely moved, +0.18 both times
+        "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the reported ASU: barely moved, +0.18 both times
         "came_back": [(0.40, 0.0), (0.80, 0.8)],
         "stays_forgotten": [(0.40, 0.0), (0.43, 0.1)],
         "lowered_by_attack": [(0.90, 0.8), (0.45, 0.1)],  # above before, not after: damage

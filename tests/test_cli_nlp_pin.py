@@ -1,5 +1,5 @@
 """The ``[nlp]`` extra pins the third-party spaCy model by version, the README states its provenance and
-hash, and TokenUnlearn's tagger falls back to the rule-based one without it (issue 13.14)."""
+hash, and TokenUnlearn's tagger falls back to the rule-based one without it."""
 
 from __future__ import annotations
 

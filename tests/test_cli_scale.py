@@ -1,4 +1,4 @@
-"""Tiny-scale defaults and clean output of finetune / unlearn (issue 13.7, 13.12)."""
+"""Tiny-scale defaults and clean output of finetune / unlearn."""
 
 from __future__ import annotations
 

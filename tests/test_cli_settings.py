@@ -113,7 +113,7 @@ def _listed(out: str) -> dict[str, str]:
 
 
 def test_methods_distill_lists_every_key_with_the_defaults_distill_uses(capsys):
-    """Issue 22.6: ``unlearnkit methods distill`` (it failed, naming unlearning methods)."""
+    """``unlearnkit methods distill`` lists the distill command's keys, not the unlearning methods'."""
     from unlearnkit.cli import main
     from unlearnkit.train.distill import HF_DEFAULTS, TINY_BASE_DEFAULTS, TINY_DEFAULTS
 

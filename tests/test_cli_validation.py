@@ -1,4 +1,4 @@
-"""Arguments, paths and ``--set`` keys are checked before the heavy imports (issue 13.10).
+"""Arguments, paths and ``--set`` keys are checked before the heavy imports.
 
 Tested by behaviour, not by the clock: every rejected command runs in one fresh interpreter, and after
 each one ``torch``, ``transformers`` and ``datasets`` must still be absent from ``sys.modules``.

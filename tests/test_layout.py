@@ -1,4 +1,4 @@
-"""The package's layout (issue 21): every import points down, and the README's "Where things live" lists
+"""The package's layout: every import points down, and the README's "Where things live" lists
 every module.
 
 The floors, bottom to top, are :data:`FLOORS`. A module may import from its own floor or any floor below,

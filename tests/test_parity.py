@@ -133,7 +133,7 @@ def test_the_batch_has_mixed_answer_lengths(world_tokenizer, batch):
 def test_ga_and_gd_by_hand(model, batch, reduction):
     """GA = -NLL(F); GD = -NLL(F) + NLL(R) (TOFU arXiv 2401.06121; open-unlearning GradDiff).
 
-    sequence: mean over rows of each row's mean token NLL (METHODS.md NLL_mean);
+    sequence: mean over rows of each row's mean token NLL (NLL_mean);
     token: sum of all answer-token NLLs / their number (HF ``outputs.loss``, the TOFU / open-unlearning
     and ASU authors' code). The EOS after the answer is an answer token in both.
     """

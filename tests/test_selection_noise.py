@@ -1,5 +1,5 @@
 """The "equal within noise" rule (unlearnkit.evaluation.selection_noise) and the sweep's refusal to choose by it
-(issues 19.3 and 22.2), against independent computations."""
+against independent computations."""
 
 from __future__ import annotations
 

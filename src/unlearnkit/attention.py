@@ -280,10 +280,12 @@ def smoothed_attention(
     """Run every self-attention softmax of ``model`` at temperature ``tau`` inside the context.
 
     Args:
-        model: a transformers ``PreTrainedModel`` or a wrapper of one (PEFT ``PeftModel``, DDP,
+        model (`PreTrainedModel`): a transformers model or a wrapper of one (PEFT ``PeftModel``, DDP,
             ``torch.compile``). Its config must use ``"sdpa"`` or ``"eager"`` attention.
-        tau: softmax temperature, ``> 0``; ``> 1`` flattens attention (ASU teacher), ``1`` is a no-op.
-        layers: decoder-layer indices (0-based) to smooth; ``None`` = all layers.
+        tau (`float`): softmax temperature, ``> 0``; ``> 1`` flattens attention (ASU teacher), ``1`` is
+            a no-op.
+        layers (`list[int]`, *optional*, defaults to ``None``): decoder-layer indices (0-based) to
+            smooth; ``None`` = all layers.
 
     Yields:
         ``model`` itself (unchanged object; weights are neither copied nor modified).

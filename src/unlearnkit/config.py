@@ -1,7 +1,8 @@
-"""Validated configuration: training settings plus one small dataclass per method.
+"""Validated configuration: the training settings, the fields every method shares, and how values are read.
 
-Values come from (lowest to highest priority) the dataclass defaults (taken from the papers, see
-``docs/METHODS.md``), a flat YAML recipe (``--config``) and ``--set key=value`` overrides. Unknown
+Each method's own settings dataclass is declared in :mod:`unlearnkit.catalog`. Values come from (lowest
+to highest priority) the dataclass defaults (taken from the papers, each field's meaning and range
+beside it: :func:`setting`), a flat YAML recipe (``--config``) and ``--set key=value`` overrides. Unknown
 keys are an error with the nearest valid key suggested; ranges are checked in ``__post_init__``.
 """
 

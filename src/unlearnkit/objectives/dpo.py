@@ -34,9 +34,9 @@ def dpo_loss(
     forget answer's; the push fades once the refusal is clearly preferred.
     In IdkDPO the paper's preferred answer ``y_w`` is the "I don't know" answer (``chosen_*``) and the
     dispreferred ``y_l`` is the forget answer (``rejected_*``), both to the same forget question.
-    The ``2/beta`` factor follows the open-unlearning / closer-look implementations that our
-    METHODS.md copies; standard DPO has no such factor (it is ``-mean log sigmoid(...)``). It only
-    rescales the loss (and so the effective learning rate), not its minimiser.
+    The ``2/beta`` factor follows the open-unlearning / closer-look implementations; standard DPO has
+    no such factor (it is ``-mean log sigmoid(...)``). It only rescales the loss (and so the effective
+    learning rate), not its minimiser.
 
     Args:
         chosen_logps (`Tensor [B,T_c]`): policy log-probs of the refusal answer tokens.

@@ -16,7 +16,7 @@ def nll_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "seque
         weights (`Tensor [B,T]`): token weights, 0 outside the answer. The answer mask gives the
             usual NLL_mean; TokenUnlearn weights give its token-level variant.
         reduction (`str`, defaults to ``"sequence"``): ``sequence`` = per-sequence mean, then the mean
-            over sequences (METHODS.md's NLL_mean); ``token`` = one mean over every answer token of the
+            over sequences (NLL_mean); ``token`` = one mean over every answer token of the
             batch, i.e. Hugging Face's ``outputs.loss`` as TOFU, open-unlearning and the ASU authors use
             it (see ``unlearnkit.objectives.reduction``).
     Rows without any weighted token are left out (``sequence``) or add nothing (``token``).

@@ -27,7 +27,7 @@ pretraining-like text): the world's general corpus (``corpus``) or any JSONL (``
 real model, a slice of a corpus like its pretraining data). The loss is the forward
 KL(p_teacher || p_student) of ``unlearnkit.objectives.forward_kl_loss``, plus ``retain_nll_weight`` x NLL
 on the true answers (raw text: its tokens) of the non-forget rows (without it the student inherits the
-teacher's utility loss and does not finish learning: issue 11's probe kept only 0.49-0.59x the
+teacher's utility loss and does not finish learning: a probe on the embedded world kept only 0.49-0.59x the
 oracle's utility). The teacher's outputs come from the reference machinery: a cache computed once
 before training (the teacher's weights then become the student's, so only one model is in memory),
 else a frozen copy. Training runs in the same ``UnlearnTrainer`` as ``unlearn`` (checkpoints, resume,
