@@ -219,11 +219,11 @@ def test_relearning_curve_and_gap(audited):
 def test_one_relearning_run_equals_separate_runs(world):
     """The curve's checkpoints (one run, measured on the way) give the weights and numbers that
     separate runs of k steps give: measuring consumes none of the run's random state."""
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
     model, tok = world["target"]
     st = AuditSettings(relearn_steps=(2, 5), max_new_tokens=16, relearn_batch_size=4, seed=3)
-    auditor = _Auditor(world["bench"], st)
+    auditor = Auditor(world["bench"], st)
     train = [auditor.forget_qa[i] for i in auditor.train_idx]
     held = [auditor.forget_qa[i] for i in auditor.held_idx]
     seen: dict[int, tuple] = {}
@@ -485,7 +485,7 @@ def test_add_audit_arguments_keeps_an_existing_trust_flag():
 
 
 def _measured(curves: dict[str, list[tuple[float, float]]]) -> dict:
-    """{role: [(ROUGE-L, fact recall) at 0 and 20 steps]} -> what _Auditor.measure records."""
+    """{role: [(ROUGE-L, fact recall) at 0 and 20 steps]} -> what Auditor.measure records."""
     return {
         role: {
             "relearn": {
@@ -509,9 +509,9 @@ def _crafted_auditor():
 
 
 def _verdict(curves) -> dict:
-    from unlearnkit.evaluation.audit.relearning import _relearn_check
+    from unlearnkit.evaluation.audit.relearning import relearn_check
 
-    return _relearn_check(_measured(curves), _crafted_auditor())
+    return relearn_check(_measured(curves), _crafted_auditor())
 
 
 def test_relearning_verdict_says_which_way_the_curve_went():

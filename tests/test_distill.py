@@ -324,7 +324,7 @@ def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
     from unlearnkit.config import DistillConfig, build_configs
     from unlearnkit.data import load_benchmark
     from unlearnkit.data.encode import PromptFormat, pad_id_of
-    from unlearnkit.train.distill import DistillDataset, _teacher_reference, distill_rows, encode_parts
+    from unlearnkit.train.distill import DistillDataset, distill_rows, encode_parts, teacher_reference
     from unlearnkit.train.trainer import PaddingCollator, training_arguments
 
     teacher = _trained_looking(make_tiny_llama())
@@ -336,7 +336,7 @@ def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
     assert n_true == len(encoded) > sum(len(rows) for _, rows in parts)  # long text rows: several windows
     dataset, collator = DistillDataset(encoded), PaddingCollator(pad_id_of(world_tokenizer))
     args = training_arguments(train_cfg, str(tmp_path / "w"), len(dataset), quiet=True)
-    cache, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    cache, info = teacher_reference(teacher, train_cfg, dataset, collator, args)
     assert info["strategy"] == "cache"
     picks = [0, len(encoded) - 1, len(encoded) // 2, 1, len(encoded) - 2]  # QA rows and text windows
     part = collator([dataset[i] for i in picks])["distill"]

@@ -642,11 +642,11 @@ def test_settings_are_validated_and_recorded():
 def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, batch, tmp_path):
     """reference=copy under bf16 mixed precision: the copy is loaded in the fp32 policy's dtype, so NPO
     starts at exactly (2/beta) log 2 = 13.8629 (a bf16 copy gave 13.8650)."""
-    from unlearnkit.train.reference import _copy_reference
+    from unlearnkit.train.reference import copy_reference
 
     model.save_pretrained(tmp_path / "m")
     world_tokenizer.save_pretrained(tmp_path / "m")
-    ref = _copy_reference(model, str(tmp_path / "m"), types.SimpleNamespace(bf16=True))
+    ref = copy_reference(model, str(tmp_path / "m"), types.SimpleNamespace(bf16=True))
     assert next(ref.model.parameters()).dtype == torch.float32
     m = get_method("npo")
     with torch.no_grad():

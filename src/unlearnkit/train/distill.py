@@ -369,7 +369,7 @@ def distill(
     args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet or bool(progress))
 
     counter = ComputeCounter().attach(teacher)  # the cache build is the teacher's share of the cost
-    reference, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    reference, info = teacher_reference(teacher, train_cfg, dataset, collator, args)
     target = base if base is None or isinstance(base, torch.nn.Module) else base()  # a loader: load it now
     if info["strategy"] == "cache":  # one model in memory: the cache holds the teacher's outputs
         student = shrink_perturb(teacher, noise, train_cfg.seed, target)
@@ -435,7 +435,7 @@ def distill(
     )
 
 
-def _teacher_reference(teacher, train_cfg, dataset: DistillDataset, collator, args):
+def teacher_reference(teacher, train_cfg, dataset: DistillDataset, collator, args):
     """``(cache or None, info)``: the teacher's logits cached when they fit (``reference`` auto / cache)."""
     from unlearnkit.train.cache import Need, ReferenceCache, estimate_bytes
 
