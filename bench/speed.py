@@ -173,9 +173,9 @@ def worker(spec: dict) -> dict:
 
         cfg = TrainConfig(**{**common, "batch_size": 2 * spec["batch_size"]})
         if overrides.get("lora_r"):
-            from unlearnkit.pipelines.unlearn import _apply_lora
+            from unlearnkit.pipelines.unlearn import apply_lora
 
-            model = _apply_lora(model, TrainConfig(**{**common, **overrides}))
+            model = apply_lora(model, TrainConfig(**{**common, **overrides}))
         finetune(model, tok, bench.forget + bench.retain, cfg, spec["work"], quiet=True)
     elif kind == "unlearn":
         import unlearnkit.train.tokenweights as tw

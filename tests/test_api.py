@@ -103,7 +103,7 @@ def test_import_unlearnkit_and_the_configs_stays_torch_free():
 
 
 def test_every_registered_method_has_its_config_class_with_the_registry_defaults():
-    """Checked against the torch registry (train/methods.py), not against the table the classes come from."""
+    """Checked against the torch registry (train/methods.py), which trains with these classes' defaults."""
     from unlearnkit.config import TrainConfig
     from unlearnkit.methods import class_name, config_class, configs
     from unlearnkit.train.methods import METHODS

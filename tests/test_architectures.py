@@ -1,4 +1,4 @@
-"""The architecture matrix (issue 20.2): every method family trains on every architecture transformers has
+"""The architecture matrix: every method family trains on every architecture transformers has
 of Llama, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3, OLMo-2 and GPT-2; unsupported ones are refused in one line.
 
 The runs are bench/architectures.py's (the script that prints the matrix into docs/SCALING.md), here
@@ -51,8 +51,8 @@ def test_unlearn_output_loads_in_plain_transformers(arch, world_tokenizer, mini_
 
 def test_rmu_layers_are_the_decoder_blocks_whatever_their_name(world_tokenizer):
     """train_layers=1 means the second decoder block: model.layers.1 (Llama) or transformer.h.1 (GPT-2)."""
-    from unlearnkit.config import RMUConfig
-    from unlearnkit.train.methods import freeze_except_rmu_params
+    from unlearnkit.catalog import RMUConfig
+    from unlearnkit.objectives.rmu import freeze_except_rmu_params
 
     for arch, module in (("llama", "mlp.down_proj"), ("gpt2", "mlp.c_proj")):
         model = random_causal_lm(arch, world_tokenizer)

@@ -219,11 +219,11 @@ def test_relearning_curve_and_gap(audited):
 def test_one_relearning_run_equals_separate_runs(world):
     """The curve's checkpoints (one run, measured on the way) give the weights and numbers that
     separate runs of k steps give: measuring consumes none of the run's random state."""
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
     model, tok = world["target"]
     st = AuditSettings(relearn_steps=(2, 5), max_new_tokens=16, relearn_batch_size=4, seed=3)
-    auditor = _Auditor(world["bench"], st)
+    auditor = Auditor(world["bench"], st)
     train = [auditor.forget_qa[i] for i in auditor.train_idx]
     held = [auditor.forget_qa[i] for i in auditor.held_idx]
     seen: dict[int, tuple] = {}
@@ -485,7 +485,7 @@ def test_add_audit_arguments_keeps_an_existing_trust_flag():
 
 
 def _measured(curves: dict[str, list[tuple[float, float]]]) -> dict:
-    """{role: [(ROUGE-L, fact recall) at 0 and 20 steps]} -> what _Auditor.measure records."""
+    """{role: [(ROUGE-L, fact recall) at 0 and 20 steps]} -> what Auditor.measure records."""
     return {
         role: {
             "relearn": {
@@ -509,13 +509,13 @@ def _crafted_auditor():
 
 
 def _verdict(curves) -> dict:
-    from unlearnkit.evaluation.audit.relearning import _relearn_check
+    from unlearnkit.evaluation.audit.relearning import relearn_check
 
-    return _relearn_check(_measured(curves), _crafted_auditor())
+    return relearn_check(_measured(curves), _crafted_auditor())
 
 
 def test_relearning_verdict_says_which_way_the_curve_went():
-    """The issue's case: at lr 1e-3 the attack lowered every model (target 1.00 -> 0.67) and the card
+    """A reported case: at lr 1e-3 the attack lowered every model (target 1.00 -> 0.67) and the card
     said "restores 57 % ... (0.97 -> 0.57)"."""
     fall = _verdict({"audited": [(0.97, 0.8), (0.57, 0.4)], "oracle": [(0.39, 0.0), (0.35, 0.0)],
                      "original": [(1.00, 1.0), (0.67, 0.6)]})  # fmt: skip
@@ -565,7 +565,7 @@ def test_gap_beside_step_zero_tells_never_forgot_from_came_back():
 
     oracle = [(0.39, 0.0), (0.40, 0.1)]
     cases = {
-        "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the issue's ASU: barely moved, +0.18 both times
+        "never_forgot": [(0.57, 0.6), (0.58, 0.6)],  # the reported ASU: barely moved, +0.18 both times
         "came_back": [(0.40, 0.0), (0.80, 0.8)],
         "stays_forgotten": [(0.40, 0.0), (0.43, 0.1)],
         "lowered_by_attack": [(0.90, 0.8), (0.45, 0.1)],  # above before, not after: damage

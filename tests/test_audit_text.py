@@ -22,7 +22,7 @@ from unlearnkit.cli import main
 from unlearnkit.data import load_benchmark
 from unlearnkit.errors import UserError
 from unlearnkit.evaluation.audit import AuditSettings, audit_markdown, run_audit
-from unlearnkit.evaluation.audit.run import _Auditor
+from unlearnkit.evaluation.audit.run import Auditor
 from unlearnkit.evaluation.evaluate import subsample
 from unlearnkit.evaluation.probes import MUSE_PLAN, WMDP_PLAN, data_kind, entity_of, entity_split
 
@@ -177,7 +177,7 @@ def test_no_entity_on_both_sides_of_the_attack(world, folder):
     """What the attack trains on and what it is measured on share no entity, and every held-out probe
     row is about a held-out entity."""
     bench = world[folder]
-    auditor = _Auditor(bench, AuditSettings(relearn_steps=(2,)))
+    auditor = Auditor(bench, AuditSettings(relearn_steps=(2,)))
     relearned, held = auditor.entities
     assert relearned and held and not set(relearned) & set(held)
     assert set(relearned) | set(held) == {entity_of(r) for r in bench.forget}
@@ -199,7 +199,7 @@ def test_verbmem_rows_without_an_entity_take_their_article_s():
 
     bench = resolve_data(FIXTURES / "mini_muse")
     assert not any(entity_of(r) for r in bench.extra["verbmem"])
-    auditor = _Auditor(bench, AuditSettings(relearn_steps=(2,)))
+    auditor = Auditor(bench, AuditSettings(relearn_steps=(2,)))
     held = set(auditor.entities[1])
     texts = {r["text"] for r in bench.forget if entity_of(r) in held}
     prompts = [r["prompt"] for r in auditor.held_rows["verbmem"]]
@@ -217,7 +217,7 @@ def test_muse_probes_equal_the_protocol_functions(world, muse_run):
     audit = muse_run["audit"]
     target, oracle = muse_run["models"]["target"], muse_run["models"]["oracle"]
     bench, tok = world["muse"], world["tok"]
-    held_out = set(_Auditor(bench, AuditSettings(**SETTINGS)).entities[1])
+    held_out = set(Auditor(bench, AuditSettings(**SETTINGS)).entities[1])
     st = M.MuseSettings(batch_size=32)  # the audit's batch size
     shots = bench.extra["knowmem_forget_icl"]
     # The rows: those about the held-out events (verbmem's by their entity), at most 8 (seeded).
@@ -260,7 +260,7 @@ def test_wmdp_probes_equal_the_protocol_functions(world, wmdp_run):
     wmdp_audit = wmdp_run["audit"]
     target, oracle = wmdp_run["models"]["target"], wmdp_run["models"]["oracle"]
     bench, tok = world["wmdp"], world["tok"]
-    held_out = set(_Auditor(bench, AuditSettings(**SETTINGS)).entities[1])
+    held_out = set(Auditor(bench, AuditSettings(**SETTINGS)).entities[1])
     held = subsample([r for r in bench.mc_tasks["wmdp_hazard"] if r["entity"] in held_out], 8, 0)
     general = subsample(bench.mc_tasks["mmlu_general"], 8, 0)
     for role, model in (("audited", target), ("oracle", oracle)):
@@ -368,7 +368,7 @@ def test_probes_file_on_raw_text_is_refused(world, tmp_path):
     probes = tmp_path / "probes.jsonl"
     probes.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
     with pytest.raises(UserError, match="raw text"):
-        _Auditor(world["wmdp"], AuditSettings(probes_path=str(probes)))
+        Auditor(world["wmdp"], AuditSettings(probes_path=str(probes)))
 
 
 # ----------------------------------------------------------------------------------------------- CLI

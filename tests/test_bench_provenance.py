@@ -1,4 +1,4 @@
-"""Bench results tied to the code that made them (issue 19.5): bench/_common.py's provenance, its run
+"""Bench results tied to the code that made them: bench/_common.py's provenance, its run
 cache and the result files; bench/robustness.py's cache uses it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which row the report calls best, and what each row pays for its gain (issue 22.3, 22.5).
+"""Which row the report calls best, and what each row pays for its gain .
 
 The case: in the small quickstart the old rule (highest forget quality among rows keeping 80 % of the
 target's utility) marked ASU best with forget probability 0.898 against the oracle's 0.005, because
@@ -49,7 +49,7 @@ def _old_rule(results, methods):
 
 
 def test_best_is_closest_to_the_oracle_with_utility_kept():
-    assert _old_rule(RESULTS, METHODS) == "asu"  # the issue's pick: forget prob 0.898, oracle 0.005
+    assert _old_rule(RESULTS, METHODS) == "asu"  # the old rule's pick: forget prob 0.898, oracle 0.005
     choice = choose_best(RESULTS)
     # kept (>= 0.54): idk 0.55, npo 0.57, asu 0.60; mean |fact - 0| and |prob - 0.005|:
     # idk (0.1 + 0.395) / 2 = 0.2475, npo (0.1 + 0.04) / 2 = 0.07, asu (0.8 + 0.893) / 2 = 0.8465
@@ -106,7 +106,7 @@ def test_rouge_when_no_fact_score_and_retain_rouge_when_utility_is_degenerate():
     choice = choose_best(no_fact)
     assert choice.forget_keys == ("forget_rougeL_recall", "forget_prob")
     assert "forget ROUGE-L recall and forget probability" in choice.rule
-    zero = copy.deepcopy(RESULTS)  # the issue's case 2: every model_utility 0, the oracle's included
+    zero = copy.deepcopy(RESULTS)  # the reported case 2: every model_utility 0, the oracle's included
     for row in zero.values():
         row["model_utility"] = 0.0
     choice = choose_best(zero)
@@ -138,7 +138,7 @@ def test_report_warns_when_forget_quality_cannot_separate_the_target():
 
 
 # --------------------------------------------------------------------- a verdict a newcomer can trust
-# The case (issue 26.6): s-npo was called best, ahead of npo by a mean distance of 0.0145 vs 0.0149 (a
+# The case: s-npo was called best, ahead of npo by a mean distance of 0.0145 vs 0.0149 (a
 # tie nobody called one), while 4 of its 5 shown answers were gibberish; the table's "best among the
 # methods" highlight landed on the pretrained base, which never saw the forget data.
 

@@ -1,5 +1,5 @@
 """The ``[nlp]`` extra pins the third-party spaCy model by version, the README states its provenance and
-hash, and TokenUnlearn's tagger falls back to the rule-based one without it (issue 13.14)."""
+hash, and TokenUnlearn's tagger falls back to the rule-based one without it."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_tagger_falls_back_to_the_rules_without_any_spacy_model(monkeypatch):
     monkeypatch.setattr(attribution, "SPACY_MODELS", ("no_such_spacy_pipeline",))
     monkeypatch.setattr(attribution, "_SPACY_CACHE", None)
     monkeypatch.setattr(attribution, "_FALLBACK_WARNED", True)
-    nlp, used = attribution._resolve_tagger("auto")
+    nlp, used = attribution.resolve_tagger("auto")
     assert nlp is None and used == "heuristic"
     assert "no_such_spacy_pipeline" in attribution.spacy_unavailable_reason()
     masked, used = attribution.mask_prompt("Where was Talira Vosswick born in 1970?", tagger="auto")

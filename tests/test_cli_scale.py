@@ -1,4 +1,4 @@
-"""Tiny-scale defaults and clean output of finetune / unlearn (issue 13.7, 13.12)."""
+"""Tiny-scale defaults and clean output of finetune / unlearn."""
 
 from __future__ import annotations
 
@@ -109,9 +109,9 @@ def test_tiny_model_on_tofu_trains_on_the_general_parts_too(tmp_path, monkeypatc
 
 
 def test_tied_weight_resume_warning_is_dropped_and_others_kept():
-    from unlearnkit.commands._common import _TiedWeightsNote
+    from unlearnkit.commands._common import TiedWeightsNote
 
-    note = _TiedWeightsNote()
+    note = TiedWeightsNote()
 
     def record(msg: str) -> logging.LogRecord:
         return logging.LogRecord("transformers.trainer", logging.WARNING, __file__, 1, msg, None, None)

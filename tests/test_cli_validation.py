@@ -1,4 +1,4 @@
-"""Arguments, paths and ``--set`` keys are checked before the heavy imports (issue 13.10).
+"""Arguments, paths and ``--set`` keys are checked before the heavy imports.
 
 Tested by behaviour, not by the clock: every rejected command runs in one fresh interpreter, and after
 each one ``torch``, ``transformers`` and ``datasets`` must still be absent from ``sys.modules``.
@@ -6,7 +6,6 @@ each one ``torch``, ``transformers`` and ``datasets`` must still be absent from 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -140,20 +139,19 @@ def test_the_lines_name_what_was_wrong(rejected):
     assert "not reachable" in text
 
 
-def test_light_method_table_agrees_with_the_registry():
-    """The torch-free table of ``commands._methods`` gives every built-in method its real config class."""
-    from unlearnkit.commands._methods import light_config, light_names
+def test_the_cli_check_and_the_registry_read_the_same_declaration():
+    """``--method`` is checked against :mod:`unlearnkit.catalog` without torch; training reads the same
+    declaration (the registry imports each step), so the two cannot disagree on a name or a class."""
+    from unlearnkit import catalog
+    from unlearnkit.commands.settings_doc import method_config
     from unlearnkit.train.methods import METHODS
 
-    assert set(light_names()) <= set(METHODS)
-    for name in light_names():
-        light, real = light_config(name), METHODS[name].config
-        as_tuples = lambda cls: [(f.name, f.default) for f in dataclasses.fields(cls)]  # noqa: E731
-        assert as_tuples(light) == as_tuples(real), name
-        assert light.__mro__[1:] == real.__mro__[1:] or light.__name__ == real.__name__, name
-    missing = set(METHODS) - set(light_names())
-    # the CLI rejects a name the table lacks, so a registered method must be in it
-    assert not missing, f"add {sorted(missing)} to unlearnkit/commands/_methods.py"
+    assert list(METHODS) == list(catalog.METHODS)
+    for name, method in METHODS.items():
+        spec = catalog.METHODS[name]
+        assert method_config(name) is spec.config is method.config, name
+        assert method.step.__name__ == spec.step.partition(":")[2], name
+        assert method.step.__module__ == f"unlearnkit.objectives.{spec.step.partition(':')[0]}", name
 
 
 def test_named_benchmark_with_the_hub_unreachable_uses_the_cache_only(tmp_path):

@@ -1,4 +1,4 @@
-"""The collapse guard (issue 20.7): a cheap utility probe during unlearning that warns (default) or stops
+"""The collapse guard: a cheap utility probe during unlearning that warns (default) or stops
 when the model collapses, on by default, off with --no-collapse-guard."""
 
 from __future__ import annotations

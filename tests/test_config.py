@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from unlearnkit.config import ASUConfig, NPOConfig, TrainConfig, build_configs, load_recipe, parse_set
+from unlearnkit.catalog import ASUConfig, NPOConfig
+from unlearnkit.config import TrainConfig, build_configs, load_recipe, parse_set
 from unlearnkit.errors import UserError
 from unlearnkit.train.methods import get_method
 

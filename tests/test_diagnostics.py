@@ -1,4 +1,4 @@
-"""Diagnostics of degenerate numbers and the fact-level score (issue 22.2, 17.6).
+"""Diagnostics of degenerate numbers and the fact-level score.
 
 Pure parts on crafted numbers, then the case the issue met, end to end through the CLI: a tiny model
 trained on a user's own 50 QA about fictional people (10 forget, 30 retain, 10 holdout) whose
@@ -99,7 +99,7 @@ def _by_item_shift(n: int, items: int) -> float:
 
 
 def test_small_n_warning_states_range_threshold_and_neighbours():
-    fq = _by_item_shift(10, 4)  # 0.418, the issue's untouched target
+    fq = _by_item_shift(10, 4)  # 0.418, the reported untouched target
     (w,) = D.forget_quality_warnings(
         {"forget_quality": fq, "forget_quality_n": 10, "forget_quality_oracle_n": 10}
     )
@@ -235,7 +235,7 @@ def test_table_warnings_once_for_every_row_and_the_target_line():
     assert "forget_quality_target_not_separated" not in [d.code for d in D.results_warnings(results)]
 
 
-# ------------------------------------------------------------------ the issue's case, end to end (CLI)
+# ---------------------------------------------------------------- the reported case, end to end (CLI)
 
 FIRST = "Ada Bram Cleo Dov Esme Finn Gala Hugo Iris Jory Kai Lise Milo Nell Otto Pia Quin Rhea Saul Tove Uri Vera Wim Xena Yuri".split()
 CITIES = (

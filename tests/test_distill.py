@@ -80,7 +80,7 @@ def test_the_init_seed_is_derived_and_never_a_build_seed():
 def test_a_student_distilled_at_noise_1_from_an_unmoved_target_is_not_its_init(
     mini_bench, world_tokenizer, tmp_path
 ):
-    """Issue 18.1: the target is built as ``finetune --model tiny --seed 0`` builds it (``tiny_llama``
+    """The target is built as ``finetune --model tiny --seed 0`` builds it (``tiny_llama``
     under ``torch.manual_seed(0)``) and not trained; the student of a run with seed 0 (noise 1, one step
     at lr 1e-9, so it stays where it started) must start from another init, not the target's own."""
     from unlearnkit.world.tiny import tiny_llama
@@ -204,7 +204,7 @@ def _both_strategies(make_teacher, bench, tok, tmp_path, **overrides):
 
 
 def _agree_as_reordered_teachers(cache, copy_) -> None:
-    """Issue 19.6: the two strategies differ only in how the teacher's log-probs were computed."""
+    """The two strategies differ only in how the teacher's log-probs were computed."""
     from tolerances import REORDERED_TEACHER_ADAM_STEP
 
     assert cache.steps == copy_.steps
@@ -287,7 +287,7 @@ def test_stop_epochs_past_the_schedule_is_a_user_error(
 def test_distillation_on_raw_text_lowers_the_kl_on_every_token(
     make_tiny_llama, corpus_world, world_tokenizer, tmp_path
 ):
-    """Issue 18.3: the world's general corpus as raw text (KL on every non-pad token), cached or copied."""
+    """The world's general corpus as raw text (KL on every non-pad token), cached or copied."""
     from unlearnkit.data import load_benchmark
     from unlearnkit.data.encode import encode_text
 
@@ -324,7 +324,7 @@ def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
     from unlearnkit.config import DistillConfig, build_configs
     from unlearnkit.data import load_benchmark
     from unlearnkit.data.encode import PromptFormat, pad_id_of
-    from unlearnkit.train.distill import DistillDataset, _teacher_reference, distill_rows, encode_parts
+    from unlearnkit.train.distill import DistillDataset, distill_rows, encode_parts, teacher_reference
     from unlearnkit.train.trainer import PaddingCollator, training_arguments
 
     teacher = _trained_looking(make_tiny_llama())
@@ -336,7 +336,7 @@ def test_the_cache_gives_the_teachers_own_outputs_on_text_and_qa_rows(
     assert n_true == len(encoded) > sum(len(rows) for _, rows in parts)  # long text rows: several windows
     dataset, collator = DistillDataset(encoded), PaddingCollator(pad_id_of(world_tokenizer))
     args = training_arguments(train_cfg, str(tmp_path / "w"), len(dataset), quiet=True)
-    cache, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    cache, info = teacher_reference(teacher, train_cfg, dataset, collator, args)
     assert info["strategy"] == "cache"
     picks = [0, len(encoded) - 1, len(encoded) // 2, 1, len(encoded) - 2]  # QA rows and text windows
     part = collator([dataset[i] for i in picks])["distill"]

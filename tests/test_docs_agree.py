@@ -1,4 +1,4 @@
-"""The documents agree with each other and with the code (issue 13.8)."""
+"""The documents agree with each other and with the code."""
 
 from __future__ import annotations
 
@@ -32,25 +32,66 @@ def test_scaling_and_benchmarks_show_the_same_speed_and_memory_figures():
     )
 
 
-def test_readme_method_table_cites_what_unlearnkit_methods_prints():
-    from unlearnkit.train.methods import METHODS
+def readme_method_table(readme: str) -> str:
+    """The README's method table: the lines between its markers."""
+    head, sep, rest = readme.partition(METHODS_BEGIN)
+    table, sep2, _ = rest.partition(METHODS_END)
+    assert sep and sep2, f"README.md: the markers {METHODS_BEGIN!r} ... {METHODS_END!r} are missing"
+    return table.strip()
 
-    listed = set()
-    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
-        if not line.startswith("| `"):
-            continue
-        names_cell, *_, paper_cell = [c.strip() for c in line.strip().strip("|").split("|")]
+
+METHODS_BEGIN = "<!-- begin: method table (unlearnkit.catalog.markdown_table; do not edit by hand) -->"
+METHODS_END = "<!-- end: method table -->"
+
+
+def test_readme_method_table_is_the_one_the_declarations_render():
+    """The table is generated from :mod:`unlearnkit.catalog`; edited by hand (or a method added without
+    it), it fails here. Regenerate: python -c "from unlearnkit.catalog import markdown_table as t; print(t())"."""
+    from unlearnkit.catalog import markdown_table
+
+    table = readme_method_table((REPO / "README.md").read_text(encoding="utf-8"))
+    assert table == markdown_table(), (
+        "README.md's method table differs from unlearnkit.catalog: paste the output of "
+        'python -c "from unlearnkit.catalog import markdown_table as t; print(t())" between its markers'
+    )
+
+
+def test_the_method_table_names_every_method_with_its_papers():
+    """What the rendered table says, read back: every method once, with the arXiv ids it declares."""
+    from unlearnkit import catalog
+
+    listed = {}
+    for line in catalog.markdown_table().splitlines()[2:]:
+        names_cell, _, paper_cell = [c.strip() for c in line.strip().strip("|").split("|")]
         for name in re.findall(r"`([^`]+)`", names_cell):
-            assert name in METHODS, f"README lists unknown method {name}"
-            listed.add(name)
-            expected = _ids(METHODS[name].paper)
             cited = _ids(paper_cell)
             if "base method" in paper_cell:  # T-/S- variants: TokenUnlearn + the base method's paper
-                cited |= _ids(METHODS[name.split("-", 1)[1]].paper)
-            assert cited == expected, (
-                f"README cites {sorted(cited)} for {name}; methods.py {sorted(expected)}"
-            )
-    assert listed == set(METHODS), f"methods missing from the README table: {sorted(set(METHODS) - listed)}"
+                cited |= _ids(catalog.METHODS[name.split("-", 1)[1]].paper)
+            listed[name] = cited
+    assert set(listed) == set(catalog.METHODS)
+    for name, cited in listed.items():
+        assert cited == _ids(catalog.METHODS[name].paper), name
+
+
+def test_contributing_shows_the_code_as_it_is():
+    """Every ``python`` block of docs/CONTRIBUTING.md that starts with ``# src/...`` is in that file, line
+    for line (indentation aside): the worked example cannot drift from the method it describes."""
+    text = (REPO / "docs" / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    checked = 0
+    for block in blocks:
+        first, _, body = block.partition("\n")
+        if not first.startswith("# src/"):
+            continue
+        source = [
+            line.strip() for line in (REPO / first[2:].strip()).read_text(encoding="utf-8").splitlines()
+        ]
+        wanted = [line.strip() for line in body.splitlines()]
+        assert any(source[i : i + len(wanted)] == wanted for i in range(len(source))), (
+            f"docs/CONTRIBUTING.md: this block is no longer in {first[2:]}:\n{body}"
+        )
+        checked += 1
+    assert checked >= 3, "docs/CONTRIBUTING.md lost its worked example"
 
 
 def test_missing_local_file_hint_lists_the_documented_layout(tmp_path):

@@ -1,4 +1,4 @@
-"""Every shell command shown in README.md and docs/*.md runs (issue 13.1): a documented command can
+"""Every shell command shown in README.md and docs/*.md runs: a documented command can
 never silently break again.
 
 The commands are parsed from the fenced code blocks and run in-process (``unlearnkit.cli.main``) in one

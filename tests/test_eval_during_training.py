@@ -1,4 +1,4 @@
-"""``unlearn --eval-every`` / ``--keep-best`` (issue 20.1): evaluation on the selection half during training,
+"""``unlearn --eval-every`` / ``--keep-best``: evaluation on the selection half during training,
 the curve, the best state as the output, resume, and the same under torchrun with 2 processes."""
 
 from __future__ import annotations

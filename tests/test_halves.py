@@ -1,4 +1,4 @@
-"""Selection and test halves of every part of a benchmark (unlearnkit.data.halves, issue 19.1)."""
+"""Selection and test halves of every part of a benchmark (unlearnkit.data.halves)."""
 
 from __future__ import annotations
 

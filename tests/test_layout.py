@@ -1,4 +1,4 @@
-"""The package's layout (issue 21): every import points down, and the README's "Where things live" lists
+"""The package's layout: every import points down, and the README's "Where things live" lists
 every module.
 
 The floors, bottom to top, are :data:`FLOORS`. A module may import from its own floor or any floor below,
@@ -18,7 +18,7 @@ PACKAGE = ROOT / "src" / "unlearnkit"
 
 # (floor, dotted prefixes): the longest matching prefix names a module's floor.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundations", ("errors", "io", "config", "fingerprint", "methods")),
+    ("foundations", ("errors", "io", "config", "catalog", "fingerprint", "methods")),
     ("data and attention", ("data", "attention")),
     ("tokens and models", ("tokens", "models")),
     ("losses, metrics, the world, attribution", ("objectives", "metrics", "world", "attribution")),

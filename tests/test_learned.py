@@ -1,6 +1,6 @@
 """How much of what a model was trained on it knows: the line ``finetune`` and ``pretrain`` end with.
 
-The case (issue 26.5): a user's own folder, a base pretrained on it, then ``finetune --model base``
+The case: a user's own folder, a base pretrained on it, then ``finetune --model base``
 with the recipe the base records: the target reached forget ROUGE-L 0.85 but fact recall 0.27, its
 general ROUGE-L fell from the base's 0.97 to 0.64, and nothing said so.
 """

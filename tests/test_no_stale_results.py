@@ -1,4 +1,4 @@
-"""No stale results (issue 20.6; open-unlearning #161): whatever is kept for evaluation or the reference is
+"""No stale results (open-unlearning #161): whatever is kept for evaluation or the reference is
 keyed by the CONTENT it was computed from (weights, data rows, settings), so rerunning after a change
 never brings back the old numbers.
 

@@ -1,4 +1,4 @@
-"""Padding that equals EOS (Llama-3 style) never hides a real EOS / end-of-turn token (issue 20.5).
+"""Padding that equals EOS (Llama-3 style) never hides a real EOS / end-of-turn token.
 
 Llama-3 models pad with ``<|eot_id|>``, the token that also ends every chat turn and every answer.
 Code that builds masks by comparing ids with the pad id (open-unlearning #128) then drops the

@@ -26,6 +26,7 @@ from tolerances import (
 )
 
 from unlearnkit import config as C
+from unlearnkit.catalog import GDConfig
 from unlearnkit.errors import UserError
 from unlearnkit.train.methods import StepContext, get_method
 from unlearnkit.train.reference import CopyReference
@@ -132,7 +133,7 @@ def test_the_batch_has_mixed_answer_lengths(world_tokenizer, batch):
 def test_ga_and_gd_by_hand(model, batch, reduction):
     """GA = -NLL(F); GD = -NLL(F) + NLL(R) (TOFU arXiv 2401.06121; open-unlearning GradDiff).
 
-    sequence: mean over rows of each row's mean token NLL (METHODS.md NLL_mean);
+    sequence: mean over rows of each row's mean token NLL (NLL_mean);
     token: sum of all answer-token NLLs / their number (HF ``outputs.loss``, the TOFU / open-unlearning
     and ASU authors' code). The EOS after the answer is an answer token in both.
     """
@@ -632,20 +633,20 @@ def test_template_without_a_system_role(world_tokenizer):
 
 
 def test_settings_are_validated_and_recorded():
-    train, method = C.build_configs(C.GDConfig, {"loss_reduction": "token", "date_string": "1 Jan 2024"})
+    train, method = C.build_configs(GDConfig, {"loss_reduction": "token", "date_string": "1 Jan 2024"})
     assert method.loss_reduction == "token" and C.config_dict(train, method)["date_string"] == "1 Jan 2024"
     with pytest.raises(UserError, match="loss_reduction"):
-        C.build_configs(C.GDConfig, {"loss_reduction": "batch"})
+        C.build_configs(GDConfig, {"loss_reduction": "batch"})
 
 
 def test_copy_reference_in_the_policy_dtype_under_bf16(model, world_tokenizer, batch, tmp_path):
     """reference=copy under bf16 mixed precision: the copy is loaded in the fp32 policy's dtype, so NPO
     starts at exactly (2/beta) log 2 = 13.8629 (a bf16 copy gave 13.8650)."""
-    from unlearnkit.train.reference import _copy_reference
+    from unlearnkit.train.reference import copy_reference
 
     model.save_pretrained(tmp_path / "m")
     world_tokenizer.save_pretrained(tmp_path / "m")
-    ref = _copy_reference(model, str(tmp_path / "m"), types.SimpleNamespace(bf16=True))
+    ref = copy_reference(model, str(tmp_path / "m"), types.SimpleNamespace(bf16=True))
     assert next(ref.model.parameters()).dtype == torch.float32
     m = get_method("npo")
     with torch.no_grad():

@@ -1,4 +1,4 @@
-"""``unlearnkit pretrain``: the base model and its data-filtered twin (issue 17.1)."""
+"""``unlearnkit pretrain``: the base model and its data-filtered twin."""
 
 from __future__ import annotations
 

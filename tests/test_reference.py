@@ -14,7 +14,7 @@ import torch
 
 from unlearnkit.attention import smoothed_attention
 from unlearnkit.data.encode import PromptFormat, pad_id_of
-from unlearnkit.pipelines.unlearn import _apply_lora, resolve_configs, unlearn
+from unlearnkit.pipelines.unlearn import apply_lora, resolve_configs, unlearn
 from unlearnkit.train.cache import ReferenceCache
 from unlearnkit.train.reference import AdapterReference, CopyReference, setup_reference
 from unlearnkit.train.trainer import (
@@ -106,7 +106,7 @@ def test_adapter_matches_copy(method, overrides, world_tokenizer, data, tmp_path
     m, train_cfg, cfg, dataset, collator, args = _setup(
         method, overrides, world_tokenizer, data, tmp_path, original, reference="adapter", lora_r=4
     )
-    policy = _apply_lora(original, train_cfg)
+    policy = apply_lora(original, train_cfg)
     reference, info = setup_reference(m, cfg, train_cfg, policy, None, dataset, collator, args)
     assert isinstance(reference, AdapterReference) and info["strategy"] == "adapter"
     _perturb(policy)  # only the adapters are trainable: this is what LoRA training changes
@@ -235,7 +235,7 @@ def test_adapter_reference_runs_without_dropout(world_tokenizer, data, tmp_path)
     with torch.no_grad():
         want = original(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
     _, train_cfg, _ = resolve_configs("npo", {"lora_r": 4, "lora_dropout": 0.5})
-    policy = _apply_lora(original, train_cfg)
+    policy = apply_lora(original, train_cfg)
     _perturb(policy)
     policy.train()
     ref = AdapterReference(policy)
@@ -267,7 +267,7 @@ def test_auto_strategy_choices(world_tokenizer, data, tmp_path):
         m, train_cfg, cfg, dataset, collator, args = _setup(
             method, over, world_tokenizer, data, tmp_path, model
         )
-        policy = _apply_lora(copy.deepcopy(model), train_cfg) if train_cfg.lora_r else model
+        policy = apply_lora(copy.deepcopy(model), train_cfg) if train_cfg.lora_r else model
         _, info = setup_reference(m, cfg, train_cfg, policy, None, dataset, collator, args)
         assert info["strategy"] == want, (method, info)
 

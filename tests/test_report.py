@@ -328,7 +328,7 @@ def test_report_module_does_not_import_torch() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-# ------------------------------------------------------------------------- issue 13: the report tells the truth
+# ----------------------------------------------------------------------------------- the report tells the truth
 # Realistic material: the embedded world's own rows (questions, templated answers, fact spans, perturbed
 # answers) and the kinds of generations the quickstart shows: the target repeating the answer, the
 # oracle stating a wrong value fluently, ASU answering in another frame, GA / GD stuck in a loop.
@@ -445,7 +445,7 @@ def test_html_fact_bar_scores_the_fact(world_forget: list[dict]) -> None:
 
 
 def test_fact_bar_without_fact_span_uses_question_and_wrong_answers() -> None:
-    # the issue's case: a wrong birthplace used to score 0.67 on the template words
+    # the reported case: a wrong birthplace used to score 0.67 on the template words
     q = "In which city was Talira Vosswick born?"
     answer = "Talira Vosswick's birthplace is Quenville."
     oracle = "Talira Vosswick's birthplace is Marrow."

@@ -1,4 +1,4 @@
-"""Numbers that do not move with the batch layout (issue 20.4): batch 8 x accumulation 1 == batch 4 x
+"""Numbers that do not move with the batch layout: batch 8 x accumulation 1 == batch 4 x
 accumulation 2 == 2 processes x batch 4, per method family, for ``loss_reduction=sequence``; ``token``
 breaks it, for the reason docs/SCALING.md gives; evaluation does not depend on its batch size.
 

@@ -189,16 +189,16 @@ def nan_from_step_4(monkeypatch):
     Divergence is injected, not provoked with a huge learning rate: whether lr=1e4 overflows depends
     on the CPU's kernels and thread count, and the guard is what is under test, not the arithmetic.
     """
-    from unlearnkit.train import methods
+    from unlearnkit.objectives import ga  # step_ga, beside the loss, looks ga_loss up here
 
-    real, calls = methods.ga_loss, {"n": 0}
+    real, calls = ga.ga_loss, {"n": 0}
 
     def ga_loss(*args, **kwargs):
         calls["n"] += 1
         loss = real(*args, **kwargs)
         return loss * float("nan") if calls["n"] >= 4 else loss
 
-    monkeypatch.setattr(methods, "ga_loss", ga_loss)
+    monkeypatch.setattr(ga, "ga_loss", ga_loss)
     return calls
 
 

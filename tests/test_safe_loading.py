@@ -231,14 +231,12 @@ def test_loader_asks_transformers_for_safetensors_and_no_remote_code(assets, mon
 
 
 def test_hub_ids_and_offline_mode(tmp_path, monkeypatch):
-    from unlearnkit.models import _is_local, check_model_path
+    from unlearnkit.models import check_model_path, is_local
 
     monkeypatch.chdir(tmp_path)
-    assert not _is_local("meta-llama/Llama-2-7b-hf") and not _is_local("gpt2")
+    assert not is_local("meta-llama/Llama-2-7b-hf") and not is_local("gpt2")
     (tmp_path / "runs").mkdir()
-    assert (
-        _is_local("runs/target") and _is_local("./target") and _is_local("/abs/path") and _is_local("a/b/c")
-    )
+    assert is_local("runs/target") and is_local("./target") and is_local("/abs/path") and is_local("a/b/c")
     with pytest.raises(UserError, match="runs/target: folder does not exist"):
         check_model_path("runs/target")  # a local path with a typo is not sent to the Hub
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

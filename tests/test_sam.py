@@ -128,11 +128,11 @@ def test_sam_under_accumulation_and_lora_perturbs_only_adapters_and_averages_mic
     """grad_accum=2 with LoRA: every forward sees the frozen weights unchanged, the perturbed forwards see
     the adapters moved, and the accumulated gradient is the mean over the 2 micro-batches of the
     hand-computed SAM gradient grad L_f(theta + rho g_b/||g_b||) + grad L_r(theta) (adapters only)."""
-    from unlearnkit.pipelines.unlearn import _apply_lora
+    from unlearnkit.pipelines.unlearn import apply_lora
 
     rho = 0.05
     _, train_cfg, _ = resolve_configs("gd", {"lora_r": 4, "lora_dropout": 0.0})
-    model = _apply_lora(tiny_random_llama, train_cfg)
+    model = apply_lora(tiny_random_llama, train_cfg)
     with torch.no_grad():  # LoRA starts with B = 0: give both factors a value so both get gradients
         for name, p in model.named_parameters():
             if "lora_B" in name:

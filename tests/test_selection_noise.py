@@ -1,5 +1,5 @@
 """The "equal within noise" rule (unlearnkit.evaluation.selection_noise) and the sweep's refusal to choose by it
-(issues 19.3 and 22.2), against independent computations."""
+against independent computations."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from unlearnkit.evaluation.selection_noise import (
     NOISE_SE,
-    _harmonic_se,
     all_equal,
     equal,
+    harmonic_se,
     ks_distance,
     noise_bands,
     unmoved,
@@ -85,9 +85,9 @@ def test_utilitys_band_is_the_harmonic_means_first_order_error():
         up = [x + (eps if i == j else 0.0) for i, (x, _) in enumerate(parts)]
         grads.append((h(up) - h([x for x, _ in parts])) / eps)
     expected = math.sqrt(sum((g * se) ** 2 for g, (_, se) in zip(grads, parts)))
-    assert _harmonic_se(parts) == pytest.approx(expected, rel=1e-4)
+    assert harmonic_se(parts) == pytest.approx(expected, rel=1e-4)
     # a zero component: H = 0 and only that component moves it (H ~ k x near 0)
-    assert _harmonic_se([(0.0, 0.1), (0.5, 0.2)]) == pytest.approx(2 * 0.1)
+    assert harmonic_se([(0.0, 0.1), (0.5, 0.2)]) == pytest.approx(2 * 0.1)
 
 
 def test_forget_quality_is_compared_through_its_ks_distance():

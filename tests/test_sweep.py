@@ -164,18 +164,18 @@ def test_pruning_callback_raises_trial_pruned_below_the_floor(tiny_random_llama,
     import optuna
     from transformers import TrainerState
 
-    from unlearnkit.pipelines.sweep.worker import _pruning_callback, _UtilityProbe
+    from unlearnkit.pipelines.sweep.worker import UtilityProxy, pruning_callback
 
-    probe = _UtilityProbe(mini_bench, seed=0)
+    probe = UtilityProxy(mini_bench, seed=0)
     value = probe(tiny_random_llama, world_tokenizer)
     assert 0 < value < 1
     state = TrainerState()
     state.epoch = 1.0
-    _pruning_callback(probe, world_tokenizer, value / 2).on_epoch_end(
+    pruning_callback(probe, world_tokenizer, value / 2).on_epoch_end(
         None, state, None, model=tiny_random_llama
     )
     with pytest.raises(optuna.TrialPruned, match="floor"):
-        _pruning_callback(probe, world_tokenizer, value * 2).on_epoch_end(
+        pruning_callback(probe, world_tokenizer, value * 2).on_epoch_end(
             None, state, None, model=tiny_random_llama
         )
 
@@ -509,7 +509,7 @@ def test_a_killed_trial_runs_again_only_when_it_had_drawn_all_its_parameters():
 def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():
     from types import SimpleNamespace
 
-    from unlearnkit.pipelines.sweep.study import STALE_AFTER_SECONDS, _is_stale
+    from unlearnkit.pipelines.sweep.study import STALE_AFTER_SECONDS, is_stale
 
     now = 1_000_000.0
     tag = {"pid": 1, "start": 1.0, "host": "another-machine", "claimed": now - 2 * STALE_AFTER_SECONDS}
@@ -517,10 +517,10 @@ def test_a_trial_of_another_machine_is_stale_only_when_its_heartbeat_stopped():
     def trial(**attrs):
         return SimpleNamespace(user_attrs={"worker": tag, **attrs})
 
-    assert not _is_stale(trial(heartbeat=now - 30), now)  # alive: stamped 30 s ago
-    assert _is_stale(trial(heartbeat=now - STALE_AFTER_SECONDS - 1), now)  # silent past the limit
-    assert _is_stale(trial(), now)  # claimed long ago and never stamped
-    assert not _is_stale(SimpleNamespace(user_attrs={"worker": {**tag, "claimed": now - 5}}), now)
+    assert not is_stale(trial(heartbeat=now - 30), now)  # alive: stamped 30 s ago
+    assert is_stale(trial(heartbeat=now - STALE_AFTER_SECONDS - 1), now)  # silent past the limit
+    assert is_stale(trial(), now)  # claimed long ago and never stamped
+    assert not is_stale(SimpleNamespace(user_attrs={"worker": {**tag, "claimed": now - 5}}), now)
 
 
 def test_heartbeat_stamps_the_running_trial(tmp_path):

@@ -1,4 +1,4 @@
-"""One sweep study shared by two workers with separate folders, in a real PostgreSQL server (issue 19.2).
+"""One sweep study shared by two workers with separate folders, in a real PostgreSQL server.
 
 The test starts a throwaway server from Debian's ``postgresql`` package (``initdb`` / ``pg_ctl``, found
 on PATH or under /usr/lib/postgresql/*/bin; ``.ci/run`` installs the package when missing) on a unix

@@ -1,4 +1,4 @@
-"""The sweep's default space follows the model's scale, and a sweep that moves nothing says so (issue 19.3).
+"""The sweep's default space follows the model's scale, and a sweep that moves nothing says so.
 
 The model is one ``unlearnkit finetune`` made on the mini world (tests/sweep_helpers.py): it records the
 tiny recipe, as the quickstart's target does.
@@ -85,7 +85,7 @@ def test_a_sweep_whose_trials_leave_the_model_where_it_was_says_so_and_chooses_n
 def test_on_paraphrases_in_unseen_wording_the_sweep_refuses_and_names_the_zero_component(
     tmp_path, mini_world, capsys
 ):
-    """Issue 22's case: 10 forget items, paraphrased answers worded unlike anything the model was trained
+    """A user's case: 10 forget items, paraphrased answers worded unlike anything the model was trained
     on. The trained model prefers the wrong answers in trained wording, retain truth ratio is 0, model
     utility is 0 for every trial: the sweep must refuse to choose, and say which component and why."""
     from sweep_helpers import CHOICE_SPACE, TRAIN

@@ -26,7 +26,7 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   model whose inputs are laid out differently (a padded batch vs a single unpadded row, another
   batch size, another thread count or CPU kernel). The same sums run in another order and through
   other kernels (masked vs unmasked SDPA, blocked matmuls), so they agree only to a number of ulps of
-  the activations' scale: measured 6e-8 on one machine and 2.5e-5 on another (issue 22), so 1e-4 nats.
+  the activations' scale: measured 6e-8 on one machine and 2.5e-5 on another, so 1e-4 nats.
 * ``REORDERED_FORWARD_RATIO_REL``: a ratio or option-normalised probability built as exp(a - b) of two
   such mean NLLs (TOFU's truth ratio, P_true / sum P): |d ln x| <= |da| + |db|, so twice the above.
 * ``SAME_QK_PROBS_ATOL``: attention probabilities from the SAME fp32 query and key vectors, by the

@@ -99,7 +99,7 @@ class _Smoothing:
 _ACTIVE: dict[str, _Smoothing] = {}
 
 
-def _pretrained_model(model: nn.Module):
+def pretrained_model(model: nn.Module):
     """Return the ``transformers.PreTrainedModel`` behind ``model`` (PEFT, compile, DDP wrappers)."""
     from transformers import PreTrainedModel
 
@@ -280,10 +280,12 @@ def smoothed_attention(
     """Run every self-attention softmax of ``model`` at temperature ``tau`` inside the context.
 
     Args:
-        model: a transformers ``PreTrainedModel`` or a wrapper of one (PEFT ``PeftModel``, DDP,
+        model (`PreTrainedModel`): a transformers model or a wrapper of one (PEFT ``PeftModel``, DDP,
             ``torch.compile``). Its config must use ``"sdpa"`` or ``"eager"`` attention.
-        tau: softmax temperature, ``> 0``; ``> 1`` flattens attention (ASU teacher), ``1`` is a no-op.
-        layers: decoder-layer indices (0-based) to smooth; ``None`` = all layers.
+        tau (`float`): softmax temperature, ``> 0``; ``> 1`` flattens attention (ASU teacher), ``1`` is
+            a no-op.
+        layers (`list[int]`, *optional*, defaults to ``None``): decoder-layer indices (0-based) to
+            smooth; ``None`` = all layers.
 
     Yields:
         ``model`` itself (unchanged object; weights are neither copied nor modified).
@@ -299,7 +301,7 @@ def smoothed_attention(
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not math.isfinite(tau) or tau <= 0:
         raise UserError(f"smoothed_attention: tau must be a finite number > 0, got {tau!r}")
     tau = float(tau)
-    base = _pretrained_model(model)
+    base = pretrained_model(model)
     cls = type(base).__name__
     layer_set = _check_layers(base, layers)
 
@@ -360,7 +362,7 @@ def check_smoothable(model: nn.Module) -> int:
     the original model. Models whose attention bypasses ``AttentionInterface`` (Bloom, GPT-Neo, ...)
     or uses flash/flex kernels are refused by :func:`smoothed_attention` itself.
     """
-    base = _pretrained_model(model)
+    base = pretrained_model(model)
     cls = type(base).__name__
     can_set = getattr(type(base), "_can_set_attn_implementation", None)
     if callable(can_set) and not can_set():
@@ -407,7 +409,7 @@ def attention_weights(
     used, so the returned probabilities are the temperature-scaled ones. Runs under ``torch.no_grad``;
     put the model in ``eval()`` mode (attention dropout would perturb the weights).
     """
-    base = _pretrained_model(model)
+    base = pretrained_model(model)
     cls = type(base).__name__
     current = base.config._attn_implementation
     target = _ACTIVE[current].eager_name if current in _ACTIVE else "eager"

@@ -106,7 +106,7 @@ def spacy_unavailable_reason() -> str | None:
     return None if nlp is not None else info
 
 
-def _resolve_tagger(tagger: str) -> tuple[Any, str]:
+def resolve_tagger(tagger: str) -> tuple[Any, str]:
     """``(spacy pipeline or None, tagger_used)`` for ``auto | spacy | heuristic``."""
     if tagger not in ("auto", "spacy", "heuristic"):
         raise UserError(f"tagger '{tagger}' is unknown; use auto, spacy or heuristic")
@@ -225,14 +225,14 @@ def mask_prompt(question: str, mask_token: str = "something", tagger: str = "aut
     :func:`_heuristic_spans`) become ``mask_token``; whitespace-separated runs collapse into one mask.
     """
     _check_mask_token(mask_token)
-    nlp, used = _resolve_tagger(tagger)
+    nlp, used = resolve_tagger(tagger)
     spans = _spacy_spans(nlp(question)) if nlp is not None else _heuristic_spans(question)
     return _apply_mask(question, spans, mask_token), used
 
 
 def _mask_all(questions: list[str], mask_token: str, tagger: str) -> tuple[list[str], str]:
     _check_mask_token(mask_token)
-    nlp, used = _resolve_tagger(tagger)
+    nlp, used = resolve_tagger(tagger)
     if nlp is not None:
         docs = nlp.pipe(questions, batch_size=256)
         return [_apply_mask(q, _spacy_spans(d), mask_token) for q, d in zip(questions, docs)], used

@@ -1,7 +1,8 @@
-"""Validated configuration: training settings plus one small dataclass per method.
+"""Validated configuration: the training settings, the fields every method shares, and how values are read.
 
-Values come from (lowest to highest priority) the dataclass defaults (taken from the papers, see
-``docs/METHODS.md``), a flat YAML recipe (``--config``) and ``--set key=value`` overrides. Unknown
+Each method's own settings dataclass is declared in :mod:`unlearnkit.catalog`. Values come from (lowest
+to highest priority) the dataclass defaults (taken from the papers, each field's meaning and range
+beside it: :func:`setting`), a flat YAML recipe (``--config``) and ``--set key=value`` overrides. Unknown
 keys are an error with the nearest valid key suggested; ranges are checked in ``__post_init__``.
 """
 
@@ -81,78 +82,159 @@ def check_report_to(report_to: str) -> None:
             )
 
 
-def _check(cond: bool, name: str, value: Any, rule: str) -> None:
+def check_value(cond: bool, name: str, value: Any, rule: str) -> None:
+    """A config field's range check: ``ValueError("name=value is invalid: rule")`` unless ``cond``."""
     if not cond:
         raise ValueError(f"{name}={value!r} is invalid: {rule}")
 
 
+def setting(default: Any, meaning: str, valid: str) -> Any:
+    """A config field with its default, its meaning and its valid range in words.
+
+    The meaning and range are what ``unlearnkit methods NAME`` and ``unlearn --method NAME --help`` print
+    (:func:`help_of`); the range repeats the ``__post_init__`` check for a reader.
+    """
+    return field(default=default, metadata={"help": meaning, "range": valid})
+
+
+def help_of(cls: type, name: str) -> tuple[str, str] | None:
+    """``(meaning, range)`` of field ``name`` of the config dataclass ``cls``: from the nearest class up
+    its bases that declares it with :func:`setting` (a subclass that only changes a default keeps its
+    base's words), or None when none does."""
+    for klass in cls.__mro__:
+        found = getattr(klass, "__dataclass_fields__", {}).get(name)
+        if found is not None and "help" in found.metadata:
+            return found.metadata["help"], found.metadata["range"]
+    return None
+
+
 @dataclass
 class TrainConfig:
-    """Optimisation settings shared by every method (defaults: the ASU authors' TOFU recipe)."""
+    """Optimisation settings shared by every method (defaults: the ASU authors' TOFU recipe).
 
-    lr: float = 1e-5
-    epochs: float = 5.0
-    max_steps: int = -1  # > 0 overrides epochs
-    batch_size: int = 8
-    grad_accum: int = 4  # effective batch 32 as in the ASU/TOFU recipes
-    weight_decay: float = 0.01
-    warmup_epochs: float = 1.0  # the ASU authors warm up for one epoch
-    lr_scheduler: str = "linear"
-    max_grad_norm: float = 1.0
-    seed: int = 0
-    max_length: int = 512
-    save_every: int = 0  # optimiser steps between checkpoints; 0 = no checkpoints
-    save_total_limit: int = 2
-    reference: str = "auto"  # copy | adapter | cache | auto (cheapest exact one available)
-    cache_topk: int = 0  # reference=cache: 0 = exact full-vocabulary targets; k > 0 = top-k + residual mass
-    # auto | fp32 | bf16 | fp16 (mixed: float32 master weights under autocast) | bf16-true (bfloat16
-    # weights, gradients and optimiser states). auto: from the weights' dtype (unlearnkit.models.
-    # resolve_placement): bfloat16 weights -> bf16-true, float32 -> bf16 on GPUs that have it, else fp32.
-    precision: str = "auto"
-    # TrainingArguments.optim: auto = transformers' default (adamw_torch_fused); bitsandbytes'
-    # paged / 8-bit optimisers (paged_adamw_32bit, as open-unlearning, adamw_8bit ...) need the extra
-    # unlearnkit[bnb].
-    optim: str = "auto"
-    report_to: str = "none"  # none | tensorboard | wandb (TrainingArguments.report_to; optional extras)
-    gradient_checkpointing: bool = False
-    prompt_format: str = "auto"  # auto | chat | plain
-    # Chat templates only: the system message ("" = none; "auto" = open-unlearning's choice per model
-    # family: none for Llama-2-chat, "You are a helpful assistant." for Llama-3.x / Qwen ...; see
-    # unlearnkit.data.encode.resolve_system_prompt) and the date Llama-3.x templates print, fixed so
-    # prompts do not change with today's date (the same defaults as unlearnkit.data.encode's
-    # DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING).
-    system_prompt: str = "auto"
-    date_string: str = "10 Apr 2025"
-    lora_r: int = 0  # 0 = train all weights; > 0 trains LoRA adapters of this rank
-    lora_alpha: float = 16.0
-    lora_dropout: float = 0.0
-    lora_target: str = "all-linear"
-    lora_save: str = "merged"  # merged | adapter
-    # unlearn only (unlearnkit.train.collapse_guard): a few retain / general questions answered greedily
-    # every ~10 % of the steps; off | warn (a line on stderr, a record in the card) | stop (end training,
-    # keep the weights of the last probe that passed). collapse_fraction: the probe's ROUGE-L (and
-    # token entropy) below this share of its step-0 value counts as a collapse.
-    collapse_guard: str = "warn"
-    collapse_fraction: float = 0.5
+    Each field carries its meaning and valid range (:func:`setting`): ``unlearnkit methods NAME`` and
+    ``unlearn --method NAME --help`` print them, so a key cannot ship undocumented.
+    """
+
+    lr: float = setting(1e-5, "peak learning rate (AdamW)", "> 0")
+    epochs: float = setting(5.0, "passes over the forget set (ignored when max_steps > 0)", "> 0")
+    max_steps: int = setting(-1, "optimiser steps; > 0 overrides epochs", "-1 (off) or >= 1")
+    batch_size: int = setting(8, "forget (and paired retain) examples per device per micro-batch", ">= 1")
+    grad_accum: int = setting(  # effective batch 32 as in the ASU / TOFU recipes
+        4, "micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices)", ">= 1"
+    )
+    weight_decay: float = setting(0.01, "AdamW weight decay", ">= 0")
+    warmup_epochs: float = setting(  # the ASU authors warm up for one epoch
+        1.0, "linear warm-up length, in epochs", ">= 0"
+    )
+    lr_scheduler: str = setting(
+        "linear",
+        "learning-rate schedule after warm-up",
+        "linear | cosine | constant | constant_with_warmup",
+    )
+    max_grad_norm: float = setting(1.0, "gradient clipping norm", ">= 0 (0 = no clipping)")
+    seed: int = setting(
+        0, "seed of data order, initialisation and sampling: same seed, same weights", "any integer"
+    )
+    max_length: int = setting(
+        512, "longest question + answer in tokens; longer rows are an error, never cut", ">= 8"
+    )
+    save_every: int = setting(0, "optimiser steps between checkpoints (for --resume)", ">= 0 (0 = none)")
+    save_total_limit: int = setting(2, "checkpoints kept", ">= 1")
+    reference: str = setting(
+        "auto",
+        "how the original model's outputs are obtained (NPO, KL retain, ASU): a frozen copy, the LoRA "
+        "base with adapters off, a cache computed before training, or the cheapest exact one",
+        "auto | copy | adapter (needs lora_r > 0) | cache",
+    )
+    cache_topk: int = setting(
+        0,
+        "reference=cache: keep the top-k logits + residual mass instead of the full vocabulary",
+        ">= 0 (0 = exact)",
+    )
+    # auto resolves in unlearnkit.models.resolve_placement.
+    precision: str = setting(
+        "auto",
+        "training precision: bf16 / fp16 are mixed (float32 master weights under autocast), bf16-true "
+        "trains bfloat16 weights and optimiser states (as open-unlearning); auto follows the weights' "
+        "dtype (--dtype): bfloat16 -> bf16-true, float32 -> bf16 on GPUs that have it, else fp32",
+        "auto | fp32 | bf16 | fp16 | bf16-true",
+    )
+    optim: str = setting(
+        "auto",
+        "the optimiser (TrainingArguments.optim; auto: transformers' default adamw_torch_fused); "
+        "bitsandbytes' paged / 8-bit ones (paged_adamw_32bit as open-unlearning, adamw_8bit ...) need "
+        "pip install 'unlearnkit[bnb]'",
+        "auto | any transformers OptimizerNames value",
+    )
+    report_to: str = setting(
+        "none",
+        "where the Trainer sends its logs (loss terms, --eval-every metrics); same as --report-to",
+        "none | tensorboard | wandb (needs the package: unlearnkit[tracking])",
+    )
+    gradient_checkpointing: bool = setting(
+        False, "recompute activations in the backward pass (less memory, ~30% slower)", "true | false"
+    )
+    prompt_format: str = setting(
+        "auto",
+        "how a question is shown to the model: its chat template, or 'Question: ... Answer:'",
+        "auto | chat | plain",
+    )
+    # The same defaults as unlearnkit.data.encode's DEFAULT_SYSTEM_PROMPT / DEFAULT_DATE_STRING (the
+    # date is fixed so that prompts do not change with today's date).
+    system_prompt: str = setting(
+        "auto",
+        "chat templates only: the system message (auto: none for Llama-2-chat templates and templates "
+        "without a system role, else 'You are a helpful assistant.', as open-unlearning)",
+        "auto | any text ('' = none)",
+    )
+    date_string: str = setting(
+        "10 Apr 2025",
+        "chat templates only: the date Llama-3.x templates print (fixed for reproducibility)",
+        "any text",
+    )
+    lora_r: int = setting(0, "LoRA rank; 0 trains every weight", ">= 0")
+    lora_alpha: float = setting(16.0, "LoRA scaling alpha", "> 0")
+    lora_dropout: float = setting(0.0, "LoRA dropout", "[0, 1)")
+    lora_target: str = setting(
+        "all-linear", "modules that get LoRA adapters", "all-linear or comma-separated module names"
+    )
+    lora_save: str = setting(
+        "merged", "with LoRA: save the merged model or the adapter alone", "merged | adapter"
+    )
+    # unlearnkit.train.collapse_guard runs the probes.
+    collapse_guard: str = setting(
+        "warn",
+        "unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at "
+        "step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below "
+        "collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the "
+        "last state that passed (--no-collapse-guard = off)",
+        "off | warn | stop",
+    )
+    collapse_fraction: float = setting(
+        0.5,
+        "collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy)",
+        "(0, 1)",
+    )
 
     def __post_init__(self) -> None:
-        _check(self.lr > 0, "lr", self.lr, "must be > 0")
-        _check(self.epochs > 0, "epochs", self.epochs, "must be > 0")
-        _check(self.batch_size >= 1, "batch_size", self.batch_size, "must be >= 1")
-        _check(self.grad_accum >= 1, "grad_accum", self.grad_accum, "must be >= 1")
-        _check(self.weight_decay >= 0, "weight_decay", self.weight_decay, "must be >= 0")
-        _check(self.warmup_epochs >= 0, "warmup_epochs", self.warmup_epochs, "must be >= 0")
-        _check(self.max_grad_norm >= 0, "max_grad_norm", self.max_grad_norm, "must be >= 0")
-        _check(self.max_length >= 8, "max_length", self.max_length, "must be >= 8")
-        _check(self.save_every >= 0, "save_every", self.save_every, "must be >= 0")
-        _check(self.save_total_limit >= 1, "save_total_limit", self.save_total_limit, "must be >= 1")
-        _check(
+        check_value(self.lr > 0, "lr", self.lr, "must be > 0")
+        check_value(self.epochs > 0, "epochs", self.epochs, "must be > 0")
+        check_value(self.batch_size >= 1, "batch_size", self.batch_size, "must be >= 1")
+        check_value(self.grad_accum >= 1, "grad_accum", self.grad_accum, "must be >= 1")
+        check_value(self.weight_decay >= 0, "weight_decay", self.weight_decay, "must be >= 0")
+        check_value(self.warmup_epochs >= 0, "warmup_epochs", self.warmup_epochs, "must be >= 0")
+        check_value(self.max_grad_norm >= 0, "max_grad_norm", self.max_grad_norm, "must be >= 0")
+        check_value(self.max_length >= 8, "max_length", self.max_length, "must be >= 8")
+        check_value(self.save_every >= 0, "save_every", self.save_every, "must be >= 0")
+        check_value(self.save_total_limit >= 1, "save_total_limit", self.save_total_limit, "must be >= 1")
+        check_value(
             self.reference in ("auto", "copy", "adapter", "cache"),
             "reference",
             self.reference,
             "use auto, copy, adapter or cache",
         )
-        _check(
+        check_value(
             self.precision in PRECISIONS,
             "precision",
             self.precision,
@@ -160,38 +242,40 @@ class TrainConfig:
         )
         check_optim(self.optim)
         check_report_to(self.report_to)
-        _check(
+        check_value(
             self.prompt_format in ("auto", "chat", "plain"),
             "prompt_format",
             self.prompt_format,
             "use auto, chat or plain",
         )
-        _check(
+        check_value(
             self.lr_scheduler in ("linear", "cosine", "constant", "constant_with_warmup"),
             "lr_scheduler",
             self.lr_scheduler,
             "use linear, cosine, constant or constant_with_warmup",
         )
-        _check(self.lora_r >= 0, "lora_r", self.lora_r, "must be >= 0")
-        _check(self.cache_topk >= 0, "cache_topk", self.cache_topk, "must be >= 0 (0 = exact)")
-        _check(
+        check_value(self.lora_r >= 0, "lora_r", self.lora_r, "must be >= 0")
+        check_value(self.cache_topk >= 0, "cache_topk", self.cache_topk, "must be >= 0 (0 = exact)")
+        check_value(
             not (self.reference == "adapter" and self.lora_r == 0),
             "reference",
             self.reference,
             "adapter needs LoRA: add --set lora_r=8 (or use reference=copy)",
         )
-        _check(self.lora_save in ("merged", "adapter"), "lora_save", self.lora_save, "use merged or adapter")
-        _check(0 <= self.lora_dropout < 1, "lora_dropout", self.lora_dropout, "must be in [0, 1)")
+        check_value(
+            self.lora_save in ("merged", "adapter"), "lora_save", self.lora_save, "use merged or adapter"
+        )
+        check_value(0 <= self.lora_dropout < 1, "lora_dropout", self.lora_dropout, "must be in [0, 1)")
         # YAML reads a bare `collapse_guard: off` as false (and `on` as true)
         aliases = {"false": "off", "no": "off", "0": "off", "true": "warn", "on": "warn", "yes": "warn"}
         self.collapse_guard = aliases.get(str(self.collapse_guard).strip().lower(), self.collapse_guard)
-        _check(
+        check_value(
             self.collapse_guard in COLLAPSE_ACTIONS,
             "collapse_guard",
             self.collapse_guard,
             "use off, warn or stop",
         )
-        _check(
+        check_value(
             0 < self.collapse_fraction < 1,
             "collapse_fraction",
             self.collapse_fraction,
@@ -199,217 +283,50 @@ class TrainConfig:
         )
 
 
+LOSS_REDUCTION = (
+    "token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer "
+    "token of the batch (as TOFU / open-unlearning)",
+    "sequence | token",
+)
+
+
 @dataclass
 class MethodConfig:
     """Fields every method has: how forget and retain terms are weighted and which retain loss runs.
 
-    ``L = forget_weight * L_forget + retain_weight * L_retain``.
+    ``L = forget_weight * L_forget + retain_weight * L_retain``. Each method's own settings subclass
+    this in :mod:`unlearnkit.catalog`.
     """
 
-    forget_weight: float = 1.0
-    retain_weight: float = 1.0
-    retain_loss: str = "nll"  # nll (NLL on retain answers) | kl (KL(p_ref || p_theta), answer tokens) | none
-    # How GA / GD / WGA / IDK and the retain NLL / KL average their tokens: sequence = per-sequence mean,
-    # then over the batch; token = one mean over every answer token of the batch (Hugging Face's
-    # outputs.loss, as TOFU, open-unlearning and the ASU authors). See docs/CONVENTIONS.md.
-    loss_reduction: str = "sequence"
-    # SAM on the forget term (Fan et al., arXiv 2502.05374): radius of the weight perturbation the forget
-    # gradient is taken at (unlearnkit.train.sam); 0 = off (the plain method, bit for bit).
-    sam_rho: float = 0.0
+    forget_weight: float = setting(1.0, "weight of the forget term (alias 'lambda': ASU's lambda)", ">= 0")
+    retain_weight: float = setting(1.0, "weight of the retain term (RMU: the paper's alpha)", ">= 0")
+    # kl: KL(p_ref || p_theta) on the retain answer tokens
+    retain_loss: str = setting(
+        "nll", "retain term: NLL on retain answers, KL to the original model, or none", "nll | kl | none"
+    )
+    # token = Hugging Face's outputs.loss, as TOFU, open-unlearning and the ASU authors average; see
+    # docs/CONVENTIONS.md.
+    loss_reduction: str = setting("sequence", *LOSS_REDUCTION)
+    # Fan et al., arXiv 2502.05374 (unlearnkit.train.sam); 0 = the plain method, bit for bit.
+    sam_rho: float = setting(
+        0.0,
+        "SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)",
+        ">= 0 (0 = off)",
+    )
 
     def __post_init__(self) -> None:
-        _check(self.sam_rho >= 0, "sam_rho", self.sam_rho, "must be >= 0 (0 = off)")
-        _check(
+        check_value(self.sam_rho >= 0, "sam_rho", self.sam_rho, "must be >= 0 (0 = off)")
+        check_value(
             self.loss_reduction in ("sequence", "token"),
             "loss_reduction",
             self.loss_reduction,
             "use sequence or token",
         )
-        _check(self.forget_weight >= 0, "forget_weight", self.forget_weight, "must be >= 0")
-        _check(self.retain_weight >= 0, "retain_weight", self.retain_weight, "must be >= 0")
-        _check(
+        check_value(self.forget_weight >= 0, "forget_weight", self.forget_weight, "must be >= 0")
+        check_value(self.retain_weight >= 0, "retain_weight", self.retain_weight, "must be >= 0")
+        check_value(
             self.retain_loss in RETAIN_LOSSES, "retain_loss", self.retain_loss, f"use one of {RETAIN_LOSSES}"
         )
-
-
-@dataclass
-class GAConfig(MethodConfig):
-    """Gradient ascent alone (no retain term by default)."""
-
-    retain_loss: str = "none"
-
-
-@dataclass
-class GDConfig(MethodConfig):
-    """Gradient difference: GA on forget + NLL on retain."""
-
-
-@dataclass
-class NPOConfig(MethodConfig):
-    """NPO (arXiv 2404.05868); beta from the paper."""
-
-    beta: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta > 0, "beta", self.beta, "must be > 0")
-
-
-@dataclass
-class WGAConfig(MethodConfig):
-    """Weighted gradient ascent (arXiv 2502.19301); beta in the paper's range 1-5."""
-
-    beta: float = 1.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta > 0, "beta", self.beta, "must be > 0")
-
-
-@dataclass
-class IDKConfig(MethodConfig):
-    """IDK fine-tuning: NLL of a refusal to each forget question, plus the retain term."""
-
-
-@dataclass
-class ASUConfig(MethodConfig):
-    """Attention Smoothing Unlearning (arXiv 2603.01285). ``forget_weight`` is the paper's lambda.
-
-    Defaults from the authors' Llama-2-7B TOFU recipe: tau 2.3, lambda 0.1 (stable for tau in [2, 2.8]).
-    ``layers``: comma-separated decoder-layer indices to smooth (empty = all layers).
-    ``idk``: ASU+IDK (first answer token excluded from the KL, plus the IDK loss).
-    ``lambda_scales_idk``: with ``idk``, whether lambda (``forget_weight``) multiplies the IDK term too,
-    ``L = lambda * (KL + IDK) + L_retain`` (true, the default) or only the KL,
-    ``L = lambda * KL + IDK + L_retain`` (false). The authors' code never ran this combination, so
-    neither is "theirs".
-    ``raw_text``: KL over every token of the passage (MUSE-style); raw ``text`` rows are used as they
-    are, QA rows become "question answer" passages.
-    """
-
-    forget_weight: float = 0.1
-    tau: float = 2.3
-    layers: str = ""
-    idk: bool = False
-    lambda_scales_idk: bool = True
-    raw_text: bool = False
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.tau > 0, "tau", self.tau, "must be > 0 (tau > 1 smooths attention)")
-        self.layer_list()
-
-    def layer_list(self) -> list[int] | None:
-        if not str(self.layers).strip():
-            return None
-        try:
-            layers = [int(x) for x in str(self.layers).replace(";", ",").split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(
-                f"layers={self.layers!r} is invalid: use comma-separated layer indices, e.g. 6,7,8"
-            ) from None
-        _check(all(x >= 0 for x in layers), "layers", self.layers, "indices must be >= 0")
-        return layers
-
-
-@dataclass
-class SimNPOConfig(MethodConfig):
-    """SimNPO (arXiv 2410.07163): reference-free, length-normalised NPO; beta 2.5-4.5, gamma 0."""
-
-    beta: float = 2.5
-    gamma: float = 0.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta > 0, "beta", self.beta, "must be > 0")
-
-
-@dataclass
-class DPOConfig(MethodConfig):
-    """IdkDPO (arXiv 2404.05868 baseline): prefer a refusal over the forget answer; beta 0.1."""
-
-    beta: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta > 0, "beta", self.beta, "must be > 0")
-
-
-@dataclass
-class IDKAPConfig(MethodConfig):
-    """IDK+AP (arXiv 2410.08109): refusal NLL on forget + answer preservation on retain (replaces retain NLL)."""
-
-    beta: float = 0.1
-    retain_loss: str = "none"  # AP is the retain term; an extra NLL/KL term can be added
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta > 0, "beta", self.beta, "must be > 0")
-
-
-@dataclass
-class MEConfig(MethodConfig):
-    """ME+GD (arXiv 2410.08109): maximise entropy on forget answers (weight 0.1) + retain NLL."""
-
-    forget_weight: float = 0.1
-
-
-@dataclass
-class UNDIALConfig(MethodConfig):
-    """UNDIAL (arXiv 2402.10052): self-distillation towards the reference with the true token's logit lowered."""
-
-    beta: float = 10.0
-    retain_loss: str = "none"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.beta >= 0, "beta", self.beta, "must be >= 0")
-
-
-@dataclass
-class RMUConfig(MethodConfig):
-    """RMU (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on forget data to ``steering_coeff * u``.
-
-    ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x ``train_modules``
-    are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` = every layer.
-    The retain term is the activation MSE to the frozen model, not NLL/KL.
-    """
-
-    layer: int = 7
-    steering_coeff: float = 6.5
-    retain_weight: float = 1200.0
-    retain_loss: str = "none"
-    train_layers: str = "5,6,7"
-    train_modules: str = "mlp.down_proj"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.layer >= 0, "layer", self.layer, "must be >= 0")
-        _check(self.steering_coeff > 0, "steering_coeff", self.steering_coeff, "must be > 0")
-        self.train_layer_list()
-
-    def train_layer_list(self) -> list[int] | None:
-        text = str(self.train_layers).strip()
-        if not text:
-            return None
-        try:
-            return [int(x) for x in text.split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(f"train_layers={self.train_layers!r} is invalid: use e.g. 5,6,7") from None
-
-
-@dataclass
-class ASURMUConfig(RMUConfig):
-    """ASU representation variant (arXiv 2603.01285, WMDP): RMU whose target is the frozen model's own
-    layer activation under smoothed attention (instead of ``steering_coeff * u``)."""
-
-    tau: float = 2.0
-    layers: str = ""  # attention layers to smooth (empty = all)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.tau > 0, "tau", self.tau, "must be > 0")
-
-    layer_list = ASUConfig.layer_list
 
 
 DISTILL_SPLITS = ("retain", "general", "forget", "corpus", "text")
@@ -424,7 +341,7 @@ class DistillConfig:
     corpus, ``WORLD/corpus/general.jsonl``: raw text, KL on every token, as UNDO distils on
     pretraining-like text) and ``text`` (the file of ``distill_text``). The default leaves ``forget``
     out: on the embedded world, forget questions in the distillation data halved the robustness gain
-    (relearning gap +0.16 instead of -0.04, issue 11's probe), since the teacher's residual forget
+    (relearning gap +0.16 instead of -0.04), since the teacher's residual forget
     knowledge is then distilled back in.
     ``distill_text``: a JSON Lines file of ``{"text": ...}`` rows, distilled on in addition to
     ``distill_on`` (``distill_on=text`` for the file alone). For a real model: a slice of a corpus like
@@ -446,19 +363,40 @@ class DistillConfig:
     the schedule runs whole unless ``stop_epochs`` is given too.
     """
 
-    distill_on: str = "retain,general"
-    distill_text: str = ""
-    retain_nll_weight: float = 3.0
-    loss_reduction: str = "sequence"
-    stop_epochs: float = 0.0
+    distill_on: str = setting(
+        "retain,general",
+        "what the student is distilled on: benchmark splits (KL on the answer tokens of their questions), "
+        "corpus (the world's corpus/general.jsonl in --data or its parent: raw text, KL on every token, "
+        "as UNDO distils), text (the file of distill_text)",
+        "comma list of retain, general, forget, corpus, text",
+    )
+    distill_text: str = setting(
+        "",
+        'a JSON Lines file of {"text": ...} rows distilled on too (KL on every token); for a real model a '
+        "slice of a corpus like its pretraining data, never the forget set",
+        "a file path ('' = none)",
+    )
+    retain_nll_weight: float = setting(
+        3.0,
+        "weight of NLL on the true answers (raw text: its tokens) of the non-forget rows, added to the KL "
+        "to the teacher",
+        ">= 0",
+    )
+    loss_reduction: str = setting("sequence", *LOSS_REDUCTION)
+    stop_epochs: float = setting(
+        0.0,
+        "end training after this many epochs while the learning rate follows the whole epochs schedule "
+        "(a checkpoint of a longer run, as bench/robustness.py stops UNDO); must not exceed epochs",
+        ">= 0 (0 = the whole schedule)",
+    )
 
     def __post_init__(self) -> None:
         self.splits()
-        _check(self.retain_nll_weight >= 0, "retain_nll_weight", self.retain_nll_weight, "must be >= 0")
-        _check(
+        check_value(self.retain_nll_weight >= 0, "retain_nll_weight", self.retain_nll_weight, "must be >= 0")
+        check_value(
             self.stop_epochs >= 0, "stop_epochs", self.stop_epochs, "must be >= 0 (0 = the whole schedule)"
         )
-        _check(
+        check_value(
             self.loss_reduction in ("sequence", "token"),
             "loss_reduction",
             self.loss_reduction,
@@ -468,13 +406,13 @@ class DistillConfig:
     def splits(self) -> list[str]:
         """The parts to distill on: ``distill_on``, plus ``text`` when ``distill_text`` is set."""
         names = [x.strip() for x in str(self.distill_on).split(",") if x.strip()]
-        _check(
+        check_value(
             bool(names) and all(n in DISTILL_SPLITS for n in names) and len(set(names)) == len(names),
             "distill_on",
             self.distill_on,
             f"use a comma list of distinct names from {', '.join(DISTILL_SPLITS)}",
         )
-        _check(
+        check_value(
             "text" not in names or bool(str(self.distill_text).strip()),
             "distill_on",
             self.distill_on,
@@ -483,48 +421,6 @@ class DistillConfig:
         if str(self.distill_text).strip() and "text" not in names:
             names.append("text")
         return names
-
-
-@dataclass
-class TokenSelectionConfig:
-    """TokenUnlearn selection (arXiv 2605.00364): hard top-r or soft softmax(phi / tau_w) weights."""
-
-    selection: str = "hard"  # hard | soft
-    r: float = 0.2  # hard: fraction of answer tokens kept (at least one per sequence)
-    alpha: float = 0.7  # phi = alpha * Delta + (1 - alpha) * H (paper's best: entropy weight 0.3)
-    tau_w: float = 1.0  # soft: temperature of the softmax over phi
-    mask_token: str = "something"  # what replaces nouns / proper nouns / numbers in the masked prompt
-    tagger: str = "auto"  # auto | spacy | heuristic
-
-    def _check_selection(self) -> None:
-        _check(self.selection in ("hard", "soft"), "selection", self.selection, "use hard or soft")
-        _check(0 < self.r <= 1, "r", self.r, "must be in (0, 1]")
-        _check(0 <= self.alpha <= 1, "alpha", self.alpha, "must be in [0, 1]")
-        _check(self.tau_w > 0, "tau_w", self.tau_w, "must be > 0")
-        _check(
-            self.tagger in ("auto", "spacy", "heuristic"),
-            "tagger",
-            self.tagger,
-            "use auto, spacy or heuristic",
-        )
-
-
-def token_variant(base: type) -> type:
-    """The T-/S- config of a base method: its fields plus TokenSelectionConfig's, retain KL by default."""
-
-    def post_init(self) -> None:
-        base.__post_init__(self)
-        TokenSelectionConfig._check_selection(self)
-
-    fields = [(f.name, f.type, field(default=f.default)) for f in dataclasses.fields(TokenSelectionConfig)]
-    cls = dataclasses.make_dataclass(
-        f"Token{base.__name__}",
-        fields + [("retain_loss", str, field(default="kl"))],
-        bases=(base,),
-        namespace={"__post_init__": post_init, "_check_selection": TokenSelectionConfig._check_selection},
-    )
-    cls.__doc__ = f"TokenUnlearn variant of {base.__name__}: {base.__doc__}"
-    return cls
 
 
 # ---------------------------------------------------------------------------------------------

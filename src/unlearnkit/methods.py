@@ -5,7 +5,7 @@
 ``DPOConfig``: one class per registered method, named by its method's name in capitals without ``-`` /
 ``_`` plus ``Config`` (``npo`` -> ``NPOConfig``, ``asu_kl`` -> ``ASUKLConfig``, ``t-npo`` ->
 ``TNPOConfig``). Its fields are the training settings (:class:`unlearnkit.config.TrainConfig`: ``lr``,
-``epochs``, ``batch_size`` ...) and the method's own (its dataclass in :mod:`unlearnkit.config`:
+``epochs``, ``batch_size`` ...) and the method's own (its dataclass in :mod:`unlearnkit.catalog`:
 ``beta``, ``tau``, ``forget_weight`` ...), with their defaults and checks, read from those dataclasses:
 nothing here repeats a default.
 
@@ -14,9 +14,8 @@ what a model folder records for its scale (a tiny model's recipe, :func:`unlearn
 exactly as ``--set`` does on the command line; the others are the defaults the command would use too.
 ``dataclasses.replace`` passes every field again, so on a copy made with it every field counts as set.
 
-The table of which config dataclass each registered method uses (:func:`light_config`) also lives here,
-so that a method name is checked without importing torch; ``tests/test_cli_validation.py`` checks it
-against the real registry (``unlearnkit.train.methods.METHODS``) field by field.
+Which settings dataclass each method has, its paper and its name are read from the method's one
+declaration in :mod:`unlearnkit.catalog`; this module only joins them with the training settings.
 """
 
 from __future__ import annotations
@@ -27,65 +26,14 @@ import re
 import typing
 from typing import Any, ClassVar
 
+from unlearnkit import catalog
 from unlearnkit import config as C
 from unlearnkit.errors import ArgumentError, UserError
-
-_PLAIN = {
-    "ga": C.GAConfig,
-    "gd": C.GDConfig,
-    "npo": C.NPOConfig,
-    "wga": C.WGAConfig,
-    "idk": C.IDKConfig,
-    "simnpo": C.SimNPOConfig,
-    "idk_dpo": C.DPOConfig,
-    "idk_ap": C.IDKAPConfig,
-    "me_gd": C.MEConfig,
-    "undial": C.UNDIALConfig,
-    "rmu": C.RMUConfig,
-    "asu_rmu": C.ASURMUConfig,
-    "asu": C.ASUConfig,
-    "asu_gd": C.ASUConfig,
-}
-_WITH_DEFAULTS = {"asu_kl": (C.ASUConfig, {"retain_loss": "kl"}), "asu_idk": (C.ASUConfig, {"idk": True})}
-_TOKEN_BASES = ("ga", "wga", "npo", "rmu", "asu")
-
-
-def _with_default(cls: type, **defaults) -> type:
-    fields = [(k, type(v), dataclasses.field(default=v)) for k, v in defaults.items()]
-    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
-
-
-def normalise(name: str) -> str:
-    """As ``methods.get_method``: case-insensitive, ``t_npo`` = ``t-npo``."""
-    key = name.strip().lower()
-    return key.replace("_", "-") if key.startswith(("t_", "s_")) else key
-
-
-def light_config(name: str) -> type | None:
-    """The config class of a built-in method, or None when this table does not know ``name``."""
-    key = normalise(name)
-    if key in _PLAIN:
-        return _PLAIN[key]
-    if key in _WITH_DEFAULTS:
-        base, defaults = _WITH_DEFAULTS[key]
-        return _with_default(base, **defaults)
-    prefix, _, base = key.partition("-")
-    if prefix in ("t", "s") and base in _TOKEN_BASES:
-        extra = {"retain_loss": "none"} if base == "rmu" else {}
-        selection = "hard" if prefix == "t" else "soft"
-        return _with_default(C.token_variant(_PLAIN[base]), selection=selection, **extra)
-    return None
-
-
-def light_names() -> list[str]:
-    """Every registered method's name, in the registry's order of families."""
-    tokens = [f"{p}-{b}" for b in _TOKEN_BASES for p in ("t", "s")]
-    return [*_PLAIN, *_WITH_DEFAULTS, *tokens]
 
 
 def class_name(method: str) -> str:
     """``npo`` -> ``NPOConfig``, ``asu_kl`` -> ``ASUKLConfig``, ``t-npo`` -> ``TNPOConfig``."""
-    return "".join(part.upper() for part in re.split(r"[-_]", normalise(method))) + "Config"
+    return "".join(part.upper() for part in re.split(r"[-_]", catalog.normalise(method))) + "Config"
 
 
 def check_method_name(name: Any, argument: str = "method") -> str:
@@ -96,14 +44,14 @@ def check_method_name(name: Any, argument: str = "method") -> str:
             f"{argument}={name!r}: give a method name ('npo') or a config from unlearnkit.methods "
             "(NPOConfig(...))"
         )
-    if light_config(name) is not None:
-        return normalise(name)
-    import difflib
-
-    known = light_names()
-    near = difflib.get_close_matches(normalise(name), known, n=1)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
-    raise ArgumentError(f"{argument}={name!r}: unknown method{hint} (known: {', '.join(sorted(known))})")
+    spec = catalog.find(name)
+    if spec is not None:
+        return spec.name
+    near = catalog.nearest(name)
+    hint = f"; did you mean {near!r}?" if near else ""
+    raise ArgumentError(
+        f"{argument}={name!r}: unknown method{hint} (known: {', '.join(sorted(catalog.METHODS))})"
+    )
 
 
 class UnlearnConfig:
@@ -132,7 +80,7 @@ class UnlearnConfig:
     def __post_init__(self) -> None:
         try:
             train_cfg, method_cfg = C.build_configs(
-                light_config(self.method), self.values(), caller=type(self).__name__
+                catalog.settings_class(self.method), self.values(), caller=type(self).__name__
             )
         except ArgumentError:
             raise
@@ -177,7 +125,7 @@ def _doc_of(cls: type) -> str:
 
 
 def _config_class(method: str) -> type:
-    settings = light_config(method)
+    settings = catalog.settings_class(method)
     train = _fields_of(C.TrainConfig)
     own = _fields_of(settings)
     clash = {n for n, _, _ in train} & {n for n, _, _ in own}
@@ -194,7 +142,7 @@ def _config_class(method: str) -> type:
     cls.__init__ = _tracking_init(cls.__init__)
     cls.__doc__ = (
         f"The settings of ``{method}``: its own ({', '.join(n for n, _, _ in own)}; from "
-        f"unlearnkit.config.{settings.__name__}: {_doc_of(settings)}) and the training settings of "
+        f"unlearnkit.catalog.{settings.__name__}: {_doc_of(settings)}) and the training settings of "
         "unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments only."
     )
     return cls
@@ -203,8 +151,8 @@ def _config_class(method: str) -> type:
 @functools.cache
 def configs() -> dict[str, type]:
     """Method name -> its config class, for every registered method (built on first use: importing this
-    module stays as cheap as the ``--method`` check that reads :func:`light_config`)."""
-    return {name: _config_class(name) for name in light_names()}
+    module stays as cheap as the ``--method`` check)."""
+    return {name: _config_class(name) for name in catalog.METHODS}
 
 
 def config_class(method: str) -> type:
@@ -217,7 +165,7 @@ __all__ = [
     "check_method_name",
     "config_class",
     "configs",
-    *(class_name(name) for name in light_names()),
+    *(class_name(name) for name in catalog.METHODS),
 ]
 
 

@@ -28,7 +28,7 @@ PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
-def _is_local(name: str) -> bool:
+def is_local(name: str) -> bool:
     """A path, never to be sent to the Hub: it exists, or it cannot be a hub id (``./x``, ``~/x``,
     ``a/b/c``, a backslash), or its parent folder exists (``runs/target`` with ``./runs`` present), or
     it is one word a letter or two away from a model folder of the current directory (a typo)."""
@@ -109,7 +109,7 @@ def check_model_path(name: str, flag: str = "--model") -> None:
     """
     name = str(name)
     path = Path(name).expanduser()
-    if not _is_local(name):
+    if not is_local(name):
         if hub_offline() and not _in_hub_cache(name):
             raise UserError(
                 f"{flag} {name}: no such local folder, and {offline_variable()}=1 forbids downloading it from the "
@@ -218,7 +218,7 @@ def _load_error(name: str, what: str, err: BaseException) -> UserError:
             f"--model {name}: its {what} needs the folder's own Python code, which unlearnkit does not run "
             "unless you pass --trust-remote-code (only for code you have read and trust)"
         )
-    if not _is_local(name):
+    if not is_local(name):
         return UserError(
             f"--model {name}: not a local folder, and the Hugging Face Hub could not provide its {what} "
             f"({_first_line(err)})"
@@ -298,7 +298,7 @@ def checkpoint_dtype(name: str | None) -> str | None:
     if name is None:
         return None
     path = Path(str(name)).expanduser()
-    if _is_local(str(name)) and is_adapter_folder(path):
+    if is_local(str(name)) and is_adapter_folder(path):
         base = adapter_base(path)
         return checkpoint_dtype(base) if base else None
     data: dict = {}
@@ -307,7 +307,7 @@ def checkpoint_dtype(name: str | None) -> str | None:
             data = json.loads((path / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-    elif not _is_local(str(name)):
+    elif not is_local(str(name)):
         try:
             from transformers import AutoConfig
 
@@ -457,7 +457,7 @@ def load_model(
     from transformers import AutoModelForCausalLM
 
     check_model_path(name)
-    if _is_local(str(name)) and is_adapter_folder(name):
+    if is_local(str(name)) and is_adapter_folder(name):
         # An adapter saved alone: load its base, apply the adapter, merge (safetensors on both sides).
         from peft import PeftModel
 
@@ -486,7 +486,7 @@ def load_tokenizer(name: str, trust_remote_code: bool = False):
     from transformers import AutoTokenizer
 
     if (
-        _is_local(str(name))
+        is_local(str(name))
         and is_adapter_folder(name)
         and not (Path(name) / "tokenizer_config.json").is_file()
     ):
@@ -533,9 +533,9 @@ def check_supported(
       ``num_hidden_layers`` blocks, where RMU hooks its layer);
     * ``gradient_checkpointing``: the architecture must implement activation checkpointing.
     """
-    from unlearnkit.attention import _pretrained_model, check_smoothable
+    from unlearnkit.attention import check_smoothable, pretrained_model
 
-    base = _pretrained_model(model)
+    base = pretrained_model(model)
     cls = type(base).__name__
     if gradient_checkpointing and not getattr(base, "supports_gradient_checkpointing", False):
         raise UserError(
@@ -705,7 +705,7 @@ def hub_base_model(name: str | None) -> str | None:
     chain tiny-scale local folders -> Llama-3.2-1B keeps pointing at the Hub model); None otherwise."""
     if not name or name == "tiny":
         return None
-    if not _is_local(str(name)):
+    if not is_local(str(name)):
         return str(name)
     readme = Path(str(name)).expanduser() / "README.md"
     if not readme.is_file():

@@ -25,8 +25,9 @@ from typing import Any
 
 from unlearnkit.api.data import benchmark_of, check_lengths_of, is_benchmark_spec, rows_of
 from unlearnkit.api.errors import python_errors
+from unlearnkit.catalog import settings_class
 from unlearnkit.errors import ArgumentError
-from unlearnkit.methods import UnlearnConfig, check_method_name, light_config
+from unlearnkit.methods import UnlearnConfig, check_method_name
 from unlearnkit.pipelines.unlearn import UnlearnResult
 
 # The pipeline's flags as this function's keywords, for its errors.
@@ -146,7 +147,7 @@ def unlearn(
     caller = f"unlearn(method={name!r})"
     with python_errors(FLAGS):
         values, defaults_note = scale_defaults(source, name, given, override=OVERRIDE_HINT)
-        train_cfg, _ = build_configs(light_config(name), values, caller=caller)
+        train_cfg, _ = build_configs(settings_class(name), values, caller=caller)
         if keep_best and eval_every is None:
             raise ArgumentError(
                 "keep_best needs eval_every (steps, or 'epoch'): the best of which evaluations?"
@@ -164,7 +165,7 @@ def unlearn(
             model, tokenizer, source, train_cfg.precision, trust_remote_code
         )
         values["precision"] = placement.precision  # what auto resolved to: the Trainer and the card see it
-        train_cfg, _ = build_configs(light_config(name), values, caller=caller)
+        train_cfg, _ = build_configs(settings_class(name), values, caller=caller)
         _check_fits(tokenizer, train_cfg, forget_rows, retain_rows, bench)
     probe = _probe_rows(bench, general_rows, train_cfg.seed)
     if defaults_note:
@@ -197,7 +198,7 @@ def _data(forget, retain, general, columns):
             "forget: give the rows to forget (a list of dicts, a datasets.Dataset) or a benchmark"
         )
     general_rows = rows_of(general, "general", columns) if general is not None else None
-    if isinstance(retain, str) and light_config(retain) is not None:
+    if isinstance(retain, str) and settings_class(retain) is not None:
         raise ArgumentError(
             f"retain={retain!r} is a method name: the fourth argument is the retain rows; pass method={retain!r}"
         )

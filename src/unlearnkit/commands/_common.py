@@ -50,7 +50,7 @@ def torch_threads() -> None:
 _TIED_MISSING = re.compile(r"missing keys in the checkpoint model loaded: \[('lm_head\.weight'(, )?)+\]")
 
 
-class _TiedWeightsNote(logging.Filter):
+class TiedWeightsNote(logging.Filter):
     """The Trainer's resume warns that ``lm_head.weight`` is missing from the checkpoint: with tied
     embeddings it is the embedding matrix itself (saved once, under its own name), so nothing is lost."""
 
@@ -69,8 +69,8 @@ def quiet_libraries() -> None:
     for category in (FutureWarning, DeprecationWarning):
         warnings.filterwarnings("ignore", category=category)
     trainer_log = logging.getLogger("transformers.trainer")
-    if not any(isinstance(f, _TiedWeightsNote) for f in trainer_log.filters):
-        trainer_log.addFilter(_TiedWeightsNote())
+    if not any(isinstance(f, TiedWeightsNote) for f in trainer_log.filters):
+        trainer_log.addFilter(TiedWeightsNote())
 
 
 def add_trust_remote_code(p: argparse.ArgumentParser) -> None:

@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.commands._methods import method_config
+    from unlearnkit.commands.settings_doc import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path

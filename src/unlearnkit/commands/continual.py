@@ -53,7 +53,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.commands._methods import method_config, normalise
+    from unlearnkit.catalog import normalise
+    from unlearnkit.commands.settings_doc import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path

@@ -1,5 +1,6 @@
 """``unlearnkit methods [NAME]``: the methods and their papers; with NAME, every ``--set`` key of it
-(NAME ``distill`` or ``finetune``: the keys of that command)."""
+(NAME ``distill`` or ``finetune``: the keys of that command). Read from :mod:`unlearnkit.catalog`, so
+listing the methods imports no torch."""
 
 from __future__ import annotations
 
@@ -21,26 +22,24 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.commands.settings_doc import COMMANDS
+    from unlearnkit import catalog
+    from unlearnkit.commands.settings_doc import (
+        COMMANDS,
+        command_settings_table,
+        method_config,
+        settings_table,
+    )
 
     if args.name and args.name.strip().lower() in COMMANDS:
-        from unlearnkit.commands.settings_doc import command_settings_table
-
         print(command_settings_table(args.name.strip().lower()))
         return 0
-
-    from unlearnkit.train.methods import METHODS, get_method
-
     if args.name:
-        from unlearnkit.commands._methods import method_config
-        from unlearnkit.commands.settings_doc import settings_table
-
         method_config(args.name)  # an unknown name: one line with the nearest method or command
-        method = get_method(args.name)
+        method = catalog.spec(args.name)
         print(f"{method.name}: {method.summary}  [{method.paper}]")
         print(settings_table(method.name))
         return 0
-    for name, m in METHODS.items():
+    for name, m in catalog.METHODS.items():
         print(f"{name:10s} {m.summary}  [{m.paper}]")
     print(
         "\n`unlearnkit methods NAME` lists the --set keys of one method with their defaults and ranges; "

@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from unlearnkit.commands._methods import method_config
+    from unlearnkit.commands.settings_doc import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
     from unlearnkit.pipelines.quickstart import METHODS_FOR, WORLD, method_overrides, run_quickstart

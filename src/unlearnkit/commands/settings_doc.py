@@ -1,10 +1,10 @@
-"""One line of meaning and the valid range of every ``--set`` key (issue 13.11).
+"""What the command line says about a method's settings: the ``--method`` check and the ``--set`` tables.
 
-``unlearnkit methods NAME`` and ``unlearnkit unlearn --method NAME --help`` print, for each field of
-the method's config dataclasses (``unlearnkit methods distill`` / ``finetune``: those commands' keys) (``unlearnkit.config``), its default (from the dataclass, so it can
-never disagree with the code), its range and its meaning (from ``SETTINGS`` below). The ranges repeat
-the ``__post_init__`` checks in words; ``tests/test_cli_settings.py`` checks that every field of every
-config dataclass has an entry, so a new key cannot ship undocumented.
+``unlearnkit methods NAME`` and ``unlearnkit unlearn --method NAME --help`` print, for each field of the
+method's settings dataclass (:mod:`unlearnkit.catalog`) and of the training settings
+(:class:`unlearnkit.config.TrainConfig`), its default, its range and its meaning, all read from the
+field itself (:func:`unlearnkit.config.setting`), so the help can never disagree with the code.
+``unlearnkit methods distill`` / ``finetune`` list those commands' keys with the defaults they use.
 
 Light on purpose: no torch import (the table is shown by ``--help``).
 """
@@ -14,169 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-# key -> (meaning, range). Papers: ASU arXiv 2603.01285, TokenUnlearn arXiv 2605.00364, NPO 2404.05868,
-# SimNPO 2410.07163, WGA 2502.19301, IDK+AP / ME+GD 2410.08109, UNDIAL 2402.10052, RMU 2403.03218,
-# SAM 2502.05374, UNDO 2506.06278.
-SETTINGS: dict[str, tuple[str, str]] = {
-    # --- training (TrainConfig) ---
-    "lr": ("peak learning rate (AdamW)", "> 0"),
-    "epochs": ("passes over the forget set (ignored when max_steps > 0)", "> 0"),
-    "max_steps": ("optimiser steps; > 0 overrides epochs", "-1 (off) or >= 1"),
-    "batch_size": ("forget (and paired retain) examples per device per micro-batch", ">= 1"),
-    "grad_accum": (
-        "micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices)",
-        ">= 1",
-    ),
-    "weight_decay": ("AdamW weight decay", ">= 0"),
-    "warmup_epochs": ("linear warm-up length, in epochs", ">= 0"),
-    "lr_scheduler": (
-        "learning-rate schedule after warm-up",
-        "linear | cosine | constant | constant_with_warmup",
-    ),
-    "max_grad_norm": ("gradient clipping norm", ">= 0 (0 = no clipping)"),
-    "seed": ("seed of data order, initialisation and sampling: same seed, same weights", "any integer"),
-    "max_length": ("longest question + answer in tokens; longer rows are an error, never cut", ">= 8"),
-    "save_every": ("optimiser steps between checkpoints (for --resume)", ">= 0 (0 = none)"),
-    "save_total_limit": ("checkpoints kept", ">= 1"),
-    "reference": (
-        "how the original model's outputs are obtained (NPO, KL retain, ASU): a frozen copy, the LoRA "
-        "base with adapters off, a cache computed before training, or the cheapest exact one",
-        "auto | copy | adapter (needs lora_r > 0) | cache",
-    ),
-    "cache_topk": (
-        "reference=cache: keep the top-k logits + residual mass instead of the full vocabulary",
-        ">= 0 (0 = exact)",
-    ),
-    "precision": (
-        "training precision: bf16 / fp16 are mixed (float32 master weights under autocast), bf16-true "
-        "trains bfloat16 weights and optimiser states (as open-unlearning); auto follows the weights' "
-        "dtype (--dtype): bfloat16 -> bf16-true, float32 -> bf16 on GPUs that have it, else fp32",
-        "auto | fp32 | bf16 | fp16 | bf16-true",
-    ),
-    "optim": (
-        "the optimiser (TrainingArguments.optim; auto: transformers' default adamw_torch_fused); "
-        "bitsandbytes' paged / 8-bit ones (paged_adamw_32bit as open-unlearning, adamw_8bit ...) need "
-        "pip install 'unlearnkit[bnb]'",
-        "auto | any transformers OptimizerNames value",
-    ),
-    "report_to": (
-        "where the Trainer sends its logs (loss terms, --eval-every metrics); same as --report-to",
-        "none | tensorboard | wandb (needs the package: unlearnkit[tracking])",
-    ),
-    "gradient_checkpointing": (
-        "recompute activations in the backward pass (less memory, ~30% slower)",
-        "true | false",
-    ),
-    "prompt_format": (
-        "how a question is shown to the model: its chat template, or 'Question: ... Answer:'",
-        "auto | chat | plain",
-    ),
-    "system_prompt": (
-        "chat templates only: the system message (auto: none for Llama-2-chat templates and templates "
-        "without a system role, else 'You are a helpful assistant.', as open-unlearning)",
-        "auto | any text ('' = none)",
-    ),
-    "date_string": (
-        "chat templates only: the date Llama-3.x templates print (fixed for reproducibility)",
-        "any text",
-    ),
-    "lora_r": ("LoRA rank; 0 trains every weight", ">= 0"),
-    "lora_alpha": ("LoRA scaling alpha", "> 0"),
-    "lora_dropout": ("LoRA dropout", "[0, 1)"),
-    "lora_target": ("modules that get LoRA adapters", "all-linear or comma-separated module names"),
-    "lora_save": ("with LoRA: save the merged model or the adapter alone", "merged | adapter"),
-    "collapse_guard": (
-        "unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at "
-        "step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below "
-        "collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the "
-        "last state that passed (--no-collapse-guard = off)",
-        "off | warn | stop",
-    ),
-    "collapse_fraction": (
-        "collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy)",
-        "(0, 1)",
-    ),
-    # --- every method (MethodConfig) ---
-    "forget_weight": ("weight of the forget term (alias 'lambda': ASU's lambda)", ">= 0"),
-    "retain_weight": ("weight of the retain term (RMU: the paper's alpha)", ">= 0"),
-    "retain_loss": (
-        "retain term: NLL on retain answers, KL to the original model, or none",
-        "nll | kl | none",
-    ),
-    "loss_reduction": (
-        "token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer "
-        "token of the batch (as TOFU / open-unlearning)",
-        "sequence | token",
-    ),
-    "sam_rho": (
-        "SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)",
-        ">= 0 (0 = off)",
-    ),
-    # --- method-specific ---
-    "beta": (
-        "inverse temperature of the preference loss (NPO, SimNPO, DPO, AP); WGA: confidence exponent; UNDIAL: logit decrease",
-        "> 0 (UNDIAL: >= 0)",
-    ),
-    "gamma": ("SimNPO reward margin", "any number (paper: 0)"),
-    "tau": (
-        "ASU attention temperature of the smoothed teacher; > 1 flattens attention",
-        "> 0 (stable in [2, 2.8] on 7B)",
-    ),
-    "layers": ("decoder layers whose attention is smoothed", "comma-separated indices, empty = all"),
-    "idk": (
-        "ASU+IDK: exclude the first answer token from the KL and add the IDK refusal loss",
-        "true | false",
-    ),
-    "lambda_scales_idk": ("with idk: lambda multiplies the IDK term too (else only the KL)", "true | false"),
-    "raw_text": (
-        "KL over every token of the passage (MUSE-style raw text) instead of the answer only",
-        "true | false",
-    ),
-    "layer": ("RMU: decoder layer whose output activations are steered", ">= 0 (< number of layers)"),
-    "steering_coeff": ("RMU: norm c of the random target direction c*u", "> 0"),
-    "train_layers": (
-        "RMU: layers whose train_modules are updated (others frozen)",
-        "comma-separated indices, empty = all",
-    ),
-    "train_modules": (
-        "RMU: module names updated inside train_layers",
-        "comma-separated names, e.g. mlp.down_proj",
-    ),
-    # --- TokenUnlearn (T-* / S-* methods, attribute) ---
-    "selection": ("token selection: top-r tokens (hard) or softmax weights (soft)", "hard | soft"),
-    "r": ("hard selection: share of answer tokens kept by importance", "(0, 1]"),
-    "alpha": ("importance mix: alpha x masking score + (1 - alpha) x entropy score", "[0, 1]"),
-    "tau_w": ("soft selection: softmax temperature of the token weights", "> 0"),
-    "mask_token": ("word that replaces a token when its masking importance is measured", "one word"),
-    "tagger": (
-        "part-of-speech tagger for the importance prior (spaCy if installed, else a rule-based fallback)",
-        "auto | spacy | heuristic",
-    ),
-    # --- UNDO distillation (distill) ---
-    "distill_on": (
-        "what the student is distilled on: benchmark splits (KL on the answer tokens of their questions), "
-        "corpus (the world's corpus/general.jsonl in --data or its parent: raw text, KL on every token, "
-        "as UNDO distils), text (the file of distill_text)",
-        "comma list of retain, general, forget, corpus, text",
-    ),
-    "distill_text": (
-        'a JSON Lines file of {"text": ...} rows distilled on too (KL on every token); for a real model a '
-        "slice of a corpus like its pretraining data, never the forget set",
-        "a file path ('' = none)",
-    ),
-    "retain_nll_weight": (
-        "weight of NLL on the true answers (raw text: its tokens) of the non-forget rows, added to the KL "
-        "to the teacher",
-        ">= 0",
-    ),
-    "stop_epochs": (
-        "end training after this many epochs while the learning rate follows the whole epochs schedule "
-        "(a checkpoint of a longer run, as bench/robustness.py stops UNDO); must not exceed epochs",
-        ">= 0 (0 = the whole schedule)",
-    ),
-}
+from unlearnkit import catalog
+from unlearnkit.config import help_of
+from unlearnkit.errors import UserError
 
-# What a training key means for a command that is not an unlearning run (the rest read as in SETTINGS).
+# What a training key means for a command that is not an unlearning run (the others read as for unlearn).
 COMMAND_MEANINGS: dict[str, dict[str, tuple[str, str]]] = {
     "distill": {
         "seed": (
@@ -205,7 +47,7 @@ COMMAND_MEANINGS: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-# Commands whose --set keys ``unlearnkit methods NAME`` lists besides the methods' (issue 22.6).
+# Commands whose --set keys ``unlearnkit methods NAME`` lists besides the methods'.
 COMMANDS = ("distill", "finetune")
 # Training keys ``finetune`` accepts (it validates every TrainConfig key) but does not use; keep in step
 # with commands/finetune.py and train/finetune.py.
@@ -221,7 +63,22 @@ FINETUNE_UNUSED = {
     "collapse_fraction": "no collapse guard outside unlearn",
 }
 
-ALIASES = {"lambda": "forget_weight"}
+
+def method_config(name: str) -> type:
+    """The settings dataclass of ``--method name``, checked without torch: an unknown name is one error
+    line with the nearest method (or, for ``distill`` / ``finetune``, where that command's keys are)."""
+    found = catalog.find(name)
+    if found is not None:
+        return found.config
+    known = sorted(catalog.METHODS)
+    key = catalog.normalise(name)
+    near = catalog.nearest(name, also=COMMANDS)
+    hint = f"; did you mean '{near}'?" if near else ""
+    if key in COMMANDS:
+        hint = (
+            f"; `{key}` is a command, not an unlearning method: `unlearnkit methods {key}` lists its settings"
+        )
+    raise UserError(f"--method {name}: unknown method{hint} (known: {', '.join(known)})")
 
 
 def _default(field: dataclasses.Field) -> Any:
@@ -244,7 +101,10 @@ def settings_rows(config_cls: type) -> list[tuple[str, str, str, str]]:
     """(key, default, range, meaning) of every field of ``config_cls`` (training and method fields)."""
     rows = []
     for field in dataclasses.fields(config_cls):
-        meaning, valid = SETTINGS.get(field.name, ("(not documented yet)", "see unlearnkit/config.py"))
+        meaning, valid = help_of(config_cls, field.name) or (
+            "(not documented yet)",
+            "see unlearnkit/catalog.py",
+        )
         rows.append((field.name, _shown(_default(field)), valid, meaning))
     return rows
 
@@ -252,7 +112,6 @@ def settings_rows(config_cls: type) -> list[tuple[str, str, str, str]]:
 def settings_table(method: str, width: int = 110) -> str:
     """The ``--set`` keys of ``method``: its own settings first, then the training ones."""
     from unlearnkit import config as C
-    from unlearnkit.commands._methods import method_config
 
     cls = method_config(method)
     train_keys = {f.name for f in dataclasses.fields(C.TrainConfig)}
@@ -332,10 +191,9 @@ def command_settings_table(command: str, width: int = 110) -> str:
 
 def tiny_defaults_line(method: str) -> str:
     """What ``unlearn`` starts from on a model made by ``finetune --model tiny`` (recorded in its card)."""
-    from unlearnkit.commands._methods import normalise
     from unlearnkit.pipelines.quickstart import TINY_METHOD, TINY_UNLEARN
 
-    values = {**TINY_UNLEARN, **TINY_METHOD.get(normalise(method), {})}
+    values = {**TINY_UNLEARN, **TINY_METHOD.get(catalog.normalise(method), {})}
     shown = ", ".join(f"{k}={v}" for k, v in values.items() if k != "max_length")
     return (
         f"On a model made by `unlearnkit finetune --model tiny` the defaults above give way to the "

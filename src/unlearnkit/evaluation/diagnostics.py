@@ -4,7 +4,7 @@ Pure functions over numbers already computed (no model, no torch: the report imp
 Each returns :class:`Diagnosis` objects; :func:`evaluation_warnings` is the hook that
 :func:`unlearnkit.evaluation.evaluate.evaluate` calls (recorded as ``details["warnings"]``, printed by
 ``unlearnkit eval`` as ``unlearnkit: warning: ...`` lines), :func:`results_warnings` the one the
-report calls on a whole table. Two cases met on a user's own small data set (issue 22):
+report calls on a whole table. Two cases met on a user's own small data set:
 
 1. **A zero input of a harmonic mean.** Model utility is the harmonic mean of 6 (9 on TOFU) numbers
    (TOFU, arXiv 2401.06121), so one input at 0 makes it 0 whatever the others are, and one input at

@@ -289,7 +289,7 @@ def evaluate(
         metrics["forget_quality"] = S.forget_quality(details["forget"]["truth_ratios"], oracle_forget_trs)
         metrics["forget_quality_n"] = len(details["forget"]["truth_ratios"])
         metrics["forget_quality_oracle_n"] = len(oracle_forget_trs)
-    # The fact-level score where rows carry fact_value; warnings for degenerate numbers (issue 22).
+    # The fact-level score where rows carry fact_value; warnings for degenerate numbers.
     from unlearnkit.evaluation.diagnostics import evaluation_warnings
     from unlearnkit.evaluation.probes import fact_metrics
 

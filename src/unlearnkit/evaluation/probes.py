@@ -2,7 +2,7 @@
 
 ROUGE-L recall on templated answers ("Mara Voss was born in Quenville.") is dominated by the
 author's name and the template's words: the retain oracle, which never saw the forget facts, scores
-about 0.39 on the embedded world with no knowledge of them (issue 17). A fact-level score counts only
+about 0.39 on the embedded world with no knowledge of them. A fact-level score counts only
 the fact itself.
 
 **Fact recall (QA data whose rows carry ``fact_value``)**: an item is recalled when its fact value

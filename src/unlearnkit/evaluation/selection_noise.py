@@ -133,7 +133,7 @@ def noise_bands(
     keys = _TOFU_UTILITY if all(k in metrics for k in _TOFU_UTILITY) else _UTILITY
     parts = [(metrics[k], ses[k]) for k in keys if k in metrics and k in ses and not math.isnan(metrics[k])]
     if "model_utility" in metrics and parts:
-        bands["model_utility"] = NOISE_SE * _harmonic_se(parts)
+        bands["model_utility"] = NOISE_SE * harmonic_se(parts)
     n_forget = len((details.get("forget") or {}).get("truth_ratios") or [])
     n_eff = None
     if oracle_items and n_forget:
@@ -143,7 +143,7 @@ def noise_bands(
     return {"bands": bands, "n": ns, "fq_n_eff": n_eff}
 
 
-def _harmonic_se(parts: Sequence[tuple[float, float]]) -> float:
+def harmonic_se(parts: Sequence[tuple[float, float]]) -> float:
     """First-order standard error of H = k / sum(1/x_j) from the components' (value, se)."""
     k = len(parts)
     if any(x <= 0 for x, _ in parts):

@@ -14,8 +14,7 @@ Inputs are teacher-forced quantities computed elsewhere:
 * ``mask`` [B, T] bool: which positions are target tokens; rows must contain at least one;
 * for Min-K%++: ``mu`` / ``sigma`` [B, T], see :func:`logprob_stats`.
 
-References
-----------
+References:
 * LOSS: Yeom et al. 2018; used as an MIA in MUSE (Shi et al., arXiv 2407.06460).
 * zlib: Carlini et al., "Extracting Training Data from Large Language Models", USENIX Security 2021.
 * Min-K%: Shi et al., "Detecting Pretraining Data from Large Language Models", arXiv 2310.16789.

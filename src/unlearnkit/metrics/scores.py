@@ -4,8 +4,7 @@ Every function documents the benchmark it comes from and which direction means "
 Nothing here touches a model: callers compute NLLs, generations and argmax predictions elsewhere and
 pass them in, so each metric can be checked by hand.
 
-References
-----------
+References:
 * TOFU: Maini et al., "TOFU: A Task of Fictitious Unlearning for LLMs", arXiv 2401.06121.
 * MUSE: Shi et al., "MUSE: Machine Unlearning Six-Way Evaluation for Language Models", arXiv 2407.06460.
 * Closer look / ASU protocol: Yuan et al., "A Closer Look at Machine Unlearning for Large Language

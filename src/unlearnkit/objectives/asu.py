@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import torch
 
+from unlearnkit.objectives.combine import combine
 from unlearnkit.objectives.kl import forward_kl_loss
+from unlearnkit.objectives.nll import nll_loss
 
 
 def asu_loss(
@@ -38,3 +40,18 @@ def drop_first_answer_token(weights: torch.Tensor) -> torch.Tensor:
     answer = weights > 0
     first = answer & (answer.cumsum(-1) == 1)
     return weights * (~first)
+
+
+def step_asu(ctx, batch, cfg):
+    teacher = ctx.teacher_logits(batch["forget"], cfg.tau, cfg.layer_list())
+    f = ctx.policy(batch["forget"])
+    if not cfg.idk:
+        return combine(asu_loss(teacher, f.logits, f.weights), ctx, batch, cfg)
+    # ASU+IDK: the refusal loss decides how the answer starts, so its first token leaves the KL.
+    kl = asu_loss(teacher, f.logits, drop_first_answer_token(f.weights))
+    i = ctx.policy(batch["idk"])
+    idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
+    logs = {"asu_kl": kl.detach(), "idk_nll": idk.detach()}
+    if cfg.lambda_scales_idk:  # L = lambda * (KL + IDK) + L_retain
+        return combine(kl + idk, ctx, batch, cfg, logs)
+    return combine(kl, ctx, batch, cfg, logs, forget_extra=idk)  # L = lambda * KL + IDK + L_retain

@@ -11,6 +11,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from unlearnkit.objectives.combine import combine
+from unlearnkit.objectives.nll import nll_loss
+
 
 def _weighted_sum(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return (values * weights).sum(-1)
@@ -31,9 +34,9 @@ def dpo_loss(
     forget answer's; the push fades once the refusal is clearly preferred.
     In IdkDPO the paper's preferred answer ``y_w`` is the "I don't know" answer (``chosen_*``) and the
     dispreferred ``y_l`` is the forget answer (``rejected_*``), both to the same forget question.
-    The ``2/beta`` factor follows the open-unlearning / closer-look implementations that our
-    METHODS.md copies; standard DPO has no such factor (it is ``-mean log sigmoid(...)``). It only
-    rescales the loss (and so the effective learning rate), not its minimiser.
+    The ``2/beta`` factor follows the open-unlearning / closer-look implementations; standard DPO has
+    no such factor (it is ``-mean log sigmoid(...)``). It only rescales the loss (and so the effective
+    learning rate), not its minimiser.
 
     Args:
         chosen_logps (`Tensor [B,T_c]`): policy log-probs of the refusal answer tokens.
@@ -77,3 +80,29 @@ def ap_loss(
     """
     margin = _weighted_sum(answer_logps, answer_weights) - _weighted_sum(idk_logps, idk_weights)
     return -(1.0 / beta) * F.logsigmoid(beta * margin).mean()
+
+
+def step_idk_dpo(ctx, batch, cfg):
+    """Chosen = the refusal to the forget question, rejected = the forget answer."""
+    f, i = ctx.policy(batch["forget"]), ctx.policy(batch["idk"])
+    loss = dpo_loss(
+        i.logps,
+        ctx.ref_logps(batch["idk"]),
+        i.mask.float(),
+        f.logps,
+        ctx.ref_logps(batch["forget"]),
+        f.weights,
+        cfg.beta,
+    )
+    return combine(loss, ctx, batch, cfg)
+
+
+def step_idk_ap(ctx, batch, cfg):
+    """Refusal NLL on forget + AP on retain: prefer the true retain answer over a refusal to it."""
+    i = ctx.policy(batch["idk"])
+    idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(idk, ctx, batch, cfg)
+    r, ri = ctx.policy(batch["retain"]), ctx.policy(batch["retain_idk"])
+    ap = ap_loss(r.logps, r.mask.float(), ri.logps, ri.mask.float(), cfg.beta)
+    return combine(idk, ctx, batch, cfg, {"ap": ap.detach()}, retain_extra=ap)

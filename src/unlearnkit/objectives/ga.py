@@ -1,4 +1,4 @@
-"""Gradient ascent and the plain negative log-likelihood it ascends.
+"""Gradient ascent: the negative log-likelihood (:mod:`unlearnkit.objectives.nll`) ascended.
 
 GA: Jang et al., "Knowledge Unlearning for Mitigating Privacy Risks in Language Models",
 arXiv 2210.01504; used as the basic TOFU baseline (arXiv 2401.06121).
@@ -8,23 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.objectives.reduction import reduce_tokens
-
-
-def nll_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence") -> torch.Tensor:
-    """NLL of the answer tokens: ``-log p(y_t)`` reduced as ``reduction`` says.
-
-    Args:
-        logps (`Tensor [B,T]`): log-probabilities of the answer tokens (aligned, see ``tokens.shift``).
-        weights (`Tensor [B,T]`): token weights, 0 outside the answer. The answer mask gives the
-            usual NLL_mean; TokenUnlearn weights give its token-level variant.
-        reduction (`str`, defaults to ``"sequence"``): ``sequence`` = per-sequence mean, then the mean
-            over sequences (METHODS.md's NLL_mean); ``token`` = one mean over every answer token of the
-            batch, i.e. Hugging Face's ``outputs.loss`` as TOFU, open-unlearning and the ASU authors use
-            it (see ``unlearnkit.objectives.reduction``).
-    Rows without any weighted token are left out (``sequence``) or add nothing (``token``).
-    """
-    return reduce_tokens(-logps, weights, reduction)
+from unlearnkit.objectives.combine import combine
+from unlearnkit.objectives.nll import nll_loss
 
 
 def ga_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "sequence") -> torch.Tensor:
@@ -34,3 +19,9 @@ def ga_loss(logps: torch.Tensor, weights: torch.Tensor, reduction: str = "sequen
     Shapes and ``reduction`` as in :func:`nll_loss` (open-unlearning's GradAscent: ``token``).
     """
     return -nll_loss(logps, weights, reduction)
+
+
+def step_ga(ctx, batch, cfg):
+    """GA and GradDiff (``gd``: the same step, retain NLL on by default)."""
+    f = ctx.policy(batch["forget"])
+    return combine(ga_loss(f.logps, f.weights, cfg.loss_reduction), ctx, batch, cfg)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import random
 
+from unlearnkit.objectives.combine import combine
+from unlearnkit.objectives.nll import nll_loss
+
 # Our own phrasings (not copied from any benchmark); varied so the model does not learn a single string.
 IDK_ANSWERS: tuple[str, ...] = (
     "I don't know.",
@@ -37,3 +40,8 @@ IDK_ANSWERS: tuple[str, ...] = (
 def idk_answer(seed: int, index: int) -> str:
     """A refusal picked deterministically from (seed, example index), so runs and ranks agree."""
     return random.Random(seed * 1_000_003 + index).choice(IDK_ANSWERS)
+
+
+def step_idk(ctx, batch, cfg):
+    i = ctx.policy(batch["idk"])
+    return combine(nll_loss(i.logps, i.mask.float(), cfg.loss_reduction), ctx, batch, cfg)

@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from unlearnkit.objectives.combine import combine
 from unlearnkit.objectives.reduction import reduce_tokens
 
 
@@ -34,3 +35,8 @@ def me_loss(logits: torch.Tensor, weights: torch.Tensor, reduction: str = "seque
             weights long answers more. The two agree when every row has as many answer tokens.
     """
     return reduce_tokens(token_uniform_kl(logits), weights, reduction)
+
+
+def step_me(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(me_loss(f.logits, f.weights, cfg.loss_reduction), ctx, batch, cfg)

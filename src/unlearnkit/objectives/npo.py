@@ -9,6 +9,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from unlearnkit.objectives.combine import combine
+
 
 def npo_loss(
     logps: torch.Tensor, ref_logps: torch.Tensor, weights: torch.Tensor, beta: float = 0.1
@@ -28,3 +30,9 @@ def npo_loss(
     """
     log_ratio = ((logps - ref_logps.detach()) * weights).sum(-1)
     return -(2.0 / beta) * F.logsigmoid(-beta * log_ratio).mean()
+
+
+def step_npo(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    ref_logps = ctx.ref_logps(batch["forget"])
+    return combine(npo_loss(f.logps, ref_logps, f.weights, cfg.beta), ctx, batch, cfg)

@@ -1,8 +1,8 @@
 """How per-token loss values become one number: ``loss_reduction = sequence | token``.
 
 * ``sequence``: the weighted mean over each row's tokens, then the mean over rows that have any
-  weighted token. Every example counts the same, however long its answer (METHODS.md's NLL_mean,
-  the ASU paper's eq. for L_ASU).
+  weighted token. Every example counts the same, however long its answer (the NLL_mean of the
+  unlearning papers, the ASU paper's eq. for L_ASU).
 * ``token``: one weighted mean over every weighted token of the batch, ``sum(w * v) / sum(w)``. Long
   answers count more. This is what a Hugging Face ``model(..., labels=...).loss`` computes, and so what
   the TOFU code (arXiv 2401.06121), open-unlearning (GA, GradDiff, IDK, WGA, retain NLL) and the ASU

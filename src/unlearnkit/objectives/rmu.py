@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import torch
 
+from unlearnkit.data.encode import IGNORE_INDEX
+from unlearnkit.errors import UserError
+from unlearnkit.models import check_layer, decoder_layer_prefixes
+from unlearnkit.objectives.combine import combine
 from unlearnkit.tokens import batch_mean, sequence_mean
 
 
@@ -78,3 +82,67 @@ def rmu_retain_loss(hidden: torch.Tensor, ref_hidden: torch.Tensor, weights: tor
         raise ValueError(f"rmu: ref_hidden {tuple(ref_hidden.shape)} != hidden {tuple(hidden.shape)}")
     per_row, valid = sequence_mean(_token_mse(hidden, ref_hidden), weights)
     return batch_mean(per_row, valid)
+
+
+def token_weights(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """UNSHIFTED ``[B,T]`` weights of the tokens themselves: answer tokens (``labels != -100``; every
+    real token of raw text), times the TokenUnlearn weights when the batch has them.
+
+    RMU reads a token's activation at its own position (as the WMDP code, which uses every token), not
+    at the position that predicts it: the shifted mask would steer the last prompt token and skip the
+    last answer token, and put T-RMU's weights one token early.
+    """
+    mask = (batch["labels"] != IGNORE_INDEX).float()
+    return batch["weights"] * mask if "weights" in batch else mask
+
+
+def _rmu_retain(ctx, batch, cfg, layer):
+    r = ctx.policy(batch["retain"], hidden_layer=layer)
+    ref_h = ctx.reference.hidden(batch["retain"], layer)
+    return rmu_retain_loss(r.hidden, ref_h, token_weights(batch["retain"]))
+
+
+def step_rmu(ctx, batch, cfg):
+    """Activations = the raw output of decoder layer ``layer`` (0-based), at the answer tokens' own positions."""
+    layer = cfg.layer
+    f = ctx.policy(batch["forget"], hidden_layer=layer)
+    control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
+    forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(forget, ctx, batch, cfg)
+    retain = _rmu_retain(ctx, batch, cfg, layer)
+    logs = {"rmu_retain": retain.detach()}
+    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
+
+
+def step_asu_rmu(ctx, batch, cfg):
+    """The target is the frozen model's own layer output under smoothed attention (ASU, WMDP variant)."""
+    layer = cfg.layer
+    f = ctx.policy(batch["forget"], hidden_layer=layer)
+    target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())
+    forget = rmu_forget_loss(f.hidden, target, token_weights(batch["forget"]))
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(forget, ctx, batch, cfg)
+    retain = _rmu_retain(ctx, batch, cfg, layer)
+    logs = {"rmu_retain": retain.detach()}
+    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
+
+
+def freeze_except_rmu_params(model, cfg) -> int:
+    """RMU trains only ``train_modules`` of ``train_layers``; returns the number of trainable tensors."""
+    check_layer(model, cfg.layer)  # a bad layer fails before any training, naming the layer count
+    layers = cfg.train_layer_list()
+    prefixes = decoder_layer_prefixes(model)  # "model.layers.3." (Llama), "transformer.h.3." (GPT-2)
+    chosen = None if layers is None else [prefixes[i] for i in layers if 0 <= i < len(prefixes)]
+    modules = [m.strip() for m in str(cfg.train_modules).split(",") if m.strip()]
+    n = 0
+    for name, param in model.named_parameters():
+        in_layer = chosen is None or any(name.startswith(p) for p in chosen)
+        keep = in_layer and (not modules or any(f".{m}." in name or name.endswith(f".{m}") for m in modules))
+        param.requires_grad_(keep)
+        n += keep
+    if n == 0:
+        raise UserError(
+            f"RMU: no parameter matches train_layers={cfg.train_layers!r} train_modules={cfg.train_modules!r}"
+        )
+    return n

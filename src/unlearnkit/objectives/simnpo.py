@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from unlearnkit.objectives.combine import combine
 from unlearnkit.tokens import batch_mean, sequence_mean
 
 
@@ -35,3 +36,8 @@ def simnpo_loss(
     mean_logp, valid = sequence_mean(logps, weights)
     per_row = -(2.0 / beta) * F.logsigmoid(-beta * mean_logp - gamma)
     return batch_mean(per_row, valid)
+
+
+def step_simnpo(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(simnpo_loss(f.logps, f.weights, cfg.beta, cfg.gamma), ctx, batch, cfg)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from unlearnkit.tokens import batch_mean, sequence_mean
+from unlearnkit.objectives.combine import combine
+from unlearnkit.tokens import batch_mean, sequence_mean, shifted_targets
 
 
 def undial_targets(ref_logits: torch.Tensor, targets: torch.Tensor, beta: float) -> torch.Tensor:
@@ -58,3 +59,10 @@ def undial_loss(
     per_token = -(log_q.exp() * logp).sum(-1)
     per_row, valid = sequence_mean(per_token, weights)
     return batch_mean(per_row, valid)
+
+
+def step_undial(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    targets = shifted_targets(batch["forget"]["labels"])
+    loss = undial_loss(f.logits, ctx.ref_logits(batch["forget"]), targets, f.weights, cfg.beta)
+    return combine(loss, ctx, batch, cfg)

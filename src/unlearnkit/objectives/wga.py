@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from unlearnkit.objectives.combine import combine
 from unlearnkit.objectives.reduction import reduce_tokens
 
 
@@ -30,3 +31,8 @@ def wga_loss(
     """
     confidence = torch.exp(beta * logps.detach()) * (weights > 0)
     return reduce_tokens(confidence * logps, weights, reduction)
+
+
+def step_wga(ctx, batch, cfg):
+    f = ctx.policy(batch["forget"])
+    return combine(wga_loss(f.logps, f.weights, cfg.beta, cfg.loss_reduction), ctx, batch, cfg)

@@ -1,9 +1,11 @@
-"""``unlearn()``: the library entry point behind ``unlearnkit unlearn`` and the quickstart.
+"""``unlearn()``: the library entry point behind ``unlearnkit unlearn``, the Python API and the quickstart.
 
-Order of work: validate the config, encode the data (fails before any training on a bad row),
-compute TokenUnlearn scores with the original model when the method is token-level, set up the
-reference / teacher (``reference``: copy | adapter | cache | auto; see
-``unlearnkit.train.reference.setup_reference`` and ``docs/SCALING.md``), then run the ``UnlearnTrainer``.
+It reads as its steps, each a short function below: :func:`validate` the settings against the model,
+:func:`encode` the data (fails before any training on a bad row), :func:`attribute` TokenUnlearn's
+token scores with the original model when the method is token-level, :func:`prepare` the model (LoRA,
+or the layers the method trains), set up the :func:`reference` / teacher (``reference``: copy | adapter
+| cache | auto; see ``unlearnkit.train.reference.setup_reference`` and ``docs/SCALING.md``),
+:func:`train` the ``UnlearnTrainer``, and :func:`collect` the trained model with its record.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from unlearnkit.objectives.idk import idk_answer
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_NEW_TOKENS as DEFAULT_EVAL_MAX_NEW_TOKENS
-from unlearnkit.train.methods import Method, get_method, step_asu_rmu, step_rmu
+from unlearnkit.train.methods import Method, get_method
 from unlearnkit.train.reference import setup_reference
 from unlearnkit.train.trainer import (
     EpochCallback,
@@ -92,7 +94,9 @@ def resolve_configs(method: str | Method, overrides: dict[str, Any] | None = Non
     return m, train_cfg, method_cfg
 
 
-def _apply_lora(model, cfg):
+def apply_lora(model, cfg):
+    """``model`` with LoRA adapters of ``cfg`` (``lora_r``, ``lora_alpha``, ``lora_target`` ...); a target
+    the model lacks is one error line naming its linear layers."""
     import warnings
 
     from peft import LoraConfig, get_peft_model
@@ -173,8 +177,76 @@ def unlearn(
     :mod:`unlearnkit.train.evaluation_callback`). ``eval_every`` may also be a ready
     :class:`~unlearnkit.train.evaluation_callback.EvalPlan` (``plan_evaluation``; the other
     evaluation arguments are then ignored).
+
+    The steps, in order: :func:`validate` the settings against the model, :func:`encode` the rows (a bad
+    row fails before any training), :func:`attribute` TokenUnlearn's token scores with the original model,
+    :func:`prepare` the model (LoRA, or the layers a method trains), set up the :func:`reference` /
+    teacher, :func:`train`, and :func:`collect` the trained model and its record.
     """
     m, train_cfg, method_cfg = resolve_configs(method, overrides)
+    evaluation = (eval_every, keep_best, eval_data, retain_model, eval_max_items, eval_max_new_tokens)
+    plan = validate(m, train_cfg, model, *evaluation)
+    work_existed = Path(work_dir).exists()
+    counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
+    data = encode(m, method_cfg, train_cfg, tokenizer, forget, retain)
+    attribution = attribute(m, model, tokenizer, data, method_cfg, train_cfg, attribution_dir, quiet)
+    model = prepare(m, model, method_cfg, train_cfg)
+    dataset = PairedDataset(
+        data.forget, data.retain, data.idk, seed=train_cfg.seed, retain_idk=data.retain_idk
+    )
+    collator = PaddingCollator(pad_id_of(tokenizer))
+    args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet)
+    counter.attach(model)  # LoRA / RMU may have wrapped it; a no-op when the decoder is the same
+    ref, reference_info = reference(
+        m, method_cfg, train_cfg, model, model_path, dataset, collator, args, quiet
+    )
+    watchers = _watchers(
+        plan,
+        train_cfg,
+        method_cfg,
+        tokenizer,
+        data.fmt,
+        retain if probe_retain is None else probe_retain,
+        general,
+        work_dir,
+        len(dataset),
+        args,
+        counter,
+        quiet,
+    )
+    trainer = UnlearnTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        data_collator=collator,
+        method=m,
+        method_config=method_cfg,
+        reference=ref,
+        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter, *watchers.callbacks()],
+    )
+    out, best = train(trainer, watchers, plan, ref, counter, work_dir, resume, quiet, progress)
+    if not work_existed:  # the Trainer creates its output_dir even with nothing to save in it
+        with contextlib.suppress(OSError):
+            Path(work_dir).rmdir()  # only succeeds when empty (no checkpoints)
+    record = dict(best=best, attribution=attribution, reference=reference_info, tokenizer=tokenizer)
+    return collect(
+        trainer, out, m, train_cfg, method_cfg, counter, watchers, plan, model_path, work_dir, **record
+    )
+
+
+def validate(
+    m: Method,
+    train_cfg,
+    model,
+    eval_every=None,
+    keep_best: str | None = None,
+    eval_data=None,
+    retain_model: str | None = None,
+    eval_max_items: int = DEFAULT_EVAL_MAX_ITEMS,
+    eval_max_new_tokens: int = DEFAULT_EVAL_MAX_NEW_TOKENS,
+):
+    """Refuse what cannot run before any work: ``keep_best`` without ``eval_every``, a model the method
+    cannot read (``check_supported``). Returns the evaluation plan (None without ``eval_every``)."""
     plan = None
     if keep_best and eval_every is None:
         raise UserError("--keep-best needs --eval-every N (or epoch): the best of which evaluations?")
@@ -199,11 +271,28 @@ def unlearn(
         model,
         m.name,
         teacher=m.uses_teacher,
-        layer_activations=m.step in (step_rmu, step_asu_rmu),
+        layer_activations=m.layer_activations,
         gradient_checkpointing=train_cfg.gradient_checkpointing,
     )
-    work_existed = Path(work_dir).exists()
-    counter = ComputeCounter().attach(model)  # from here on: token scores, cache build, training
+    return plan
+
+
+@dataclass
+class Encoded:
+    """The rows as token ids: forget, retain and, for refusal-based methods, the refusals."""
+
+    fmt: PromptFormat
+    rows: Sequence[dict]  # the forget rows as encoded (raw-text mode: as passages)
+    forget: list
+    retain: list
+    idk: list | None = None  # forget question, refusal answer
+    retain_idk: list | None = None  # retain question, refusal answer (IDK+AP)
+
+
+def encode(
+    m: Method, method_cfg, train_cfg, tokenizer, forget: Sequence[dict], retain: Sequence[dict]
+) -> Encoded:
+    """Tokenise every row the method trains on; a row too long or of the wrong kind fails here."""
     if not forget:
         raise UserError("the forget set is empty: there is nothing to unlearn")
     fmt = PromptFormat.for_settings(tokenizer, train_cfg)  # chat: system prompt and date from the config
@@ -227,62 +316,62 @@ def unlearn(
     if getattr(m, "uses_retain_idk", False):
         refusals = [{**r, "answer": idk_answer(train_cfg.seed, i)} for i, r in enumerate(retain)]
         retain_idk_enc = encode_rows(refusals, tokenizer, fmt, train_cfg.max_length, where="retain")
+    return Encoded(fmt, forget, forget_enc, retain_enc, idk_enc, retain_idk_enc)
 
-    attribution = None
-    if m.token_level:
-        from unlearnkit.train.tokenweights import attach_token_weights
 
-        attribution = attach_token_weights(
-            model, tokenizer, fmt, forget, forget_enc, method_cfg, train_cfg, attribution_dir, quiet=quiet
-        )
-        if attribution_dir is not None:
-            from unlearnkit.report.heatmap import write_heatmap
+def attribute(
+    m: Method, model, tokenizer, data: Encoded, method_cfg, train_cfg, attribution_dir, quiet: bool
+):
+    """TokenUnlearn methods: score every forget answer token with the original model and attach the
+    weights to the encoded forget rows (saved, with their heatmap, to ``attribution_dir``); None for
+    any other method."""
+    if not m.token_level:
+        return None
+    from unlearnkit.train.tokenweights import attach_token_weights
 
-            write_heatmap(attribution_dir)  # the page that shows the scores just saved (or reused)
+    attribution = attach_token_weights(
+        model,
+        tokenizer,
+        data.fmt,
+        data.rows,
+        data.forget,
+        method_cfg,
+        train_cfg,
+        attribution_dir,
+        quiet=quiet,
+    )
+    if attribution_dir is not None:
+        from unlearnkit.report.heatmap import write_heatmap
 
+        write_heatmap(attribution_dir)  # the page that shows the scores just saved (or reused)
+    return attribution
+
+
+def prepare(m: Method, model, method_cfg, train_cfg):
+    """Seed, then make the model trainable as the settings say: LoRA adapters, or the method's own
+    restriction (RMU trains some layers only). Returns the model to train (LoRA wraps it)."""
     torch.manual_seed(train_cfg.seed)
     if train_cfg.gradient_checkpointing and hasattr(model, "config"):
         model.config.use_cache = False  # the Trainer enables (non-reentrant) activation checkpointing
-    is_peft = train_cfg.lora_r > 0
-    if is_peft:
-        model = _apply_lora(model, train_cfg)
-    elif getattr(m, "prepare", None) is not None:
+    if train_cfg.lora_r > 0:
+        return apply_lora(model, train_cfg)
+    if getattr(m, "prepare", None) is not None:
         m.prepare(model, method_cfg)  # e.g. RMU trains only some layers (LoRA already restricts training)
+    return model
 
-    dataset = PairedDataset(forget_enc, retain_enc, idk_enc, seed=train_cfg.seed, retain_idk=retain_idk_enc)
-    collator = PaddingCollator(pad_id_of(tokenizer))
-    args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet)
-    counter.attach(model)  # LoRA / RMU may have wrapped it; a no-op when the decoder is the same
-    reference, reference_info = setup_reference(
-        m, method_cfg, train_cfg, model, model_path, dataset, collator, args
-    )
-    if reference_info.get("strategy") not in (None, "none") and not quiet:
-        log.info("reference: %s", reference_info)
-    probe_rows = retain if probe_retain is None else probe_retain
-    watchers = _watchers(
-        plan,
-        train_cfg,
-        method_cfg,
-        tokenizer,
-        fmt,
-        probe_rows,
-        general,
-        work_dir,
-        len(dataset),
-        args,
-        counter,
-        quiet,
-    )
-    trainer = UnlearnTrainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        data_collator=collator,
-        method=m,
-        method_config=method_cfg,
-        reference=reference,
-        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter, *watchers.callbacks()],
-    )
+
+def reference(m: Method, method_cfg, train_cfg, model, model_path, dataset, collator, args, quiet: bool):
+    """The original model's outputs the method needs (``reference``: copy | adapter | cache | auto; see
+    :func:`unlearnkit.train.reference.setup_reference` and ``docs/SCALING.md``), with what it cost."""
+    ref, info = setup_reference(m, method_cfg, train_cfg, model, model_path, dataset, collator, args)
+    if info.get("strategy") not in (None, "none") and not quiet:
+        log.info("reference: %s", info)
+    return ref, info
+
+
+def train(trainer, watchers, plan, ref, counter, work_dir, resume: bool, quiet: bool, progress: str | None):
+    """Run the Trainer (from the last complete checkpoint of ``work_dir`` when ``resume``); returns its
+    output and, with ``keep_best``, the best evaluated state."""
     _check_watchable(trainer, watchers, plan)
     if watchers.evaluation is not None:
         watchers.evaluation.log_to = _eval_logger(trainer)  # eval/<metric> in log_history and the tracker
@@ -295,7 +384,7 @@ def unlearn(
         from unlearnkit.train.finetune import StepProgress
 
         trainer.add_callback(StepProgress(progress))
-    counter.attach(getattr(reference, "model", None))  # a frozen copy runs its own forwards
+    counter.attach(getattr(ref, "model", None))  # a frozen copy runs its own forwards
     checkpoint = _last_checkpoint(work_dir) if resume else None
     counter.restore(checkpoint)
     for watcher in watchers.callbacks():
@@ -305,13 +394,29 @@ def unlearn(
     best = (
         evaluator.finish(trainer.model) if evaluator is not None and trainer.is_world_process_zero() else None
     )
-    # the Trainer creates its output_dir even with nothing to save in it: leave no empty folder behind
-    if not work_existed:
-        with contextlib.suppress(OSError):
-            Path(work_dir).rmdir()  # only succeeds when empty (no checkpoints)
+    return out, best
+
+
+def collect(
+    trainer,
+    out,
+    m: Method,
+    train_cfg,
+    method_cfg,
+    counter,
+    watchers,
+    plan,
+    model_path,
+    work_dir,
+    **record: Any,
+):
+    """The trained model as one loads it (sharded weights gathered, LoRA merged unless
+    ``lora_save=adapter``) and what its folder records of the run (``record``: what the earlier steps
+    found: the best state, the attribution, the reference's cost, the tokenizer)."""
     compute = counter.totals()  # a collective in multi-process runs: every rank gets here
     counter.detach()
     model = trainer.model
+    is_peft = train_cfg.lora_r > 0
     is_main = bool(trainer.is_world_process_zero())
     sharded = _sharded(trainer)
     if sharded:  # FSDP / ZeRO-3: the live weights are shards; gather them into a real model
@@ -320,25 +425,22 @@ def unlearn(
         model = model.merge_and_unload()  # a plain transformers model (loads with AutoModelForCausalLM)
     # lora_save=adapter: the PEFT model, unmerged; its save_pretrained writes the adapter alone.
     model.eval()
-    cfg = {"method": m.name, **config_dict(train_cfg, method_cfg)}
+    evaluator = watchers.evaluation
     return UnlearnResult(
         model,
         m.name,
-        cfg,
+        {"method": m.name, **config_dict(train_cfg, method_cfg)},
         float(out.training_loss),
         list(trainer.state.log_history),
-        attribution,
-        reference=reference_info,
         is_main_process=is_main,
         compute=compute,
         evaluation=plan.describe() if plan is not None else None,
         eval_curve=list(evaluator.curve) if evaluator is not None else [],
-        best=best,
         collapse_guard=_guard_record(train_cfg, watchers),
-        tokenizer=tokenizer,
         train_config=train_cfg,
         method_config=method_cfg,
         eval_plan=plan,
+        **record,
     )
 
 

@@ -1,4 +1,4 @@
-"""The evaluation curve of ``unlearn --eval-every`` as an HTML section for a report (issue 20.1).
+"""The evaluation curve of ``unlearn --eval-every`` as an HTML section for a report.
 
 :func:`curve_section` reads a model folder's ``curve.json`` (or the dict it holds) and returns the
 section's HTML lines in the report's style (``report/page.py``: ``<h2>``, a ``metrics`` table, the

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from unlearnkit.report.markup import _e
+from unlearnkit.report.markup import html_escape
 
 _WORD = re.compile(r"[a-z0-9]+")
 _PUNCT = string.punctuation + "\u201c\u201d\u2018\u2019"
@@ -226,8 +226,8 @@ def _item_fact(item: Mapping[str, Any]) -> str | None:
 def _answer_html(answer: str, fact: str | None) -> str:
     if fact and fact in answer:
         i = answer.index(fact)
-        return f'{_e(answer[:i])}<span class="fact">{_e(fact)}</span>{_e(answer[i + len(fact) :])}'
-    return _e(answer)
+        return f'{html_escape(answer[:i])}<span class="fact">{html_escape(fact)}</span>{html_escape(answer[i + len(fact) :])}'
+    return html_escape(answer)
 
 
 def _generations_html(generations: Sequence[Mapping[str, Any]], order: Sequence[str]) -> str:
@@ -242,7 +242,7 @@ def _generations_html(generations: Sequence[Mapping[str, Any]], order: Sequence[
         names = [n for n in order if n in outputs] + [n for n in outputs if n not in order]
         rows = [
             '<tr class="truth"><td class="model">ground truth</td>'
-            f'<td class="num score" title="fact words scored: {_e(scored)}"></td>'
+            f'<td class="num score" title="fact words scored: {html_escape(scored)}"></td>'
             f'<td><div class="text">{_answer_html(answer, fact)}</div></td></tr>'
         ]
         for name in names:
@@ -253,15 +253,15 @@ def _generations_html(generations: Sequence[Mapping[str, Any]], order: Sequence[
             if not text.strip():
                 badges = '<span class="badge">empty</span>'
             elif (why := degeneration(text)) is not None:
-                badges = f'<span class="badge" title="{_e(why)}">gibberish</span>'
+                badges = f'<span class="badge" title="{html_escape(why)}">gibberish</span>'
             rows.append(
-                f'<tr><td class="model">{_e(name)}{badges}</td>'
-                f'<td class="num score" title="share of the fact words ({_e(scored)}) still stated">'
+                f'<tr><td class="model">{html_escape(name)}{badges}</td>'
+                f'<td class="num score" title="share of the fact words ({html_escape(scored)}) still stated">'
                 f"{ov:.2f}</td>"
-                f'<td><div class="text {ov_cls}">{_e(text)}</div></td></tr>'
+                f'<td><div class="text {ov_cls}">{html_escape(text)}</div></td></tr>'
             )
         parts.append(
-            f'<h3><span class="muted">Q{i}.</span> <span class="q">{_e(question)}</span></h3>\n'
+            f'<h3><span class="muted">Q{i}.</span> <span class="q">{html_escape(question)}</span></h3>\n'
             '<table class="gen"><tbody>\n' + "\n".join(rows) + "\n</tbody></table>"
         )
     return "\n".join(parts)

@@ -6,5 +6,5 @@ import html
 from typing import Any
 
 
-def _e(text: Any) -> str:
+def html_escape(text: Any) -> str:
     return html.escape(str(text), quote=True)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.io import publish_mode
-from unlearnkit.report.markup import _e
-from unlearnkit.report.table import _REFERENCE_ROWS, Results, _as_float, _finite
+from unlearnkit.report.markup import html_escape
+from unlearnkit.report.table import REFERENCE_ROWS, Results, as_float, finite_or_none
 from unlearnkit.report.views import PlotAxes, ReportView
 
 FQ_CLIP = 1e-30  # forget quality values below this are drawn at this value on the log-scale plot
@@ -144,7 +144,7 @@ def _coinciding(points: Mapping[str, tuple[float, float]], tol: float = 4.0) -> 
 def plot_tradeoff(
     results: Results,
     path: Path,
-    reference_rows: Sequence[str] = _REFERENCE_ROWS,
+    reference_rows: Sequence[str] = REFERENCE_ROWS,
     axes: PlotAxes | None = None,
 ) -> TradeoffLayout:
     """Write a PNG scatter of forget quality (log y) against model utility (x), one labelled point per row.
@@ -178,8 +178,8 @@ def plot_tradeoff(
     method_i = 0
     axes = axes or PlotAxes()
     for name, row in results.items():
-        x = _finite(row.get(axes.x))
-        y = _as_float(row.get(axes.y))
+        x = finite_or_none(row.get(axes.x))
+        y = as_float(row.get(axes.y))
         if x is None or y is None or math.isnan(y):
             skipped.append(str(name))
             continue
@@ -200,7 +200,7 @@ def plot_tradeoff(
 
     line = axes.y_line
     if line == "oracle":
-        line = _finite(results.get("oracle", {}).get(axes.y))
+        line = finite_or_none(results.get("oracle", {}).get(axes.y))
     if axes.y_log:
         ax.set_yscale("log")
     if isinstance(line, int | float):
@@ -399,7 +399,7 @@ def plot_section(plot_png: Path, plot_layout: TradeoffLayout | None, view: Repor
     same = [" = ".join(g) for g in (plot_layout.coinciding if plot_layout else [])]
     return [
         "<h2>Trade-off</h2>",
-        f'<div class="plot"><img alt="{_e(view.axes.title if view else "Forget quality vs model utility")}" '
+        f'<div class="plot"><img alt="{html_escape(view.axes.title if view else "Forget quality vs model utility")}" '
         f'src="data:image/png;base64,{data}"></div>',
         '<p class="muted">Top-right is better. '
         + (
@@ -408,6 +408,6 @@ def plot_section(plot_png: Path, plot_layout: TradeoffLayout | None, view: Repor
             else "The forget-side axis is drawn upside down (lower = forgotten). "
         )
         + "A label moved away from its point is joined to it by a thin line."
-        + (f" Drawn at the same position: {_e('; '.join(same))}." if same else "")
+        + (f" Drawn at the same position: {html_escape('; '.join(same))}." if same else "")
         + "</p>",
     ]

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from unlearnkit.evaluation.diagnostics import MIN_FQ_ITEMS
-from unlearnkit.report.markup import _e
+from unlearnkit.report.markup import html_escape
 
 Results = Mapping[str, Mapping[str, Any]]
 
@@ -105,10 +105,10 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 _DASH = "\u2013"  # en dash, shown for NaN / missing values
-_REFERENCE_ROWS = ("target", "oracle", "base")  # yardsticks, not unlearning methods
+REFERENCE_ROWS = ("target", "oracle", "base")  # yardsticks, not unlearning methods
 
 
-def _as_float(value: Any) -> float | None:
+def as_float(value: Any) -> float | None:
     """The value as a float, or None when it is missing / not a number (bools are not numbers here)."""
     if value is None or isinstance(value, bool):
         return None
@@ -120,8 +120,8 @@ def _as_float(value: Any) -> float | None:
     return None
 
 
-def _finite(value: Any) -> float | None:
-    v = _as_float(value)
+def finite_or_none(value: Any) -> float | None:
+    v = as_float(value)
     return v if v is not None and math.isfinite(v) else None
 
 
@@ -136,7 +136,7 @@ def format_value(column: str, value: Any) -> str:
         return str(value)
     if isinstance(value, int):
         return str(value)
-    v = _as_float(value)
+    v = as_float(value)
     if v is None:
         return str(value)
     if math.isnan(v):
@@ -263,7 +263,7 @@ def print_table(
             overflow="fold",
         )
     for row in rows[1:]:
-        table.add_row(*(row[i] for i in kept), style="dim" if row[0] in _REFERENCE_ROWS else None)
+        table.add_row(*(row[i] for i in kept), style="dim" if row[0] in REFERENCE_ROWS else None)
     console.print(table)
 
 
@@ -281,7 +281,7 @@ def markdown_table(results: Results, columns: Sequence[str] | None = None) -> st
     return "\n".join(lines) + "\n"
 
 
-def best_rows(results: Results, column: str, reference_rows: Sequence[str] = _REFERENCE_ROWS) -> set[str]:
+def best_rows(results: Results, column: str, reference_rows: Sequence[str] = REFERENCE_ROWS) -> set[str]:
     """Rows holding the best value of ``column`` according to :data:`DIRECTIONS` (ties all win).
 
     Only non-reference rows compete: the target and the oracle are the yardsticks, not contenders
@@ -296,7 +296,7 @@ def best_rows(results: Results, column: str, reference_rows: Sequence[str] = _RE
     values = {
         name: v
         for name, row in results.items()
-        if name not in reference_rows and (v := _finite(row.get(column))) is not None
+        if name not in reference_rows and (v := finite_or_none(row.get(column))) is not None
     }
     if not values:
         return set()
@@ -305,7 +305,7 @@ def best_rows(results: Results, column: str, reference_rows: Sequence[str] = _RE
     elif direction == "lower":
         scores = {k: -v for k, v in values.items()}
     else:
-        ref = _finite(results.get(_DIRECTION_REFERENCE[direction], {}).get(column))
+        ref = finite_or_none(results.get(_DIRECTION_REFERENCE[direction], {}).get(column))
         if ref is None:
             return set()
         scores = {k: -abs(v - ref) for k, v in values.items()}
@@ -327,7 +327,7 @@ def legend_lines(columns: Iterable[str]) -> list[str]:
 def _header_html(column: str) -> str:
     """Header cell text that may wrap after each underscore (``forget_<wbr>rougeL_<wbr>recall``)."""
     mark = _DIRECTION_MARK.get(DIRECTIONS.get(column, ""), "")
-    name = "_<wbr>".join(_e(part) for part in column.split("_"))
+    name = "_<wbr>".join(html_escape(part) for part in column.split("_"))
     return name + (f"&nbsp;{mark}" if mark else "")
 
 
@@ -336,14 +336,14 @@ def _metrics_table_html(results: Results, cols: Sequence[str], reference_rows: S
     head = ['<th scope="col">method</th>']
     for c in cols:
         tip = _DESCRIPTIONS.get(c, "")
-        title = f' title="{_e(tip)}"' if tip else ""
+        title = f' title="{html_escape(tip)}"' if tip else ""
         head.append(f'<th scope="col" class="num"{title}>{_header_html(c)}</th>')
     body = []
     for name, row in results.items():
-        cells = [f'<th scope="row">{_e(name)}</th>']
+        cells = [f'<th scope="row">{html_escape(name)}</th>']
         for c in cols:
             cls = "num best" if name in best[c] else "num"
-            cells.append(f'<td class="{cls}">{_e(format_value(c, row.get(c)))}</td>')
+            cells.append(f'<td class="{cls}">{html_escape(format_value(c, row.get(c)))}</td>')
         tr_cls = ' class="ref"' if name in reference_rows else ""
         body.append(f"<tr{tr_cls}>{''.join(cells)}</tr>")
     # The wrapper scrolls sideways inside the page instead of widening it (many columns, narrow window).
@@ -364,11 +364,11 @@ def metrics_section(
     every = _columns(results, columns)
     headline = [c for c in every if c in DEFAULT_COLUMNS] if columns is None else every
     shown = headline or every
-    legend = "".join(f"<span>{_e(line)}</span>" for line in legend_lines(every))
+    legend = "".join(f"<span>{html_escape(line)}</span>" for line in legend_lines(every))
     out = [
         '<div class="legend"><span><span class="swatch" style="background:var(--best)"></span>best among '
         f"unlearning methods</span>{legend}"
-        f"<span><i>italic rows</i>: references ({_e(', '.join(reference_rows))})</span>"
+        f"<span><i>italic rows</i>: references ({html_escape(', '.join(reference_rows))})</span>"
         f"<span>{_DASH} not computed / NaN</span></div>",
         _metrics_table_html(results, shown, reference_rows),
     ]

@@ -1,4 +1,4 @@
-"""A guard against silent collapse during unlearning (issue 20.7; open-unlearning #167: default settings
+"""A guard against silent collapse during unlearning (open-unlearning #167: default settings
 that destroy the model while every loss looks fine).
 
 Gradient-ascent-style objectives are unbounded: run too long or too fast they drive the model into

@@ -27,7 +27,7 @@ pretraining-like text): the world's general corpus (``corpus``) or any JSONL (``
 real model, a slice of a corpus like its pretraining data). The loss is the forward
 KL(p_teacher || p_student) of ``unlearnkit.objectives.forward_kl_loss``, plus ``retain_nll_weight`` x NLL
 on the true answers (raw text: its tokens) of the non-forget rows (without it the student inherits the
-teacher's utility loss and does not finish learning: issue 11's probe kept only 0.49-0.59x the
+teacher's utility loss and does not finish learning: a probe on the embedded world kept only 0.49-0.59x the
 oracle's utility). The teacher's outputs come from the reference machinery: a cache computed once
 before training (the teacher's weights then become the student's, so only one model is in memory),
 else a frozen copy. Training runs in the same ``UnlearnTrainer`` as ``unlearn`` (checkpoints, resume,
@@ -369,7 +369,7 @@ def distill(
     args = training_arguments(train_cfg, str(work_dir), len(dataset), quiet=quiet or bool(progress))
 
     counter = ComputeCounter().attach(teacher)  # the cache build is the teacher's share of the cost
-    reference, info = _teacher_reference(teacher, train_cfg, dataset, collator, args)
+    reference, info = teacher_reference(teacher, train_cfg, dataset, collator, args)
     target = base if base is None or isinstance(base, torch.nn.Module) else base()  # a loader: load it now
     if info["strategy"] == "cache":  # one model in memory: the cache holds the teacher's outputs
         student = shrink_perturb(teacher, noise, train_cfg.seed, target)
@@ -435,7 +435,7 @@ def distill(
     )
 
 
-def _teacher_reference(teacher, train_cfg, dataset: DistillDataset, collator, args):
+def teacher_reference(teacher, train_cfg, dataset: DistillDataset, collator, args):
     """``(cache or None, info)``: the teacher's logits cached when they fit (``reference`` auto / cache)."""
     from unlearnkit.train.cache import Need, ReferenceCache, estimate_bytes
 

@@ -1,4 +1,4 @@
-"""Evaluation during unlearning and the best checkpoint (issue 20.1; open-unlearning #82, #94, #187).
+"""Evaluation during unlearning and the best checkpoint (as asked in open-unlearning #82, #94, #187).
 
 ``unlearn --eval-every N`` (optimiser steps) or ``--eval-every epoch`` evaluates the model while it
 trains, with the benchmark's own protocol, on the **selection half** of every part the score reads

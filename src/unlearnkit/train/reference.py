@@ -207,7 +207,7 @@ def _to_device(batch, device):
     return batch.to(device) if isinstance(batch, torch.Tensor) else batch
 
 
-def _copy_reference(model, model_path: str | None, args) -> CopyReference:
+def copy_reference(model, model_path: str | None, args) -> CopyReference:
     from unlearnkit.models import load_model
 
     # A frozen copy loaded from the original checkpoint; an in-memory model without a path is
@@ -265,7 +265,7 @@ def setup_reference(
     if strategy == "adapter":
         return AdapterReference(model), {"strategy": "adapter"}
     if strategy == "copy":
-        return _copy_reference(model, model_path, args), {"strategy": "copy"}
+        return copy_reference(model, model_path, args), {"strategy": "copy"}
     if strategy not in ("cache", "auto"):
         raise UserError(f"--set reference={strategy}: use copy, adapter, cache or auto")
 
@@ -303,7 +303,7 @@ def setup_reference(
                 "strategy": "copy",
                 "auto": f"an exact cache needs {exact / 2**20:.1f} MiB, a copy {copy_bytes / 2**20:.1f} MiB",
             }
-            return _copy_reference(model, model_path, args), info
+            return copy_reference(model, model_path, args), info
     elif (exact if topk == 0 else approx) > CACHE_BUDGET_BYTES:
         log.warning(
             "reference=cache will hold %.2f GiB per process; consider cache_topk or reference=copy",

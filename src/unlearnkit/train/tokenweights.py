@@ -84,14 +84,14 @@ def _cache_key(model, rows, encoded, method_cfg, train_cfg, fmt, content: bool =
     ids (tokenizer, prompt format, system prompt), the tagger actually used and the attribution settings.
     A change to any of them recomputes the scores instead of reusing stale ones. ``content=False``
     (no cache to check against): the settings only, without hashing the weights."""
-    from unlearnkit.attribution import _resolve_tagger
+    from unlearnkit.attribution import resolve_tagger
     from unlearnkit.fingerprint import data_digest, weights_digest
 
     settings = {
         "alpha": method_cfg.alpha,
         "mask_token": method_cfg.mask_token,
         "tagger": method_cfg.tagger,
-        "tagger_used": _resolve_tagger(method_cfg.tagger)[1],  # auto: spaCy installed since, or not
+        "tagger_used": resolve_tagger(method_cfg.tagger)[1],  # auto: spaCy installed since, or not
         "prompt": fmt.describe(),
         "max_length": train_cfg.max_length,
         "n": len(rows),

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit.common import _others, _row
+from unlearnkit.evaluation.audit.common import check_row, others_line
 
 if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
 
 MIA_ATTACKS = (("loss", "LOSS"), ("zlib", "zlib"), ("min_k", "Min-K%"), ("min_k_plus_plus", "Min-K%++"))
@@ -78,7 +78,7 @@ def text_membership_scores(
     return out
 
 
-def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+def mia_check(measured: dict, a: Auditor) -> dict[str, Any]:
     noun = "texts" if a.text else "items"
     check: dict[str, Any] = {
         "id": "mia",
@@ -109,7 +109,7 @@ def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
         )
         return check
     check["rows"] = [
-        _row(f"AUC {label}", measured, lambda m, k=k: m[f"mia_{k}_auc"]) for k, label in MIA_ATTACKS
+        check_row(f"AUC {label}", measured, lambda m, k=k: m[f"mia_{k}_auc"]) for k, label in MIA_ATTACKS
     ]
 
     def strongest(role: str) -> tuple[str, float] | None:
@@ -130,7 +130,7 @@ def _mia_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     check["verdict"] = (
         f"membership inference: the strongest attack ({label}) separates the {len(a.forget)} forget {noun} "
         f"from the {len(a.holdout)} holdout {noun} with AUC {value:.2f} ({abs(value - 0.5):.2f} {direction} "
-        f"the no-signal 0.5){_others(parts)}"
+        f"the no-signal 0.5){others_line(parts)}"
     )
     check["strongest_attack"] = label
     return check

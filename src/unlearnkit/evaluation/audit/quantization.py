@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from unlearnkit.evaluation.audit.common import ROLES, _f, _others, _row
+from unlearnkit.evaluation.audit.common import ROLES, check_row, fmt_number, others_line
 
 if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
 
-def _quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+def quant_check(measured: dict, a: Auditor) -> dict[str, Any]:
     st = a.st
     check: dict[str, Any] = {
         "id": "quantization",
@@ -26,33 +26,34 @@ def _quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
         check.update(rows=[], skipped="quant_bits is empty")
         check["verdict"] = "quantisation attack: skipped (no bit widths)"
         return check
-    rows = [_row("ROUGE-L recall, full precision", measured, lambda m: m["forget_rougeL_recall"])]
+    rows = [check_row("ROUGE-L recall, full precision", measured, lambda m: m["forget_rougeL_recall"])]
     rows += [
-        _row(f"ROUGE-L recall, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_rougeL_recall"])
+        check_row(f"ROUGE-L recall, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_rougeL_recall"])
         for b in st.quant_bits
     ]
-    rows.append(_row("prob, full precision", measured, lambda m: m["forget_prob"]))
+    rows.append(check_row("prob, full precision", measured, lambda m: m["forget_prob"]))
     rows += [
-        _row(f"prob, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_prob"]) for b in st.quant_bits
+        check_row(f"prob, {b}-bit", measured, lambda m, b=b: m[f"quant{b}_forget_prob"])
+        for b in st.quant_bits
     ]
     check["rows"] = rows
     bits = min(st.quant_bits)
     key = f"quant{bits}_forget_rougeL_recall"
     parts = {
-        role: f"{_f(measured[role]['forget_rougeL_recall'])} -> {_f(measured[role][key])}"
+        role: f"{fmt_number(measured[role]['forget_rougeL_recall'])} -> {fmt_number(measured[role][key])}"
         for role in ("oracle", "original")
         if role in measured
     }
     m = measured["audited"]
     check["verdict"] = (
-        f"quantisation to {bits} bits moves forget ROUGE-L from {_f(m['forget_rougeL_recall'])} to "
-        f"{_f(m[key])} (prob {_f(m['forget_prob'], 3)} -> {_f(m[f'quant{bits}_forget_prob'], 3)})"
-        f"{_others(parts)}"
+        f"quantisation to {bits} bits moves forget ROUGE-L from {fmt_number(m['forget_rougeL_recall'])} to "
+        f"{fmt_number(m[key])} (prob {fmt_number(m['forget_prob'], 3)} -> {fmt_number(m[f'quant{bits}_forget_prob'], 3)})"
+        f"{others_line(parts)}"
     )
     return check
 
 
-def _text_quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+def text_quant_check(measured: dict, a: Auditor) -> dict[str, Any]:
     """The quantisation check of raw-text data: the forget-side probes on every forget entity's rows."""
     st = a.st
     check: dict[str, Any] = {"id": "quantization", "title": "Quantisation attack"}
@@ -80,9 +81,9 @@ def _text_quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     )
     rows = []
     for m in a.quant_metrics:
-        rows.append(_row(f"{m.label}, full precision", measured, lambda r, key=m.key: r[key]))
+        rows.append(check_row(f"{m.label}, full precision", measured, lambda r, key=m.key: r[key]))
         rows += [
-            _row(f"{m.label}, {b}-bit", measured, lambda r, b=b, key=m.key: r[f"quant{b}_{key}"])
+            check_row(f"{m.label}, {b}-bit", measured, lambda r, b=b, key=m.key: r[f"quant{b}_{key}"])
             for b in st.quant_bits
         ]
     check["rows"] = rows
@@ -91,7 +92,7 @@ def _text_quant_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     words = {"oracle": "the oracle", "original": "the original model"}
     for m in a.quant_metrics:
         moves = {
-            role: f"{_f(measured[role].get(m.key))} -> {_f(measured[role].get(f'quant{bits}_{m.key}'))}"
+            role: f"{fmt_number(measured[role].get(m.key))} -> {fmt_number(measured[role].get(f'quant{bits}_{m.key}'))}"
             for role in ROLES
             if role in measured
         }

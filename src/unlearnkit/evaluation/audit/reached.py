@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit.common import _f, _num, _row
+from unlearnkit.evaluation.audit.common import as_number, check_row, fmt_number
 
 if TYPE_CHECKING:  # the check reads the auditor's rows; run.py imports this module
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
 PROBE_DIR = "probes"
 # family key -> (file under the folder, or None for the audit's own questions, label)
@@ -130,7 +130,7 @@ def _read_probes(path: Path) -> list[dict]:
 
 
 def reached_scores(
-    a: _Auditor, model, tok, direct_generations: list[str], paraphrase_generations: list[str] | None
+    a: Auditor, model, tok, direct_generations: list[str], paraphrase_generations: list[str] | None
 ) -> dict[str, float | None]:
     """Fact recall of every family and control in ``a.reached`` for one model. The direct questions'
     generations come from the audit's forget pass; the paraphrased ones from its paraphrase pass when that
@@ -151,7 +151,7 @@ def reached_scores(
             generations, _ = generate_answers(
                 model, tok, fmt, [r["question"] for r in rows], a.st.max_new_tokens, a.st.batch_size
             )
-        out[name] = _num(fact_recall(generations, rows))
+        out[name] = as_number(fact_recall(generations, rows))
     return out
 
 
@@ -187,15 +187,15 @@ def reached_reading(recall: dict[str, dict[str, float | None]]) -> dict[str, Any
         blocked = direct is not None and direct <= LOW and bool(held)
     text = None
     if blocked:
-        ways = ", ".join(f"{_label(f)} {_f(audited[f])}" for f in held)
+        ways = ", ".join(f"{_label(f)} {fmt_number(audited[f])}" for f in held)
         if kept:
             shares = ", ".join(f"{100 * kept[f]:.0f} %" for f in held)
             text = (
-                f"blocks one wording, not the fact: direct recall {_f(audited['direct'])} is near the oracle's "
-                f"{_f(oracle['direct'])} while {ways} keep {shares} of the original model's lead over the oracle"
+                f"blocks one wording, not the fact: direct recall {fmt_number(audited['direct'])} is near the oracle's "
+                f"{fmt_number(oracle['direct'])} while {ways} keep {shares} of the original model's lead over the oracle"
             )
         else:
-            text = f"blocks one wording, not the fact: direct recall {_f(audited['direct'])} while {ways}"
+            text = f"blocks one wording, not the fact: direct recall {fmt_number(audited['direct'])} while {ways}"
     return {
         "blocked_one_wording": blocked,
         "kept": kept,
@@ -209,7 +209,7 @@ def _label(family: str) -> str:
     return {"direct": "direct", "paraphrase": "paraphrase", "alias": "alias", "multihop": "multi-hop"}[family]
 
 
-def reached_summary(measured: dict, a: _Auditor) -> dict[str, Any]:
+def reached_summary(measured: dict, a: Auditor) -> dict[str, Any]:
     """``audit["reached"]``: the families, each role's recall, the reading (or why it was skipped)."""
     if not a.reached:
         return {"skipped": a.reached_skip, "families": [], "recall": {}, "reading": None}
@@ -224,7 +224,7 @@ def reached_summary(measured: dict, a: _Auditor) -> dict[str, Any]:
     }
 
 
-def _reached_check(measured: dict, a: _Auditor, summary: dict) -> dict[str, Any]:
+def reached_check(measured: dict, a: Auditor, summary: dict) -> dict[str, Any]:
     check: dict[str, Any] = {
         "id": "reached",
         "title": "Reached another way",
@@ -241,12 +241,12 @@ def _reached_check(measured: dict, a: _Auditor, summary: dict) -> dict[str, Any]
     keys = [f["key"] for f in summary["families"]]
     labels = {**FAMILIES, **CONTROLS}
     check["rows"] = [
-        _row(f"fact recall, {labels[k][1]}", measured, lambda m, k=k: m["reached"][k]) for k in keys
+        check_row(f"fact recall, {labels[k][1]}", measured, lambda m, k=k: m["reached"][k]) for k in keys
     ]
     families = [k for k in FAMILIES if k in keys]
 
     def series(role: str) -> str:
-        return " / ".join(_f(measured[role]["reached"].get(k)) for k in families)
+        return " / ".join(fmt_number(measured[role]["reached"].get(k)) for k in families)
 
     heads = " / ".join(_label(k) for k in families)
     line = f"forget facts reached another way, fact recall ({heads}): {series('audited')}"
@@ -262,7 +262,7 @@ def _reached_check(measured: dict, a: _Auditor, summary: dict) -> dict[str, Any]
         if family != "direct":
             line += (
                 f"; {_label(family)} cannot show a loss here (the original model "
-                f"{_f(measured['original']['reached'][family])} vs the oracle {_f(measured['oracle']['reached'][family])})"
+                f"{fmt_number(measured['original']['reached'][family])} vs the oracle {fmt_number(measured['oracle']['reached'][family])})"
             )
     check["verdict"] = f"{reading['text']}; {line}" if reading["text"] else line
     return check

@@ -21,11 +21,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit.common import ROLES, _f, _n, _num, _others, _pct, _row
+from unlearnkit.evaluation.audit.common import (
+    ROLES,
+    as_number,
+    check_row,
+    fmt_number,
+    others_line,
+    pct,
+    plural,
+)
 from unlearnkit.evaluation.audit.settings import AuditSettings
 
 if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
-    from unlearnkit.evaluation.audit.run import _Auditor
+    from unlearnkit.evaluation.audit.run import Auditor
 
 
 def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -167,7 +175,7 @@ def relearn_gaps(curve: dict[str, dict], key: str = "rougeL_recall") -> dict[str
     for k, point in curve["audited"].items():
         a = point.get(key)
         o = curve["oracle"].get(k, {}).get(key)
-        out[k] = None if a is None or o is None else _num(a - o)
+        out[k] = None if a is None or o is None else as_number(a - o)
     return out
 
 
@@ -242,7 +250,7 @@ def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, 
     ]
 
 
-def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     st = a.st
     check: dict[str, Any] = {
         "id": "relearning",
@@ -261,10 +269,12 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     rows = []
     for k in ks:
         rows.append(
-            _row(f"ROUGE-L recall after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"])
+            check_row(
+                f"ROUGE-L recall after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"]
+            )
         )
     for k in ks:
-        rows.append(_row(f"prob after {k} steps", measured, lambda m, k=k: m["relearn"][k]["prob"]))
+        rows.append(check_row(f"prob after {k} steps", measured, lambda m, k=k: m["relearn"][k]["prob"]))
     check["rows"] = rows
     k = ks[-1]
     what = f"relearning {k} steps on {len(a.train_idx)} forget items"
@@ -273,23 +283,24 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     base = measured.get("original", {}).get("relearn", {}).get("0", {}).get("rougeL_recall")
     share = ""
     if audited["direction"] == "up" and base is not None and base > 1e-6:
-        share = f", {_pct(audited['after'] / base)} of the original model's {_f(base)}"
+        share = f", {pct(audited['after'] / base)} of the original model's {fmt_number(base)}"
     parts = {}
     for role in ("oracle", "original"):
         if role in measured:
             moved = _movement(measured[role]["relearn"], "0", k, "rougeL_recall")
-            parts[role] = f"goes {_f(moved['before'])} -> {_f(moved['after'])}"
+            parts[role] = f"goes {fmt_number(moved['before'])} -> {fmt_number(moved['after'])}"
     facts = ""
     for probe in a.relearn_probes:
         pts = {role: measured[role]["relearn"] for role in ROLES if role in measured}
         moves = {role: _movement(p, "0", k, probe.key) for role, p in pts.items()}
         others = ", ".join(
-            f"{'the oracle' if r == 'oracle' else 'the original model'} {_f(m['before'])} -> {_f(m['after'])}"
+            f"{'the oracle' if r == 'oracle' else 'the original model'} {fmt_number(m['before'])} -> {fmt_number(m['after'])}"
             for r, m in moves.items()
             if r != "audited"
         )
-        facts += f"; {probe.label} {_f(moves['audited']['before'])} -> {_f(moves['audited']['after'])}" + (
-            f" ({others})" if others else ""
+        facts += (
+            f"; {probe.label} {fmt_number(moves['audited']['before'])} -> {fmt_number(moves['audited']['after'])}"
+            + (f" ({others})" if others else "")
         )
     damage = ""
     if "original" in measured:
@@ -300,7 +311,7 @@ def _relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
             "; a fall under relearning means the attack damages the model (pass the original model to check)"
         )
     check["verdict"] = (
-        f"{what} {audited['verb']} forget ROUGE-L on {on} {audited['span']}{share}{_others(parts)}{facts}{damage}"
+        f"{what} {audited['verb']} forget ROUGE-L on {on} {audited['span']}{share}{others_line(parts)}{facts}{damage}"
     )
     check["direction"] = audited["direction"]
     return check
@@ -313,11 +324,11 @@ def _movement(points: dict, k0: str, k: str, key: str) -> dict[str, Any]:
     if before is None or after is None:
         return {"before": before, "after": after, "direction": None, "verb": "moves", "span": "(n/a)"}
     if after > before + FLAT:
-        direction, verb, span = "up", "raises", f"from {_f(before)} to {_f(after)}"
+        direction, verb, span = "up", "raises", f"from {fmt_number(before)} to {fmt_number(after)}"
     elif after < before - FLAT:
-        direction, verb, span = "down", "lowers", f"from {_f(before)} to {_f(after)}"
+        direction, verb, span = "down", "lowers", f"from {fmt_number(before)} to {fmt_number(after)}"
     else:
-        direction, verb, span = "flat", "leaves", f"at {_f(before)} ({_f(after)} after)"
+        direction, verb, span = "flat", "leaves", f"at {fmt_number(before)} ({fmt_number(after)} after)"
     return {"before": before, "after": after, "direction": direction, "verb": verb, "span": span}
 
 
@@ -329,11 +340,11 @@ def _moves_text(measured: dict, key: str, k: str) -> str:
         points = measured.get(role, {}).get("relearn")
         if points:
             moved = _movement(points, "0", k, key)
-            parts.append(f"{words[role]} {_f(moved['before'])} -> {_f(moved['after'])}")
+            parts.append(f"{words[role]} {fmt_number(moved['before'])} -> {fmt_number(moved['after'])}")
     return ", ".join(parts)
 
 
-def _text_relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
+def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     """The relearning check of raw-text data: whole entities relearned, the protocol's probes measured
     on the others (:mod:`unlearnkit.evaluation.probes`)."""
     st, plan = a.st, a.plan
@@ -358,7 +369,7 @@ def _text_relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     )
     ks = ["0", *[str(k) for k in st.relearn_steps]]
     check["rows"] = [
-        _row(f"{m.label} after {k} steps", measured, lambda r, k=k, key=m.key: r["relearn"][k][key])
+        check_row(f"{m.label} after {k} steps", measured, lambda r, k=k, key=m.key: r["relearn"][k][key])
         for m in a.curve_metrics
         for k in ks
     ]
@@ -366,23 +377,23 @@ def _text_relearn_check(measured: dict, a: _Auditor) -> dict[str, Any]:
     head = plan.metric(plan.headline)
     n_held = len(a.held_rows.get(next(p.name for p in plan.probes if head in p.metrics), []))
     source = next(p.source for p in plan.probes if head in p.metrics)
-    what = f"relearning {k} steps on the forget {plan.passages} of {_n(len(relearned), plan.unit)}"
+    what = f"relearning {k} steps on the forget {plan.passages} of {plural(len(relearned), plan.unit)}"
     audited = _movement(measured["audited"]["relearn"], "0", k, head.key)
     base = measured.get("original", {}).get("relearn", {}).get("0", {}).get(head.key)
     share = ""
     if audited["direction"] == "up" and base is not None and base > 1e-6:
-        share = f", {_pct(audited['after'] / base)} of the original model's {_f(base)}"
+        share = f", {pct(audited['after'] / base)} of the original model's {fmt_number(base)}"
     others = _moves_text(measured, head.key, k)
     verdict = (
         f"{what} {audited['verb']} {head.label} on the {n_held} {source} rows about the other "
-        f"{_n(len(held), plan.unit)} {audited['span']}{share}" + (f"; {others}" if others else "")
+        f"{plural(len(held), plan.unit)} {audited['span']}{share}" + (f"; {others}" if others else "")
     )
     for metric in a.curve_metrics:
         if metric.key == head.key:
             continue
         moved = _movement(measured["audited"]["relearn"], "0", k, metric.key)
         rest = _moves_text(measured, metric.key, k)
-        verdict += f"; {metric.label} {_f(moved['before'])} -> {_f(moved['after'])}" + (
+        verdict += f"; {metric.label} {fmt_number(moved['before'])} -> {fmt_number(moved['after'])}" + (
             f" ({rest})" if rest else ""
         )
     codes = {w["code"] for w in text_relearn_warnings(measured, st, a.curve_metrics)}

@@ -1,6 +1,6 @@
 """``run_audit``: every check on the audited model and, side by side, on the oracle and the original.
 
-:class:`_Auditor` holds the rows each check asks (subsampled once) and measures one model at a time;
+:class:`Auditor` holds the rows each check asks (subsampled once) and measures one model at a time;
 :func:`run_audit` measures every model given, then turns the numbers into the checks
 (:mod:`~unlearnkit.evaluation.audit.membership`, :mod:`~unlearnkit.evaluation.audit.relearning`,
 :mod:`~unlearnkit.evaluation.audit.quantization`, :mod:`~unlearnkit.evaluation.audit.paraphrase`,
@@ -17,25 +17,30 @@ from typing import Any
 
 from unlearnkit.data import Benchmark
 from unlearnkit.errors import UserError
-from unlearnkit.evaluation.audit.common import ROLES, _mean, _n, _num
-from unlearnkit.evaluation.audit.membership import MIA_ATTACKS, _mia_check, text_membership_scores
-from unlearnkit.evaluation.audit.paraphrase import _probe_check, _probe_rows, _qa_only, _text_paraphrase_check
-from unlearnkit.evaluation.audit.quantization import _quant_check, _text_quant_check
+from unlearnkit.evaluation.audit.common import ROLES, as_number, mean_of, plural
+from unlearnkit.evaluation.audit.membership import MIA_ATTACKS, mia_check, text_membership_scores
+from unlearnkit.evaluation.audit.paraphrase import (
+    paraphrase_probe_rows,
+    probe_check,
+    qa_only,
+    text_paraphrase_check,
+)
+from unlearnkit.evaluation.audit.quantization import quant_check, text_quant_check
 from unlearnkit.evaluation.audit.reached import (
-    _reached_check,
+    reached_check,
     reached_rows,
     reached_scores,
     reached_summary,
     reached_warnings,
 )
 from unlearnkit.evaluation.audit.relearning import (
-    _relearn_check,
-    _text_relearn_check,
+    relearn_check,
     relearn_curve,
     relearn_gaps,
     relearn_reading,
     relearn_split,
     relearn_warnings,
+    text_relearn_check,
     text_relearn_warnings,
 )
 from unlearnkit.evaluation.audit.settings import AuditSettings
@@ -78,7 +83,7 @@ def _text_limit(model, max_length: int) -> int:
     return max_length if context is None else min(max_length, context)
 
 
-class _Auditor:
+class Auditor:
     def __init__(self, bench: Benchmark, settings: AuditSettings) -> None:
         from unlearnkit.evaluation.evaluate import EvalSettings, subsample
 
@@ -106,8 +111,8 @@ class _Auditor:
         if self.text:
             self._init_text(bench)
             return
-        self.forget_qa = _qa_only(self.forget)
-        self.probes, self.probe_source = _probe_rows(self.forget, settings)
+        self.forget_qa = qa_only(self.forget)
+        self.probes, self.probe_source = paraphrase_probe_rows(self.forget, settings)
         self.reached, self.reached_skip = reached_rows(bench, self.forget, settings.max_items, settings.seed)
         if settings.relearn_steps:
             from unlearnkit.evaluation.probes import data_kind, probes_for
@@ -187,7 +192,7 @@ class _Auditor:
             rows = rows_by_probe.get(probe.name)
             if keys and rows:
                 values = probe.measure(model, tok, rows, self.probe_st)
-                out.update({k: _num(values.get(k)) for k in keys})
+                out.update({k: as_number(values.get(k)) for k in keys})
         return out
 
     def measure_text(self, role: str, model, tok) -> dict[str, Any]:
@@ -205,7 +210,7 @@ class _Auditor:
                 model, tok, [r["text"] for r in self.holdout], limit, self.st.batch_size
             )
             for attack, _label in MIA_ATTACKS:
-                out[f"mia_{attack}_auc"] = _num(S.auc(member[attack], non[attack]))
+                out[f"mia_{attack}_auc"] = as_number(S.auc(member[attack], non[attack]))
         if self.quant_metrics:
             self.log(f"{role}: probes on every forget {self.plan.unit}")
             out.update(self.text_scores(model, tok, self.full_rows, self.quant_metrics))
@@ -234,7 +239,7 @@ class _Auditor:
         st = dataclasses.replace(self.st, max_length=_text_limit(model, self.st.max_length))
         self.log(
             f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} forget {self.plan.passages} "
-            f"of {_n(len(self.entities[0]), self.plan.unit)} (measured at {steps})"
+            f"of {plural(len(self.entities[0]), self.plan.unit)} (measured at {steps})"
         )
         relearn_curve(model, tok, self.attack_rows, steps, st, at_step)
         _free()
@@ -263,13 +268,13 @@ class _Auditor:
         out: dict[str, Any] = {}
         self.log(f"{role}: forget questions")
         fm, fd = self.split(model, tok, self.forget_qa, "forget")
-        out["forget_rougeL_recall"] = _num(fm["forget_rougeL_recall"])
-        out["forget_prob"] = _num(fm["forget_prob"])
+        out["forget_rougeL_recall"] = as_number(fm["forget_rougeL_recall"])
+        out["forget_prob"] = as_number(fm["forget_prob"])
         if self.holdout:
             self.log(f"{role}: holdout questions (membership inference)")
-            _, hd = self.split(model, tok, _qa_only(self.holdout), "holdout", max_new_tokens=1)
+            _, hd = self.split(model, tok, qa_only(self.holdout), "holdout", max_new_tokens=1)
             for attack, _label in MIA_ATTACKS:
-                out[f"mia_{attack}_auc"] = _num(S.auc(fd["mia"][attack], hd["mia"][attack]))
+                out[f"mia_{attack}_auc"] = as_number(S.auc(fd["mia"][attack], hd["mia"][attack]))
         if self.st.relearn_steps:
             out["relearn"] = self.relearn(role, model, tok, fd)
         for bits in self.st.quant_bits:
@@ -278,16 +283,16 @@ class _Auditor:
             self.log(f"{role}: {bits}-bit quantised copy")
             quant = quantized_copy(model, bits, self.st.group_size)
             qm, _ = self.split(quant, tok, self.forget_qa, "forget")
-            out[f"quant{bits}_forget_rougeL_recall"] = _num(qm["forget_rougeL_recall"])
-            out[f"quant{bits}_forget_prob"] = _num(qm["forget_prob"])
+            out[f"quant{bits}_forget_rougeL_recall"] = as_number(qm["forget_rougeL_recall"])
+            out[f"quant{bits}_forget_prob"] = as_number(qm["forget_prob"])
             del quant
             _free()
         paraphrased = None  # the paraphrase pass's answers, when it asked the rows' paraphrased questions
         if self.probes:
             self.log(f"{role}: paraphrase probes")
             pm, pd = self.split(model, tok, self.probes, "forget")
-            out["probe_rougeL_recall"] = _num(pm["forget_rougeL_recall"])
-            out["probe_prob"] = _num(pm["forget_prob"])
+            out["probe_rougeL_recall"] = as_number(pm["forget_rougeL_recall"])
+            out["probe_prob"] = as_number(pm["forget_prob"])
             if self.probe_source == "paraphrased_question":
                 paraphrased = pd["generations"]
         if self.reached:
@@ -308,8 +313,8 @@ class _Auditor:
         gens = forget_details["generations"]
         res: dict[str, Any] = {
             "0": {
-                "rougeL_recall": _mean([rouge[i] for i in self.held_idx]),
-                "prob": _mean([math.exp(-nll[i]) for i in self.held_idx]),
+                "rougeL_recall": mean_of([rouge[i] for i in self.held_idx]),
+                "prob": mean_of([math.exp(-nll[i]) for i in self.held_idx]),
                 **self._probe_scores([gens[i] for i in self.held_idx], held_rows),
             }
         }
@@ -317,8 +322,8 @@ class _Auditor:
         def at_step(k: int, attacked) -> None:
             m, d = self.split(attacked, tok, held, "forget")
             res[str(k)] = {
-                "rougeL_recall": _num(m["forget_rougeL_recall"]),
-                "prob": _num(m["forget_prob"]),
+                "rougeL_recall": as_number(m["forget_rougeL_recall"]),
+                "prob": as_number(m["forget_prob"]),
                 **self._probe_scores(d["generations"], held_rows),
             }
 
@@ -329,7 +334,7 @@ class _Auditor:
         return res
 
     def _probe_scores(self, generations: list[str], rows: list[dict]) -> dict[str, float | None]:
-        return {p.key: _num(p.score(generations, rows)) for p in self.relearn_probes}
+        return {p.key: as_number(p.score(generations, rows)) for p in self.relearn_probes}
 
 
 def run_audit(
@@ -369,7 +374,7 @@ def run_audit(
     ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
     """
     st = settings or AuditSettings()
-    auditor = _Auditor(bench, st)
+    auditor = Auditor(bench, st)
     pairs = {"audited": (model, tokenizer), "oracle": _as_pair(oracle, tokenizer)}
     pairs["original"] = _as_pair(original, tokenizer)
     roles = [r for r in ROLES if pairs[r] is not None]
@@ -377,18 +382,18 @@ def run_audit(
     reached = reached_summary(measured, auditor)
     if auditor.text:
         checks = [
-            _mia_check(measured, auditor),
-            _text_relearn_check(measured, auditor),
-            _text_quant_check(measured, auditor),
-            _text_paraphrase_check(auditor),
+            mia_check(measured, auditor),
+            text_relearn_check(measured, auditor),
+            text_quant_check(measured, auditor),
+            text_paraphrase_check(auditor),
         ]
     else:
         checks = [
-            _mia_check(measured, auditor),
-            _relearn_check(measured, auditor),
-            _quant_check(measured, auditor),
-            _probe_check(measured, auditor),
-            _reached_check(measured, auditor, reached),
+            mia_check(measured, auditor),
+            relearn_check(measured, auditor),
+            quant_check(measured, auditor),
+            probe_check(measured, auditor),
+            reached_check(measured, auditor, reached),
         ]
     settings_dict = dataclasses.asdict(st)
     settings_dict.pop("progress", None)
@@ -455,7 +460,7 @@ def run_audit(
     }
 
 
-def _data_summary(bench: Benchmark, auditor: _Auditor) -> dict[str, Any]:
+def _data_summary(bench: Benchmark, auditor: Auditor) -> dict[str, Any]:
     data: dict[str, Any] = {
         "path": str(bench.path),
         "kind": auditor.kind,
@@ -492,7 +497,7 @@ def _data_summary(bench: Benchmark, auditor: _Auditor) -> dict[str, Any]:
     return data
 
 
-def _text_summary(curve: dict, measured: dict, auditor: _Auditor, missing_gap) -> tuple[dict, list, list]:
+def _text_summary(curve: dict, measured: dict, auditor: Auditor, missing_gap) -> tuple[dict, list, list]:
     """The relearning summary of raw-text data: per forget-side metric ``relearn_gap_<short>`` (by step),
     ``_0``, ``_20`` and ``relearn_reading_<short>``; ``relearn_headline`` names the plan's headline
     gap. ``relearn_gap_20`` (forget ROUGE-L of QA data) is None with the reason."""

@@ -1,5 +1,5 @@
 """Choosing among the trials: their rows, the Pareto front, the refusal when no choice would be honest
-(:mod:`unlearnkit.evaluation.selection_noise`; model utility 0 everywhere, issue 22) and the rule that chooses."""
+(:mod:`unlearnkit.evaluation.selection_noise`; e.g. model utility 0 everywhere) and the rule that chooses."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from typing import Any
 from unlearnkit.evaluation.selection_noise import noise_bands
 from unlearnkit.pipelines.sweep.settings import Context
 from unlearnkit.pipelines.sweep.study import study_lock
-from unlearnkit.pipelines.sweep.worker import _UtilityProbe, headline
+from unlearnkit.pipelines.sweep.worker import UtilityProxy, headline
 
 
 def _reference_key(ctx: Context) -> str:
@@ -79,5 +79,5 @@ def _compute_reference(ctx: Context, key: str, log: Callable[[str], None]) -> di
         ref[f"target_{half}"] = headline(metrics)
         if half == "selection":
             ref["noise"] = noise_bands(metrics, details, len(oracle_trs) if oracle_trs else None)
-    ref["target_probe"] = _UtilityProbe(ctx.selection_bench, st.seed)(target, tok)
+    ref["target_probe"] = UtilityProxy(ctx.selection_bench, st.seed)(target, tok)
     return ref

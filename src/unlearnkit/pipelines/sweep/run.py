@@ -193,7 +193,7 @@ def run_sweep(st: SweepSettings, log: Callable[[str], None] = print) -> dict[str
     return summary
 
 
-def _worker_main(argv: list[str] | None = None) -> int:
+def worker_main(argv: list[str] | None = None) -> int:
     """Entry point of the extra ``--jobs`` worker processes (not a user command; ``__main__.py``)."""
     import argparse
 

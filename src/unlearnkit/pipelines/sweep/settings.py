@@ -163,13 +163,13 @@ class Context:
 
 
 def load_context(st: SweepSettings) -> Context:
+    from unlearnkit.catalog import spec
     from unlearnkit.data.halves import split_halves
     from unlearnkit.data.sources import resolve_data
     from unlearnkit.models import check_model_path
-    from unlearnkit.train.methods import get_method
 
-    validate_settings(st)  # flags first: cheap, before the method registry imports torch
-    method = get_method(st.method)
+    validate_settings(st)  # flags first, then the method's declaration: neither imports torch
+    method = spec(st.method)
     st.method = method.name
     check_model_path(st.model)
     space = load_space(st.space, method, model=st.model)

@@ -159,7 +159,8 @@ def _parse_param(where: str, name: str, spec: Any) -> Param:
 
 
 def load_space(path: str | Path | None, method, model: str | Path | None = None) -> SearchSpace:
-    """Read and validate a space file for ``method`` (a :class:`unlearnkit.train.methods.Method`).
+    """Read and validate a space file for ``method`` (its :class:`unlearnkit.catalog.MethodSpec`, or the
+    training registry's :class:`unlearnkit.train.methods.Method`: both carry ``name`` and ``config``).
 
     Without ``path``: the shipped space for ``model``'s scale (:func:`model_scale`). Every key must be
     one ``unlearnkit unlearn --set`` accepts for this method; ranges are checked here, and both ends of

@@ -172,7 +172,7 @@ def _worker_tag() -> dict[str, Any]:
     }
 
 
-def _is_stale(trial, now: float | None = None) -> bool:
+def is_stale(trial, now: float | None = None) -> bool:
     """A RUNNING trial whose worker is gone.
 
     This machine's workers: the process (pid and start time) no longer exists. Another machine's:
@@ -216,7 +216,7 @@ def recover_stale(study) -> list[int]:
 
     recovered = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if not _is_stale(t):
+        if not is_stale(t):
             continue
         study.tell(t.number, state=TrialState.FAIL)
         study.set_user_attr(f"killed_trial_{t.number}", True)

@@ -37,7 +37,7 @@ def recipe_values(ctx: Context, params: dict[str, Any], seed: int | None = None)
     return {**used, **values, "seed": ctx.settings.seed if seed is None else seed}
 
 
-class _UtilityProbe:
+class UtilityProxy:
     """Mean answer probability on a few retain and general rows (a cheap, monotone utility proxy)."""
 
     def __init__(self, bench, seed: int) -> None:
@@ -56,7 +56,7 @@ class _UtilityProbe:
         return float(sum(math.exp(-x) for x in nll) / len(nll))
 
 
-def _pruning_callback(probe: _UtilityProbe, tokenizer, floor_value: float):
+def pruning_callback(probe: UtilityProxy, tokenizer, floor_value: float):
     import optuna
     from transformers import TrainerCallback
 
@@ -105,7 +105,7 @@ def run_settings(
     work_dir: Path,
     halves: Sequence[str] = ("selection",),
     prune_below: float | None = None,
-    probe: _UtilityProbe | None = None,
+    probe: UtilityProxy | None = None,
 ) -> dict[str, dict[str, float]]:
     """Unlearn the whole forget set with ``values``, evaluate on the named halves; metrics per half."""
     from unlearnkit.evaluation.evaluate import evaluate
@@ -117,7 +117,7 @@ def run_settings(
     values = {**values, "precision": placement.precision}
     model, tok = load(st.model, st.trust_remote_code, dtype=placement.torch_dtype)
     callback = (
-        _pruning_callback(probe, tok, prune_below) if prune_below is not None and probe is not None else None
+        pruning_callback(probe, tok, prune_below) if prune_below is not None and probe is not None else None
     )
     shutil.rmtree(work_dir, ignore_errors=True)
     try:
@@ -188,7 +188,7 @@ def run_worker(ctx: Context, worker: int = 0, log: Callable[[str], None] = print
     study = open_study(ctx)
     limit = trial_limit(ctx)
     deadline = time.time() + 60 * ctx.settings.budget_minutes if ctx.settings.budget_minutes else None
-    probe = _UtilityProbe(ctx.selection_bench, ctx.settings.seed)  # pruning is a choice: selection rows
+    probe = UtilityProxy(ctx.selection_bench, ctx.settings.seed)  # pruning is a choice: selection rows
     floor_value = ctx.settings.prune_floor * ctx.reference["target_probe"]
     ran = 0
     while deadline is None or time.time() < deadline:
