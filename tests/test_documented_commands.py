@@ -49,7 +49,7 @@ SKIPPED = [
     ("ruff", "the linter, run by CI"),
     (
         "unlearnkit quickstart",
-        "the full quickstart (8 minutes from an empty cache); tests/test_end_to_end.py runs it on a miniature world",
+        "the full quickstart (about 10 minutes from an empty cache); tests/test_end_to_end.py runs it on a miniature world",
     ),
     ("torchrun", "multi-process training; tests/test_distributed.py runs it with gloo on CPU"),
     ("accelerate launch", "multi-GPU / FSDP / DeepSpeed launchers need GPUs"),

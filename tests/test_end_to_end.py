@@ -400,7 +400,7 @@ def test_methods_side_by_side_give_the_rows_of_one_process(small_lab, tmp_path, 
         out = tmp_path / layout
         torch.set_num_threads(threads)
         try:
-            assert main(quickstart_argv(out, small_lab, "--methods", "ga,npo,t-npo")) == 0
+            assert main(quickstart_argv(out, small_lab, "--methods", "ga,npo,t-npo", "--robust")) == 0
         finally:
             torch.set_num_threads(1)
         runs[layout] = (json.loads((out / "metrics.json").read_text()), capsys.readouterr().out)

@@ -409,7 +409,8 @@ def run_quickstart(args) -> int:
     used: dict[str, dict] = {}
     unlearned: dict[str, Any] = {}  # tiny models, kept for the audit (the robust row's teacher, the best)
     t_audit = 0.0
-    audit_on = not args.no_audit and benchmark == "tofu"  # the robust row exists to be audited
+    audit_on = not args.no_audit and benchmark == "tofu"
+    robust_on = bool(getattr(args, "robust", False)) and benchmark == "tofu"
 
     def record(name: str, metrics: dict, res, model) -> None:
         unlearned[name] = model if benchmark == "tofu" else None
@@ -425,7 +426,7 @@ def run_quickstart(args) -> int:
 
     threads = torch.get_num_threads()
     side_by_side = threads >= 2 and len(methods) >= 2
-    early_teacher = ROBUST_TEACHER if audit_on and ROBUST_TEACHER in methods else None
+    early_teacher = ROBUST_TEACHER if robust_on and ROBUST_TEACHER in methods else None
     robust_done = None
     try:
         if side_by_side:
@@ -446,19 +447,23 @@ def run_quickstart(args) -> int:
                 metrics, res = emb.run_method(name, work_root / name, keep_model=benchmark == "tofu")
                 record(name, metrics, res, res.model)
         t_methods = time.time() - t_start - t_lab
-        if audit_on:
-            t0 = time.time()
+        t0 = time.time()
+        if robust_on:
             # the measured configuration's teacher when it ran, else the report's best method
             teacher = ROBUST_TEACHER if ROBUST_TEACHER in methods else best_method(emb.results, methods)
             if robust_done is None:
                 robust_done = _robust_row(emb, teacher, unlearned[teacher], work_root, log)
             robust_row, robust = robust_done
-            also = {row: unlearned[row] for row in audited_rows(emb.results, teacher, robust_row)[2:]}
-            extra_sections.append(
-                _audit_section(emb, teacher, unlearned[teacher], robust_row, robust, log, also=also)
-            )
+            if audit_on:
+                also = {row: unlearned[row] for row in audited_rows(emb.results, teacher, robust_row)[2:]}
+                extra_sections.append(
+                    _audit_section(emb, teacher, unlearned[teacher], robust_row, robust, log, also=also)
+                )
             del robust, robust_done
-            t_audit = time.time() - t0
+        elif audit_on:
+            best = best_method(emb.results, methods)
+            extra_sections.append(_best_audit_section(emb, best, unlearned[best], log))
+        t_audit = time.time() - t0
     finally:
         unlearned.clear()
         shutil.rmtree(work_root, ignore_errors=True)
@@ -488,10 +493,11 @@ def run_quickstart(args) -> int:
     log(f"wrote {out / 'report.html'} and {out / 'metrics.json'}")
     if side_by_side and early_teacher:
         t_methods_text = f"the methods and the robust row (side by side) {t_methods:.0f}s"
-        audit_time = f", the audit {t_audit:.0f}s" if t_audit else ""
+        audit_time = f", the audit {t_audit:.0f}s" if audit_on else ""
     else:
         t_methods_text = f"the methods {t_methods:.0f}s"
-        audit_time = f", {t_audit:.0f}s for the robust row and the audit" if t_audit else ""
+        what = " and ".join(w for w, on in (("the robust row", robust_on), ("the audit", audit_on)) if on)
+        audit_time = f", {t_audit:.0f}s for {what}" if what else ""
     log(
         f"time: {time.time() - t_start:.0f}s wall in all on {torch.get_num_threads()} threads; the lab (the "
         f"world, the base, the target and the oracle, with their evaluation) {t_lab:.0f}s (see above what came "
@@ -658,19 +664,14 @@ def _audit_section(
     those rows' (the verdict's best row when it is neither of the two)."""
     import dataclasses
 
-    from unlearnkit.evaluation.audit import AuditSettings, audit_card_html, run_audit
+    from unlearnkit.evaluation.audit import audit_card_html, run_audit
     from unlearnkit.models import load
 
     also = also or {}
     log(f"auditing {', '.join([robust_row, method, *also])} ...")
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
-    # lr 1e-4, not the audit's 1e-3: on the pretrained-base lab 1e-3 destroys the target itself (fact recall
-    # 1.00 -> 0.20 in 20 steps), so every curve would read as damage; at 1e-4 the target keeps what it knows
-    # and an unlearned model climbs back by 50 steps (bench/robustness.py's docstring has the measurement).
-    settings = AuditSettings(
-        relearn_steps=(5, 20, 50), relearn_lr=1e-4, max_items=100, max_new_tokens=48, seed=emb.seed
-    )
+    settings = quickstart_audit_settings(emb.seed)
     roles = dict(oracle=(oracle, otok), original=(target, tok))
     audit = run_audit(robust, tok, emb.bench, **roles, settings=settings, method=robust_row)
     # The plain method and the best row: only their own checks are new (the oracle's and the target's
@@ -696,6 +697,40 @@ def _audit_section(
     card = audit_card_html(audit, heading=False, compare=compare)
     best = f" and {', '.join(also)} (the verdict's best)" if also else ""
     return (f"Audit card: {robust_row} (robust) next to {method}{best}", card)
+
+
+def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
+    """Audit card of the verdict's best row (``--robust`` not given): MIA, relearning, quantisation,
+    paraphrases and the probes, each next to the oracle and the target, with the settings of
+    :func:`_audit_section`."""
+    from unlearnkit.evaluation.audit import audit_card_html, run_audit
+    from unlearnkit.models import load
+
+    log(f"auditing {row} ...")
+    target, tok = emb.load_target()
+    oracle, otok = load(str(emb.oracle_dir))
+    roles = dict(oracle=(oracle, otok), original=(target, tok))
+    audit = run_audit(
+        model, tok, emb.bench, **roles, settings=quickstart_audit_settings(emb.seed), method=row
+    )
+    for verdict in audit.get("verdicts", []):
+        log(f"  {verdict}")
+    gap = audit.get("relearn_gap_20")
+    if gap is not None:
+        log(f"  relearn_gap_20: {row} {gap:+.2f}")
+    return (f"Audit card: {row} (the verdict's best)", audit_card_html(audit, heading=False))
+
+
+def quickstart_audit_settings(seed: int):
+    """The audit the quickstart runs. lr 1e-4, not the audit's 1e-3: on the pretrained-base lab 1e-3
+    destroys the target itself (fact recall 1.00 -> 0.20 in 20 steps), so every curve would read as
+    damage; at 1e-4 the target keeps what it knows and an unlearned model climbs back by 50 steps
+    (bench/robustness.py's docstring has the measurement)."""
+    from unlearnkit.evaluation.audit import AuditSettings
+
+    return AuditSettings(
+        relearn_steps=(5, 20, 50), relearn_lr=1e-4, max_items=100, max_new_tokens=48, seed=seed
+    )
 
 
 def _heatmap_fragment(heatmap: Path, method: str, info: dict) -> str:
