@@ -162,11 +162,17 @@ def run_seed(benchmark: str, methods: list[str], args, seed: int) -> tuple[dict,
     emb = setup(args, benchmark=benchmark)
     if benchmark == "tofu":
         from unlearnkit.models import load
-        from unlearnkit.pipelines.embedded import cache_root, ensure_finetuned
+        from unlearnkit.pipelines.embedded import cache_root, ensure_pair
 
-        null_dir = ensure_finetuned(
-            cache_root(args.cache_dir), emb.base_dir, emb.world_dir, "retain", seed + NULL_SEED_OFFSET, print
+        # through ensure_pair: a lab fine-tune always trains on its share of the threads
+        spec = dict(
+            root=cache_root(args.cache_dir),
+            base_dir=emb.base_dir,
+            bench_dir=emb.world_dir,
+            split="retain",
+            seed=seed + NULL_SEED_OFFSET,
         )
+        null_dir = ensure_pair([spec], print)[0]
         model, tok = load(str(null_dir))
         emb.add_row(NULL_ORACLE, model, tok)
     work = Path(".bench_work") / benchmark / f"seed{seed}"
