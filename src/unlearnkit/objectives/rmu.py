@@ -102,17 +102,22 @@ def _rmu_retain(ctx, batch, cfg, layer):
     return rmu_retain_loss(r.hidden, ref_h, token_weights(batch["retain"]))
 
 
+def _with_retain(forget, ctx, batch, cfg, layer):
+    """The forget term plus RMU's retain term (the activation match on retain), as every RMU step adds it."""
+    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
+        return combine(forget, ctx, batch, cfg)
+    retain = _rmu_retain(ctx, batch, cfg, layer)
+    logs = {"rmu_retain": retain.detach()}
+    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
+
+
 def step_rmu(ctx, batch, cfg):
     """Activations = the raw output of decoder layer ``layer`` (0-based), at the answer tokens' own positions."""
     layer = cfg.layer
     f = ctx.policy(batch["forget"], hidden_layer=layer)
     control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
     forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
-    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
-        return combine(forget, ctx, batch, cfg)
-    retain = _rmu_retain(ctx, batch, cfg, layer)
-    logs = {"rmu_retain": retain.detach()}
-    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
+    return _with_retain(forget, ctx, batch, cfg, layer)
 
 
 def step_asu_rmu(ctx, batch, cfg):
@@ -121,11 +126,7 @@ def step_asu_rmu(ctx, batch, cfg):
     f = ctx.policy(batch["forget"], hidden_layer=layer)
     target = ctx.reference.hidden(batch["forget"], layer, tau=cfg.tau, layers=cfg.layer_list())
     forget = rmu_forget_loss(f.hidden, target, token_weights(batch["forget"]))
-    if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
-        return combine(forget, ctx, batch, cfg)
-    retain = _rmu_retain(ctx, batch, cfg, layer)
-    logs = {"rmu_retain": retain.detach()}
-    return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
+    return _with_retain(forget, ctx, batch, cfg, layer)
 
 
 def freeze_except_rmu_params(model, cfg) -> int:
