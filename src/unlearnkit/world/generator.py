@@ -864,7 +864,6 @@ def write_world(
     from unlearnkit.world.hazard import HAZARD_FACT_TYPES
     from unlearnkit.world.miniatures import generate_everything
     from unlearnkit.world.news import NEWS_FACT_TYPES
-    from unlearnkit.world.probes import add_probes
 
     params = {
         "n_authors": n_authors,
@@ -879,9 +878,7 @@ def write_world(
     }
     _validate(**params)
     # Validate and generate before touching the disk, so a UserError leaves nothing behind.
-    files, extra = generate_everything(**params)
-    files, probe_fields = add_probes(files, seed)  # pen names, the book catalogue and probes/
-    extra = {**extra, **probe_fields}
+    files, extra = generate_everything(**params)  # with the pen names, the book catalogue and probes/
     out = Path(os.path.normpath(Path(output_dir).expanduser().absolute()))
     if not out.name:
         raise UserError(f"output_dir {str(output_dir)!r} has no folder name; pass a folder such as ./world")

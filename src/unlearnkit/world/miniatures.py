@@ -113,6 +113,12 @@ def generate_everything(
     if articles:
         files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
         extra["benchmarks"]["muse"] = "muse"
+    from unlearnkit.world.probes import add_probes
+
+    # The probes (pen names, the book catalogue) before the multiple-choice options: the options are
+    # balanced for the tokenizer of every trained word, the pen names and titles included.
+    files, probe_fields = add_probes(files, seed)
+    extra.update(probe_fields)
     if hazard:
         files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed, files))
         extra["benchmarks"]["wmdp"] = "wmdp"

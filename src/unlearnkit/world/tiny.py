@@ -19,13 +19,10 @@ def corpus_of(rows: Iterable[dict], options: bool = True) -> list[str]:
     multi-hop probes) are left out: the world balanced its options for the tokenizer of the rest."""
     from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
-    from unlearnkit.world.probes import ADDED_KEYS
 
     texts = [PLAIN_TEMPLATE.format(question="") + " ", *IDK_ANSWERS]
     lists = ("perturbed_answer", "choices") if options else ("perturbed_answer",)
     for row in rows:
-        if any(key in row for key in ADDED_KEYS):
-            continue
         for key in (
             "question",
             "answer",
