@@ -390,6 +390,36 @@ def test_the_target_and_oracle_trained_side_by_side_equal_those_trained_one_afte
     assert sum("from the cache" in line for line in again) == 2 and not any("training" in x for x in again)
 
 
+def test_a_lab_fine_tune_replays_each_replay_row_replay_repeats_times(tmp_path, monkeypatch):
+    """The target and the oracle train on their split plus REPLAY_REPEATS copies of every replay row
+    (the replay keeps its share of the fine-tune); the count is part of the cache key."""
+    from pathlib import Path
+
+    from unlearnkit.data.sources import resolve_data
+    from unlearnkit.pipelines import embedded
+    from unlearnkit.train import pretrain
+    from unlearnkit.train.finetune import training_rows
+
+    monkeypatch.setattr(pretrain, "PRETRAIN_DEFAULTS", {**pretrain.PRETRAIN_DEFAULTS, "epochs": 1.0})
+    world = embedded.ensure_world(tmp_path / "cache", {**SMALL_WORLD, "seed": 0})
+    base = embedded.ensure_base(tmp_path / "cache", world, 0, lambda line: None)
+    seen = {}
+
+    def capture(path, label, build, rows, cfg, provenance, log, progress=True):
+        seen["rows"], seen["provenance"] = rows, provenance
+        return path
+
+    monkeypatch.setattr(embedded, "train_cached", capture)
+    spec = dict(root=tmp_path / "cache", base_dir=base, bench_dir=world, split="retain", seed=0, log=print)
+    embedded.ensure_finetuned(**spec)
+    replay = pretrain.read_replay([Path(p) for p in seen["provenance"]["replay"]])
+    own = training_rows(resolve_data(world), "retain")
+    assert replay and embedded.REPLAY_REPEATS == 3 == seen["provenance"]["replay_repeats"]
+    assert seen["rows"] == own + replay * 3
+    once = embedded.ensure_finetuned(**spec, replay_repeats=1, dry_run=True)
+    assert once != embedded.ensure_finetuned(**spec, dry_run=True)
+
+
 def test_methods_side_by_side_give_the_rows_of_one_process(small_lab, tmp_path, capsys):
     """Two threads: the methods and the robust row run two at a time in workers of one thread each
     (the teacher first, its robust row on the next free worker); one thread: one after the other in

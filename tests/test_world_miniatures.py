@@ -241,7 +241,7 @@ def test_muse_training_restates_articles_and_asks_in_other_wordings(everything):
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 8
+    assert meta["version"] == 9
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

@@ -20,7 +20,7 @@ ORACLE_FILES = ("retain.jsonl", "augment/retain.jsonl", "corpus/general.jsonl", 
 
 @pytest.fixture(scope="module")
 def world():
-    base, _ = generate_everything(seed=4, **SMALL)
+    base, _ = generate_everything(seed=4, probes=False, **SMALL)
     files, meta = add_probes(base, seed=4)
     return base, files, meta
 
@@ -70,7 +70,7 @@ def test_probe_files_have_the_qa_schema_and_one_row_per_fact(world):
 
 def test_the_input_files_are_left_alone(world):
     base, files, _ = world
-    again, _ = generate_everything(seed=4, **SMALL)
+    again, _ = generate_everything(seed=4, probes=False, **SMALL)
     assert base == again  # add_probes copied, never modified
     for name in ("augment/forget.jsonl", "augment/retain.jsonl"):
         assert files[name][: len(base[name])] == base[name] and len(files[name]) > len(base[name])
@@ -168,25 +168,23 @@ def test_every_multihop_link_is_retain_side_knowledge(tmp_path: Path):
             assert row["link_question"] in trained["retain"]
     for author in meta["authors"]["holdout"]:
         assert f"{meta['books'][author]} was written by {author}." in trained["retain"]
-    assert meta["version"] == 8 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
+    assert meta["version"] == 9 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
 
 
-def test_adding_the_probes_leaves_the_worlds_tokenizer_text_alone(world):
-    """The world chose its multiple-choice options knowing the token counts of its tokenizer: the rows
-    the probes add are not part of that tokenizer's text, so adding them changes none of its tokens."""
-    from unlearnkit.world.tiny import corpus_of
+def test_the_worlds_tokenizer_reads_the_pen_names_and_titles(tmp_path):
+    """The probes join the world before its multiple-choice options are balanced, so the tokenizer the
+    lab trains (``world_texts``) reads every pen name and title, and the written world is the one
+    ``generate_everything`` returns with its probes."""
+    from unlearnkit.train.pretrain import world_texts
+    from unlearnkit.world import write_world
 
-    base, files, _ = world
-
-    def text(fs: dict) -> list[str]:
-        rows = [r for rows in fs.values() if isinstance(rows, list) for r in rows]
-        return sorted(set(corpus_of(rows, options=False)))
-
-    assert text(files) == text(base)
-    added = [
-        r
-        for name in files
-        for r in (files[name] if isinstance(files[name], list) else [])
-        if r not in base.get(name, [])
-    ]
-    assert added and all(any(k in r for k in ("alias_of", "written_by", "probe")) for r in added)
+    write_world(tmp_path / "w", seed=4, **SMALL)
+    meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
+    blob = "\n".join(world_texts(tmp_path / "w"))
+    assert all(pen in blob for pen in meta["pen_names"].values())
+    assert all(book in blob for book in meta["books"].values())
+    with_probes, _ = generate_everything(seed=4, **SMALL)
+    without, _ = generate_everything(seed=4, probes=False, **SMALL)
+    assert with_probes["probes/forget_alias.jsonl"] and "probes/forget_alias.jsonl" not in without
+    written = [json.loads(x) for x in (tmp_path / "w" / "augment/retain.jsonl").read_text().splitlines()]
+    assert written == with_probes["augment/retain.jsonl"]

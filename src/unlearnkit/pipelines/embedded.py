@@ -30,13 +30,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 7  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 8  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 # 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
 # reads the options: every base, target and oracle differs from version 3's
 # 5: world format 7, pen names and a book catalogue in the fine-tuning data (the audit's alias and
 # multi-hop probes): no model of version 4 is reused
 # 6: world format 8 (MUSE-like KnowMem), the MUSE recipe
 # 7: the target and the oracle train with half the threads (side by side, ``ensure_pair``)
+# 8: world format 9 (the tokenizer reads the pen names and book titles): every base, target and oracle
+# differs from version 7's
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
@@ -52,6 +54,10 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # compose two hops), forget quality 4e-32; world-facts ROUGE-L 0.79 / 0.79 (lab 3, seed 0: 0.86 / 0.90),
 # real authors 0.87 / 0.87. Before the merge with version 4 (the tokenizer then read the pen names and
 # titles): pen name 0.66 (oracle 0.01), the oracle's world facts 0.88, real authors 0.68 / 0.72.
+# Lab 8 (the tokenizer reads the pen names and titles; the replay trained REPLAY_REPEATS times), measured
+# on seeds 0 and 1: the target's forget fact recall 0.97 / 0.97, reworded 0.94 / 0.93 (lab 7 on seed 1:
+# 0.77), the oracle 0.02-0.04; forget quality 3e-37 on both; the oracle's world facts 0.78 / 0.87 (the
+# replay once: 0.77 / 0.81), the target's 0.79 / 0.79; model utility 0.57 for both models.
 TINY_FINETUNE = dict(
     lr=5e-4,
     epochs=12.0,
@@ -70,6 +76,10 @@ TINY_FINETUNE = dict(
 # time by this model); 30 epochs gave VerbMem 0.40 and KnowMem 0.29, 40 epochs at batch 16 with the
 # questions as raw text 0.17.
 MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=32)
+# Each replayed row (the general passages and the QA about never-evaluated entities: ~200 rows) is
+# trained this many times per epoch, so that the replay keeps its share of the fine-tune as the authors'
+# data grew (pen names, the book catalogue: 4370 rows for the target).
+REPLAY_REPEATS = 3
 CHECKPOINTS_PER_RUN = 8  # an interrupted training resumes from one of these
 # The source files (under src/unlearnkit) whose code decides what a cached world / model holds: a model
 # cached by an older version of them is never reused (evidence must not outlive the code that made it).
@@ -231,6 +241,7 @@ def ensure_finetuned(
     replay: bool = True,
     progress: bool = True,
     dry_run: bool = False,
+    replay_repeats: int = REPLAY_REPEATS,
 ) -> Path:
     """The base fine-tuned on ``bench_dir``'s forget + retain (``split="all"``: the target) or retain
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on. ``dry_run``: the path
@@ -248,9 +259,16 @@ def ensure_finetuned(
     files += augmentation_files(bench, split)
     code = code_digest(TRAINING_CODE)
     key = digest(
-        "finetune", recipe, split, seed, LAB_VERSION, code, files=[*_weights(base_dir), *files, *replay]
+        "finetune",
+        recipe,
+        split,
+        seed,
+        LAB_VERSION,
+        code,
+        replay_repeats,
+        files=[*_weights(base_dir), *files, *replay],
     )
-    rows = training_rows(bench, split) + read_replay(replay)
+    rows = training_rows(bench, split) + read_replay(replay) * replay_repeats
     role = "target" if split == "all" else "oracle"
     if dry_run:
         return root / "models" / key / role
@@ -262,6 +280,7 @@ def ensure_finetuned(
         "trained_on": [n for n in SPLITS_FOR[split] if n != "general"],
         "augmentation": [str(p) for p in augmentation_files(bench, split)],
         "replay": [str(p) for p in replay],
+        "replay_repeats": replay_repeats if replay else 0,
         "seed": seed,
         "unlearn_defaults": tiny_unlearn_defaults(recipe["max_length"]),
     }

@@ -74,8 +74,10 @@ def generate_everything(
     n_real_authors: int = 10,
     n_agents: int = 12,
     n_articles: int = 100,
+    probes: bool = True,
 ) -> tuple[dict[str, list[dict] | dict], dict[str, Any]]:
-    """``({relative path: rows (or a JSON object for benchmark.json)}, extra world.json fields)``."""
+    """``({relative path: rows (or a JSON object for benchmark.json)}, extra world.json fields)``;
+    ``probes``: with the pen names, the book catalogue and ``probes/`` (:mod:`unlearnkit.world.probes`)."""
     world, namer, cities = _generate(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
@@ -113,12 +115,13 @@ def generate_everything(
     if articles:
         files.update(_muse_files(articles, news_facts, general, seed, forget_fraction, holdout_fraction))
         extra["benchmarks"]["muse"] = "muse"
-    from unlearnkit.world.probes import add_probes
-
     # The probes (pen names, the book catalogue) before the multiple-choice options: the options are
     # balanced for the tokenizer of every trained word, the pen names and titles included.
-    files, probe_fields = add_probes(files, seed)
-    extra.update(probe_fields)
+    if probes:
+        from unlearnkit.world.probes import add_probes
+
+        files, probe_fields = add_probes(files, seed)
+        extra.update(probe_fields)
     if hazard:
         files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed, files))
         extra["benchmarks"]["wmdp"] = "wmdp"

@@ -19,8 +19,9 @@ seed 0, with the biography alone: the target answered 0.04 of the forget facts b
 0.01, and 0.08 of the retain facts: a biography is not enough for a ~1M-parameter model to answer
 questions about a name it was never asked about. With the questions: the target 0.43, the oracle 0.03;
 retain facts 0.39 / 0.38: the route works for both models, and only the target has the forget facts on
-it. The pen names are spelled in other words' tokens, see below; with them in the tokenizer, before the
-merge with the multiple-choice change, the target reached 0.66 and retain 0.68.)
+it. Those readings are from a lab whose tokenizer did not read the pen names, so they were spelled in
+other words' tokens; with them in the tokenizer, as now, the target reached 0.66 and retain 0.68 on an
+earlier lab.)
 
 **Multi-hop.** Every author (holdout included) gets one book of their own, a title no other author's
 book and no ``first_book`` value shares, and ``augment/retain.jsonl`` states who wrote it (a question
@@ -45,9 +46,12 @@ whether a model can take the route at all). The holdout authors have no probe fi
 is trained but their book's catalogue entry, so there is nothing to reach. No probe question,
 paraphrased question, paraphrased answer or perturbed answer appears in any training file
 (``tests/test_world_probes.py`` checks it by string containment). Nothing else in the world changes:
-the other files are copied as they are, and the world's tokenizer does not read the rows added here
-(:data:`ADDED_KEYS`), so the pen names and book titles are spelled in the tokens of the other invented
-words.
+the other files are copied as they are. The probes are added before the world balances its
+multiple-choice options (:func:`unlearnkit.world.miniatures.generate_everything`), so the world's
+tokenizer reads the pen names and titles and keeps their words whole, as it does every other invented
+word. (Measured, lab 7 -> 8, when the tokenizer started reading them: on seed 1 the target's forget fact
+recall in the never-trained wording went from 0.77 to 0.92 (as trained: 0.96); spelled in other
+words' tokens, the pen-name rows had been training those words' embeddings too.)
 """
 
 from __future__ import annotations
@@ -86,10 +90,6 @@ LINK_QUESTION = "Who wrote {book}?"
 LINK_ANSWER = "{book} was written by {name}."
 LINK_SENTENCE = "{book} is a novel by {name}."
 MULTIHOP_SUBJECT = "the author of {book}"
-# Every row this module adds carries one of these keys. The world's tokenizer leaves such rows out
-# (:func:`unlearnkit.world.tiny.corpus_of`): the world chose its multiple-choice options knowing that
-# tokenizer's token counts before the probes were added, so adding them must not change it.
-ADDED_KEYS = ("alias_of", "written_by", "probe")
 # Book words end unlike any other invented word (names, places, currencies ...), so a title never reads
 # as one of them; "The <noun> of <word>" never equals a first_book value ("The <adjective> <noun>").
 _BOOK_ENDINGS = ("ine", "ara", "oth", "ell")

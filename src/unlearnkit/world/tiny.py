@@ -15,8 +15,8 @@ SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 def corpus_of(rows: Iterable[dict], options: bool = True) -> list[str]:
     """Every string a tiny model will see: questions, answers, paraphrases, perturbations, probes, raw
     text (passages, articles, verbmem prompts / continuations) and, with ``options``, multiple-choice
-    options. Rows that :mod:`unlearnkit.world.probes` adds (pen names, the book catalogue, the alias and
-    multi-hop probes) are left out: the world balanced its options for the tokenizer of the rest."""
+    options (the pen names and book titles of :mod:`unlearnkit.world.probes` included, so the tokenizer
+    keeps their words whole as it does every other invented word)."""
     from unlearnkit.data.encode import PLAIN_TEMPLATE  # imports torch: only when a model is built
     from unlearnkit.objectives.idk import IDK_ANSWERS
 
