@@ -54,7 +54,8 @@ CHANGES = {
     6: "before lab version 7 the target and the oracle were fine-tuned one after the other on every thread "
     "(now side by side, half the threads each: the same recipe, other floating-point rounding)",
     7: "before lab version 8 the world's tokenizer did not read the pen names and book titles (world format "
-    "9), so every base, target and oracle below differs from today's",
+    "9) and the lab's fine-tunes trained their replay once per epoch (now 3 times), so every base, target "
+    "and oracle below differs from today's",
 }
 
 

@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load_file
 
 from unlearnkit.cli import main
+from unlearnkit.train.checkpoints import complete_checkpoints
 
 UNLEARN = ["--method", "npo", "--save-every", "2"]
 UNLEARN += ["--set", "epochs=3", "--set", "batch_size=4", "--set", "grad_accum=1", "--set", "lr=5e-4"]
@@ -90,12 +91,13 @@ def assert_same_weights(a: dict, b: dict) -> None:
 
 
 def wait_for_checkpoint(proc: subprocess.Popen, work: Path, timeout: float = 240.0) -> Path:
-    """A *complete* checkpoint: the Trainer writes trainer_state.json last."""
+    """A *complete* checkpoint: the Trainer writes trainer_state.json last, in place, so it must parse
+    too (killed while it was being written, the checkpoint is not one to resume from)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        done = sorted(work.glob("checkpoint-*/trainer_state.json"))
+        done = complete_checkpoints(work)
         if done:
-            return done[0].parent
+            return done[0]
         if proc.poll() is not None:
             pytest.fail(
                 f"the run ended (rc {proc.returncode}) before a checkpoint: {proc.stderr.read()[-2000:]}"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from unlearnkit.errors import UserError
 from unlearnkit.models import resolved_optim, training_record  # noqa: F401 - the commands import them here
+from unlearnkit.train.checkpoints import CHECKPOINT_RE, complete_checkpoints, incomplete_checkpoints
 
-CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 RUN_FILE = "run.json"  # in the unlearn work folder: what the checkpoints were made with
 RESUME_EXEMPT = (
     "save_every",
@@ -261,23 +261,9 @@ def work_dir_of(output: str | Path) -> Path:
 
 
 def checkpoints(work: Path) -> list[Path]:
-    """Complete checkpoints, oldest first. The Trainer writes ``trainer_state.json`` last, so a folder
-    without it was cut short (crash or kill -9 while saving) and is ignored."""
-    if not work.is_dir():
-        return []
-    found = [
-        (int(m.group(1)), p)
-        for p in work.iterdir()
-        if (m := CHECKPOINT_RE.match(p.name)) and p.is_dir() and (p / "trainer_state.json").is_file()
-    ]
-    return [p for _, p in sorted(found)]
-
-
-def incomplete_checkpoints(work: Path) -> list[Path]:
-    if not work.is_dir():
-        return []
-    done = set(checkpoints(work))
-    return [p for p in work.iterdir() if CHECKPOINT_RE.match(p.name) and p.is_dir() and p not in done]
+    """Complete checkpoints, oldest first (a folder cut short by a crash or kill -9 while saving is
+    ignored: :mod:`unlearnkit.train.checkpoints`)."""
+    return complete_checkpoints(work)
 
 
 def weights_are_finite(checkpoint: Path) -> bool:

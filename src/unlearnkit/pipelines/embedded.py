@@ -152,7 +152,8 @@ def train_cached(
     """
     from unlearnkit.config import MethodConfig, build_configs
     from unlearnkit.models import save_model
-    from unlearnkit.train.finetune import finetune, last_checkpoint
+    from unlearnkit.train.checkpoints import last_checkpoint
+    from unlearnkit.train.finetune import finetune
 
     if (path / "config.json").is_file():
         log(f"{label}: from the cache ({path})")

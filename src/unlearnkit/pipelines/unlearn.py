@@ -24,6 +24,7 @@ from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.models import check_supported
 from unlearnkit.objectives.idk import idk_answer
+from unlearnkit.train.checkpoints import last_checkpoint
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_NEW_TOKENS as DEFAULT_EVAL_MAX_NEW_TOKENS
@@ -385,7 +386,7 @@ def train(trainer, watchers, plan, ref, counter, work_dir, resume: bool, quiet: 
 
         trainer.add_callback(StepProgress(progress))
     counter.attach(getattr(ref, "model", None))  # a frozen copy runs its own forwards
-    checkpoint = _last_checkpoint(work_dir) if resume else None
+    checkpoint = last_checkpoint(work_dir) if resume else None
     counter.restore(checkpoint)
     for watcher in watchers.callbacks():
         watcher.restore(checkpoint)  # a resumed run continues the curve and the guard's record
@@ -550,19 +551,3 @@ def _gathered_model(trainer, model, is_peft: bool, model_path: str | None, final
     if not model_path:
         raise UserError("LoRA under FSDP / ZeRO-3 needs model_path to rebuild the model from its adapters")
     return PeftModel.from_pretrained(load_model(model_path), str(final))
-
-
-def _last_checkpoint(work_dir: str | Path) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    work_dir = Path(work_dir)
-    if not work_dir.is_dir():
-        return None
-    # The Trainer writes trainer_state.json last: a checkpoint without it was cut short while saving.
-    complete = sorted(
-        (p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
-        key=lambda p: int(p.name.rsplit("-", 1)[-1]) if p.name.rsplit("-", 1)[-1].isdigit() else -1,
-    )
-    if complete:
-        return str(complete[-1])
-    return get_last_checkpoint(str(work_dir))

@@ -17,6 +17,7 @@ from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
+from unlearnkit.train.checkpoints import last_checkpoint
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.pretrain import read_replay
 from unlearnkit.train.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
@@ -149,18 +150,6 @@ def finetune(
     model.eval()
     history = list(trainer.state.log_history)
     return FinetuneResult(model, tokenizer, float(out.training_loss), len(encoded), compute, history)
-
-
-def last_checkpoint(work_dir: str | Path) -> str | None:
-    """The newest complete checkpoint in ``work_dir`` (one cut short while saving has no
-    ``trainer_state.json``: the Trainer writes it last), or None."""
-    work_dir = Path(work_dir)
-    if not work_dir.is_dir():
-        return None
-    complete = [p for p in work_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
-    if not complete:
-        return None
-    return str(max(complete, key=lambda p: int(p.name.rsplit("-", 1)[-1])))
 
 
 def default_config(tiny: bool, overrides: dict | None = None) -> TrainConfig:
