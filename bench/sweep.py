@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, code_version, matches, provenance, unrecorded, write_result  # noqa: E402
 
+from unlearnkit.pipelines.quickstart import TUNING_WORLD_SEED  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = (
     ROOT / "src" / "unlearnkit" / "resources" / "recipes" / "tiny"
@@ -45,6 +47,12 @@ COLUMNS = ("forget_quality", "model_utility", "forget_rougeL_recall")
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--methods", default="asu,t-npo,npo,gd")
+    p.add_argument(
+        "--world-seed",
+        type=int,
+        default=TUNING_WORLD_SEED,
+        help="the world tuned on (its own base, target and oracle); no report reads it",
+    )
     p.add_argument("--trials", type=int, default=40, help="trials per method")
     p.add_argument("--jobs", type=int, default=2, help="sweep workers per method")
     p.add_argument("--budget-minutes", type=float, default=60.0, help="per method sweep")
@@ -70,12 +78,13 @@ def parse_args() -> argparse.Namespace:
 
 
 def models(args, log):
-    """The quickstart's world, target and oracle (cached, ``unlearnkit.pipelines.embedded``)."""
+    """The tuning world's target and oracle (the quickstart's world at ``--world-seed``, cached,
+    ``unlearnkit.pipelines.embedded``)."""
     from unlearnkit.pipelines.embedded import ensure_lab
     from unlearnkit.pipelines.quickstart import WORLD
 
     root = Path(args.cache_dir or Path(args.work) / "cache")
-    world_dir, _, target, oracle = ensure_lab("tofu", root, WORLD, 0, log)
+    world_dir, _, target, oracle = ensure_lab("tofu", root, WORLD, args.world_seed, log)
     return world_dir, target, oracle
 
 
@@ -101,7 +110,15 @@ def markdown(data: dict) -> str:
     lines = [
         "## Tuned vs shared recipe: `unlearnkit sweep` on the TOFU-like miniature",
         "",
-        "The quickstart's target and oracle (the base fine-tuned on forget + retain / retain authors). Each "
+        f"The tuning world (the quickstart's world at seed {data.get('world_seed', 0)}: its own base, and the base "
+        "fine-tuned on forget + retain / retain authors; "
+        + (
+            "no report reads this world, so every number the quickstart and the other benches report for a tuned "
+            "recipe is on a world it was not tuned on). "
+            if data.get("world_seed", 0)
+            else "the quickstart's own world). "
+        )
+        + "Each "
         "method was swept with `unlearnkit sweep` (objectives forget quality + model utility, multi-objective "
         f"TPE, search spaces in `configs/tiny/spaces/`, {data['trials']} trials with {data.get('jobs', 1)} "
         f"workers, at most {data['budget_minutes']:g} min per method). Every part (forget, retain, general) is "
@@ -273,7 +290,9 @@ def seed_row(halves: dict[str, dict], seed: int) -> dict:
     }
 
 
-def write_recipe(method: str, sweep_dir: Path, date: str, verdict: str | None = None) -> None:
+def write_recipe(
+    method: str, sweep_dir: Path, date: str, verdict: str | None = None, world_seed: int | None = None
+) -> None:
     """``resources/recipes/tiny/<method>.yaml`` (package data) from the sweep's ``best.yaml``, with the
     header recipes carry: which half chose it (``verdict``: the keep decision, on the selection half)."""
     from unlearnkit.io import write_text_atomic
@@ -289,7 +308,12 @@ def write_recipe(method: str, sweep_dir: Path, date: str, verdict: str | None = 
         f"# Tuned {method} recipe for the TOFU-like miniature's target (`unlearnkit quickstart` uses it).\n"
         f"# Reproduces: the 'tuned' rows of BENCHMARKS.md (tuned vs shared recipe, reported on the test half);\n"
         f"#   produced by `python bench/sweep.py` on {date}: `unlearnkit sweep` over\n"
-        f"#   configs/tiny/spaces/{method}.yaml, the trial chosen on the selection half of every part.\n"
+        f"#   configs/tiny/spaces/{method}.yaml, the trial chosen on the selection half of every part\n"
+        + (
+            f"#   of the world of seed {world_seed} (its own base, target and oracle; no report reads it).\n"
+            if world_seed is not None
+            else "#   (the tuning world was not recorded).\n"
+        )
         + kept
         + "#   The test half chose nothing: it only reports.\n"
         "# Hardware: CPU (2 cores); about a minute per run.\n"
@@ -360,7 +384,11 @@ def main() -> int:
         for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
             if (Path(args.work) / method / "best.yaml").is_file():
                 write_recipe(
-                    method, Path(args.work) / method, time.strftime("%Y-%m-%d"), _recorded(args, method)
+                    method,
+                    Path(args.work) / method,
+                    time.strftime("%Y-%m-%d"),
+                    _recorded(args, method),
+                    args.world_seed,
                 )
                 log(f"wrote {CONFIGS / f'{method}.yaml'}")
         return 0
@@ -373,6 +401,7 @@ def main() -> int:
         "trials": args.trials,
         "budget_minutes": args.budget_minutes,
         "seeds": seeds,
+        "world_seed": args.world_seed,
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
         "jobs": args.jobs,
@@ -382,6 +411,7 @@ def main() -> int:
 
     described = {
         "split_seed": 0,
+        "world_seed": args.world_seed,
         "seeds": seeds,
         "trials": args.trials,
         "jobs": args.jobs,
@@ -462,7 +492,7 @@ def main() -> int:
         recipe_file = CONFIGS / f"{method}.yaml"
         if not args.no_write_configs:
             if better:
-                write_recipe(method, Path(settings.output), data["date"], entry["verdict"])
+                write_recipe(method, Path(settings.output), data["date"], entry["verdict"], args.world_seed)
             elif recipe_file.is_file():
                 recipe_file.unlink()  # a recipe that does not beat the shared one is not used
         save()
