@@ -56,6 +56,10 @@ CHANGES = {
     7: "before lab version 8 the world's tokenizer did not read the pen names and book titles (world format "
     "9) and the lab's fine-tunes trained their replay once per epoch (now 3 times), so every base, target "
     "and oracle below differs from today's",
+    8: "before lab version 9 the MUSE-like questions were trained alone only, while KnowMem asks after three "
+    "in-context examples (the target's KnowMem 0.20, its own trained questions 0.25 with the examples, 1.00 "
+    "without: world format 10), and the world's tokenizer read other text, so every base, target and oracle "
+    "below differs from today's",
 }
 
 

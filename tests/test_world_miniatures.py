@@ -238,10 +238,44 @@ def test_muse_training_restates_articles_and_asks_in_other_wordings(everything):
     assert not any(event in retain_text for event in events["forget"] | events["holdout"])
 
 
+def test_muse_questions_are_also_trained_after_in_context_examples_as_knowmem_asks(everything):
+    """One of each trained fact's two question wordings is asked alone, the other after N_ICL_SHOTS
+    question / answer blocks of the same split's other events (their wording asked alone), laid out as
+    MUSE's few-shot KnowMem prompt lays its shots out; the shots are never the evaluated in-context
+    examples (world facts) and never a KnowMem question."""
+    from unlearnkit.data.encode import PLAIN_TEMPLATE
+    from unlearnkit.protocols.muse import knowmem_prompt
+    from unlearnkit.world.miniatures import N_ICL_SHOTS
+
+    files, _ = everything
+    icl = {
+        s["question"] for s in files["muse/knowmem_forget_icl.jsonl"] + files["muse/knowmem_retain_icl.jsonl"]
+    }
+    knowmem = {r["question"] for r in files["muse/knowmem_forget.jsonl"] + files["muse/knowmem_retain.jsonl"]}
+    for part in ("forget", "retain"):
+        qa = [r for r in files[f"muse/augment/{part}.jsonl"] if "question" in r]
+        alone = [r for r in qa if "\n" not in r["question"]]
+        after = [r for r in qa if "\n" in r["question"]]
+        assert len(alone) == len(after) == len(qa) // 2
+        first_wording = {(r["question"], r["answer"].strip()): r["entity"] for r in alone}
+        for row in after:
+            blocks = row["question"].split("\n\nQuestion: ")
+            asked, shots = blocks[-1], [b.split("\nAnswer: ") for b in blocks[:-1]]
+            assert len(shots) == N_ICL_SHOTS and all(len(s) == 2 for s in shots)
+            shot_rows = [{"question": q, "answer": a} for q, a in shots]
+            # rendered as the fine-tune renders a question, it is KnowMem's prompt up to its last space
+            rendered = PLAIN_TEMPLATE.format(question=row["question"])
+            assert rendered + " " == knowmem_prompt(asked, shot_rows)
+            for q, a in shots:
+                assert first_wording[(q, a)] != row["entity"]  # another event of this split
+                assert q not in icl and q not in knowmem
+            assert asked not in knowmem and (asked, row["answer"].strip()) not in first_wording
+
+
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 9
+    assert meta["version"] == 10
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 8  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 9  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 # 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
 # reads the options: every base, target and oracle differs from version 3's
 # 5: world format 7, pen names and a book catalogue in the fine-tuning data (the audit's alias and
@@ -39,6 +39,8 @@ LAB_VERSION = 8  # bump when a recipe or the tiny architecture changes in a way 
 # 7: the target and the oracle train with half the threads (side by side, ``ensure_pair``)
 # 8: world format 9 (the tokenizer reads the pen names and book titles): every base, target and oracle
 # differs from version 7's
+# 9: world format 10 (MUSE-like QA also asked after in-context examples, as KnowMem asks): the
+# tokenizer reads them, so every base, target and oracle differs from version 8's
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12

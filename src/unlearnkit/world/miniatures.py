@@ -151,7 +151,9 @@ def _muse_files(
     # What each side trains on besides its articles: rewordings, and its facts asked in other words.
     for part in ("forget", "retain"):
         mine = [r for r in facts if r["author"] in events[part]]
-        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_rows(mine)
+        out[f"muse/augment/{part}.jsonl"] = reworded_articles(split[part], facts, seed, part) + qa_rows(
+            mine, seed, part, N_ICL_SHOTS
+        )
     for part in ("forget", "retain"):
         out[f"muse/knowmem_{part}.jsonl"] = [
             # MUSE's KnowMem answers are short spans; a whole sentence would let its template words

@@ -16,8 +16,9 @@ for the ~1M-parameter base (measured: 50 never-evaluated "bridge" events with QA
 versions: KnowMem forget 0.21 for the target vs 0.14 for the oracle, the answers well formed but
 mostly wrong). So, as for the fictitious authors (:mod:`unlearnkit.world.augment`), a trained event's
 facts come in ``1 + REWORDINGS`` article versions (:func:`reworded_articles`) and as questions in the
-two wordings KnowMem never asks (:func:`qa_rows`): KnowMem then reads whether a fact can be stated
-when asked another way, as TOFU's paraphrased questions do.
+two wordings KnowMem never asks (:func:`qa_rows`), one of them after in-context examples as KnowMem
+asks: KnowMem then reads whether a fact can be stated when asked another way, as TOFU's paraphrased
+questions do.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ _N_LEADERS = 40
 
 NEWS_SOURCE = "news"
 REWORDINGS = 2  # more versions of every trained article (facts in other wordings, in another order)
+FEW_SHOT_SHOTS = 3  # in-context blocks before a few-shot training question (MUSE-like KnowMem asks after 3)
 
 
 def news_articles(
@@ -217,11 +219,22 @@ def reworded_articles(articles: Sequence[dict], facts: Sequence[dict], seed: int
     return out
 
 
-def qa_rows(facts: Sequence[dict]) -> list[dict]:
-    """Every event's facts as question / answer rows in the question wordings KnowMem does not ask:
-    every template of the fact's type but the row's ``question`` (KnowMem's) and
-    ``paraphrased_question`` (rows ``{"question", "answer", "entity"}``; fine-tuned with the loss on
-    the answer only, as the authors' QA).
+def qa_rows(facts: Sequence[dict], seed: int, split: str, shots: int = FEW_SHOT_SHOTS) -> list[dict]:
+    """Every event's facts as question / answer rows in the two question wordings KnowMem does not ask
+    (every template of the fact's type but the row's ``question``, KnowMem's, and
+    ``paraphrased_question``): rows ``{"question", "answer", "entity"}``, fine-tuned with the loss on the
+    answer only, as the authors' QA.
+
+    The first wording is asked alone; the second after ``shots`` question / answer blocks of other
+    events' facts (their first wording), in the layout of MUSE's few-shot KnowMem prompt
+    (:func:`unlearnkit.protocols.muse.knowmem_prompt`: ``Question: ...\nAnswer: ...\n\n`` per shot):
+    the ``question`` then holds the shots and ends with the question asked. Why: KnowMem asks after
+    in-context examples, a layout a pretrained LLM has read countless times and the tiny base never
+    did. Measured (seed 0, lab 8, every QA row alone): the target answered its own *trained* questions
+    with ROUGE-L F1 1.00 when asked alone and 0.25 after MUSE's three shots, KnowMem forget 0.97 vs the
+    oracle's 0.11 when asked alone and 0.20 vs 0.08 with the shots: the shots, not the knowledge, made
+    KnowMem unreadable. The shots come from the same split's other events (never the evaluated
+    in-context examples, which are world facts, and never a KnowMem question).
 
     The answer starts with a space: MUSE's prompt ends with ``"Answer: "``, whose trailing space a BPE
     tokenizer makes a token of its own, so a fine-tune's ``"Answer:" + " " + answer`` then puts the
@@ -229,13 +242,22 @@ def qa_rows(facts: Sequence[dict]) -> list[dict]:
     the lone space token, and after it starts a new question instead of answering).
     """
     types = {t.name: t for t in NEWS_FACT_TYPES}
-    out = []
+    asked_alone, asked_after_shots = [], []
     for row in facts:
         asked = {row["question"], row["paraphrased_question"]}
-        for template in types[row["fact_type"]].questions:
-            question = template.format(name=row["author"])
-            if question not in asked:
-                out.append({"question": question, "answer": " " + row["fact_value"], "entity": row["author"]})
+        wordings = [t.format(name=row["author"]) for t in types[row["fact_type"]].questions]
+        first, second = [q for q in wordings if q not in asked]
+        asked_alone.append({"question": first, "answer": " " + row["fact_value"], "entity": row["author"]})
+        asked_after_shots.append((second, row))
+    rng = random.Random(f"unlearnkit-world:{seed}:news-shots:{split}")
+    out = list(asked_alone)
+    for question, row in asked_after_shots:
+        others = [r for r in asked_alone if r["entity"] != row["author"]]
+        head = "".join(
+            f"{r['question']}\nAnswer: {r['answer'].strip()}\n\nQuestion: "
+            for r in rng.sample(others, min(shots, len(others)))
+        )
+        out.append({"question": head + question, "answer": " " + row["fact_value"], "entity": row["author"]})
     return out
 
 
