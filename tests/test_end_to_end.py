@@ -414,8 +414,8 @@ def test_a_lab_fine_tune_replays_each_replay_row_replay_repeats_times(tmp_path, 
     embedded.ensure_finetuned(**spec)
     replay = pretrain.read_replay([Path(p) for p in seen["provenance"]["replay"]])
     own = training_rows(resolve_data(world), "retain")
-    assert replay and embedded.REPLAY_REPEATS == 3 == seen["provenance"]["replay_repeats"]
-    assert seen["rows"] == own + replay * 3
+    assert replay and embedded.REPLAY_REPEATS == 6 == seen["provenance"]["replay_repeats"]
+    assert seen["rows"] == own + replay * 6
     once = embedded.ensure_finetuned(**spec, replay_repeats=1, dry_run=True)
     assert once != embedded.ensure_finetuned(**spec, dry_run=True)
 

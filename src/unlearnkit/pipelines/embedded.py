@@ -60,9 +60,14 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # on seeds 0 and 1: the target's forget fact recall 0.97 / 0.97, reworded 0.94 / 0.93 (lab 7 on seed 1:
 # 0.77), the oracle 0.02-0.04; forget quality 3e-37 on both; the oracle's world facts 0.78 / 0.87 (the
 # replay once: 0.77 / 0.81), the target's 0.79 / 0.79; model utility 0.57 for both models.
+# Lab 9 (world format 10), seed 0, measured with the replay REPLAY_REPEATS times: 12 epochs and the replay
+# 6 times gave the target forget fact recall 1.00, reworded 0.98, and the oracle's world facts 0.815
+# (lab 8's 3 times: 0.78, below the miniature's 0.8 line); 10 epochs and 6 times: 0.92 / 0.92 and 0.825,
+# in 6 % fewer steps than lab 8's 12 epochs and 3 times; lr 3.5e-4 (12 epochs, 3 times): 0.82 / 0.73
+# and 0.836 (the authors' facts pay). So 10 epochs, the replay 6 times.
 TINY_FINETUNE = dict(
     lr=5e-4,
-    epochs=12.0,
+    epochs=10.0,
     batch_size=32,
     grad_accum=1,
     warmup_epochs=1.0,
@@ -73,15 +78,16 @@ TINY_FINETUNE = dict(
 # MUSE-like: the target must learn its articles verbatim (MUSE's targets do), and their facts so that
 # it can answer about them (each article in 3 versions, each fact asked in 2 wordings KnowMem does not
 # use: world/news.py); no replay (MUSE measures no world facts). Measured on the default world, seed 0:
-# VerbMem 1.00 for the target vs 0.19 for the oracle, PrivLeak -100, KnowMem forget 0.31 vs 0.08
-# (retain 0.34 vs 0.24: even trained facts are answered in a new question wording only a third of the
-# time by this model); 30 epochs gave VerbMem 0.40 and KnowMem 0.29, 40 epochs at batch 16 with the
-# questions as raw text 0.17.
+# VerbMem 1.00 for the target vs 0.19 for the oracle, PrivLeak -100, KnowMem forget 0.31 vs 0.08 (lab 6;
+# 30 epochs gave VerbMem 0.40 and KnowMem 0.29, 40 epochs at batch 16 with the questions as raw text
+# 0.17). The low KnowMem was the few-shot prompt, not the knowledge: since lab 9 half the questions are
+# trained after in-context examples (world/news.py ``qa_rows``), KnowMem forget 0.855 vs 0.091 (seed 0).
+# The MUSE recipe does not depend on TINY_FINETUNE's epochs (set here).
 MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=32)
 # Each replayed row (the general passages and the QA about never-evaluated entities: ~200 rows) is
 # trained this many times per epoch, so that the replay keeps its share of the fine-tune as the authors'
-# data grew (pen names, the book catalogue: 4370 rows for the target).
-REPLAY_REPEATS = 3
+# data grew (pen names, the book catalogue: 4370 rows for the target). Lab 9: 6 times (measured above).
+REPLAY_REPEATS = 6
 CHECKPOINTS_PER_RUN = 8  # an interrupted training resumes from one of these
 # The source files (under src/unlearnkit) whose code decides what a cached world / model holds: a model
 # cached by an older version of them is never reused (evidence must not outlive the code that made it).
