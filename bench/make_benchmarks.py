@@ -58,8 +58,9 @@ CHANGES = {
     "and oracle below differs from today's",
     8: "before lab version 9 the MUSE-like questions were trained alone only, while KnowMem asks after three "
     "in-context examples (the target's KnowMem 0.20, its own trained questions 0.25 with the examples, 1.00 "
-    "without: world format 10), and the world's tokenizer read other text, so every base, target and oracle "
-    "below differs from today's",
+    "without: world format 10), the world's tokenizer read other text, and the lab's fine-tunes ran 12 epochs "
+    "with the replay 3 times (now 10 and 6: the oracle's world facts 0.78 -> 0.83 on seed 0), so every base, "
+    "target and oracle below differs from today's",
 }
 
 

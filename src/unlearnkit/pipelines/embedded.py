@@ -40,7 +40,8 @@ LAB_VERSION = 9  # bump when a recipe or the tiny architecture changes in a way 
 # 8: world format 9 (the tokenizer reads the pen names and book titles): every base, target and oracle
 # differs from version 7's
 # 9: world format 10 (MUSE-like QA also asked after in-context examples, as KnowMem asks): the
-# tokenizer reads them, so every base, target and oracle differs from version 8's
+# tokenizer reads them, so every base, target and oracle differs from version 8's; the TOFU-like
+# fine-tunes run 10 epochs with the replay 6 times (were 12 and 3)
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
