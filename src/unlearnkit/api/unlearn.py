@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from unlearnkit.api.data import benchmark_of, is_benchmark_spec, rows_of
+from unlearnkit.api.data import benchmark_of, is_benchmark_spec, row_label, rows_of
 from unlearnkit.api.errors import python_errors
 from unlearnkit.catalog import settings_class
 from unlearnkit.data.sources import split_sources
@@ -296,14 +296,7 @@ def check_rows_fit(tokenizer, train_cfg, parts: Sequence[tuple[list[dict], str]]
 
     fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
     for rows, where in parts:
-        check_lengths(tokenizer, fmt, rows, where, train_cfg.max_length, label=_row_label(where))
-
-
-def _row_label(where: str):
-    def label(i: int, row: dict) -> str:
-        return f"{where}:{row['_line']}" if "_line" in row else f"{where}[{i}]"
-
-    return label
+        check_lengths(tokenizer, fmt, rows, where, train_cfg.max_length, label=row_label(where))
 
 
 def warn_overlap(bench) -> None:
