@@ -41,7 +41,16 @@ def sandbox(tmp_path_factory, mini_world, world_tokenizer):
     root = tmp_path_factory.mktemp("api")
     shutil.copytree(mini_world, root / "bench")
     for name, seed in (("target", 0), ("oracle", 1)):
-        model = random_llama(world_tokenizer, hidden=32, kv_heads=4, seed=seed, tie_word_embeddings=True)
+        # 512 positions: room for MUSE's 128-token VerbMem continuations after a prompt (rotary
+        # positions: the weights are those of the default 128)
+        model = random_llama(
+            world_tokenizer,
+            hidden=32,
+            kv_heads=4,
+            seed=seed,
+            tie_word_embeddings=True,
+            max_position_embeddings=512,
+        )
         card = {"kind": "test model"}
         if name == "target":
             card["unlearn_defaults"] = tiny_unlearn_defaults(128)
@@ -76,9 +85,15 @@ def test_every_example_in_docs_api_runs_as_written(in_sandbox):
     assert "{'beta': 0.2, 'lr': 0.0001}" in printed
     errors = [line for line in printed.splitlines() if line.startswith(("forget[", "method=", "unlearn("))]
     assert len(errors) == 4 and not any("--" in line for line in errors), printed
+    muse_keys = "'knowmem_forget_rougeL_f1', 'knowmem_retain_rougeL_f1', 'privleak_min_k_auc', 'verbmem_forget_rougeL_f1'"
+    protocols = re.search(
+        rf"^muse \[{muse_keys}\] wmdp \['mmlu_general_acc', 'wmdp_hazard_acc'\]$", printed, re.M
+    )
+    assert protocols, printed
     for folder in (
         "npo_from_python",
         "eval_npo_from_python",
+        "eval_npo_muse_from_python",
         "audit_npo_from_python",
         "npo_undo_from_python",
     ):
@@ -119,6 +134,32 @@ def test_every_registered_method_has_its_config_class_with_the_registry_defaults
         expected |= {f.name: f.default for f in dataclasses.fields(method.config)}
         assert cls().values() == expected, name
     assert class_name("t_npo") == "TNPOConfig" and class_name("asu_kl") == "ASUKLConfig"
+
+
+def test_the_methods_stub_gives_every_config_class_the_signature_it_is_built_with():
+    """methods.pyi (what IDEs and type checkers read for the classes built at run time) is what the
+    catalog gives now, and, parsed on its own, declares each class's keyword-only fields with the types
+    and defaults the class really has."""
+    import ast
+    import typing
+
+    import unlearnkit.methods as module
+    from unlearnkit.methods import configs, stub_text
+
+    text = (REPO / "src" / "unlearnkit" / "methods.pyi").read_text(encoding="utf-8")
+    assert text == stub_text(), "regenerate it: python -m unlearnkit.methods > src/unlearnkit/methods.pyi"
+    tree = ast.parse(text)
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert set(module.__all__) <= set(classes) | functions  # nothing public is missing for a type checker
+    for cls in configs().values():
+        (init,) = [n for n in classes[cls.__name__].body if isinstance(n, ast.FunctionDef)]
+        fields, hints = dataclasses.fields(cls), typing.get_type_hints(cls)
+        assert init.name == "__init__" and [a.arg for a in init.args.args] == ["self"]  # keywords only
+        assert [a.arg for a in init.args.kwonlyargs] == [f.name for f in fields]
+        assert [a.annotation.id for a in init.args.kwonlyargs] == [hints[f.name].__name__ for f in fields]
+        assert [ast.literal_eval(d) for d in init.args.kw_defaults] == [f.default for f in fields]
+        assert cls().values() == {f.name: f.default for f in fields}
 
 
 def test_a_config_knows_which_fields_its_caller_set():
@@ -323,6 +364,104 @@ def test_evaluating_rows_in_memory_gives_the_folders_numbers(in_sandbox):
     folder = evaluate("target", data="bench", max_new_tokens=4, quiet=True).metrics
     rows = evaluate("target", data=splits, columns=mapping, max_new_tokens=4, quiet=True).metrics
     assert rows == pytest.approx(folder, nan_ok=True)
+
+
+EVERY_PROTOCOL = [
+    ("muse", "bench/muse", ["--max-items", "5", "--retain-model", "0.5"], {"max_items": 5, "oracle": 0.5}),
+    ("wmdp", "bench/wmdp", ["--max-items", "5"], {"max_items": 5}),
+    ("closer-look", "bench", ["--max-items", "4", "--max-new-tokens", "4", "--embedder", "none",
+                              "--nli-model", "none"], {"max_items": 4, "max_new_tokens": 4, "embedder": None,
+                                                       "nli_model": None}),
+    ("tofu", "bench", ["--max-new-tokens", "4", "--retain-model", "oracle", "--original-model", "target"],
+     {"max_new_tokens": 4, "oracle": "oracle", "original": "target"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "protocol, data, flags, keywords", EVERY_PROTOCOL, ids=[c[0] for c in EVERY_PROTOCOL]
+)
+def test_evaluate_gives_the_command_numbers_on_every_protocol(in_sandbox, protocol, data, flags, keywords):
+    """The same model and folder: ``evaluate(protocol=...)`` returns what ``unlearnkit eval --protocol``
+    writes (metrics, and details but for the placement the command records and the progress setting);
+    left to infer the protocol from the folder, it picks the same one."""
+    from unlearnkit import evaluate
+    from unlearnkit.cli import main
+
+    argv = ["eval", "--model", "target", "--data", data, "--protocol", protocol, "--output", "cli", *flags]
+    assert main(argv) == 0
+    result = evaluate("target", data=data, protocol=protocol, quiet=True, **keywords)
+    written = json.loads((in_sandbox / "cli" / "metrics.json").read_text())
+    assert written and json.loads(json.dumps(result.metrics)) == written
+    details = json.loads((in_sandbox / "cli" / "details.json").read_text())
+    assert details.pop("placement")["device"] == "cpu"
+    ours = json.loads(json.dumps(result.details))
+    for recorded in (details, ours):
+        recorded.get("settings", {}).pop("progress", None)  # MUSE records its progress bar setting
+    assert ours == details and result.protocol == protocol
+    if protocol in ("muse", "wmdp"):
+        inferred = evaluate("target", data=data, quiet=True, **keywords)
+        assert inferred.protocol == protocol and inferred.metrics == result.metrics
+
+
+def test_privleak_is_the_relative_auc_gap_against_the_oracle_in_every_form(in_sandbox):
+    """PrivLeak = (AUC - AUC_oracle) / AUC_oracle x 100, the AUC being P(a holdout text's Min-K% score
+    exceeds a forget text's), ties half: both recomputed here from the per-text scores."""
+    from unlearnkit import evaluate
+    from unlearnkit.models import load
+
+    quick = {"max_items": 10, "quiet": True}
+    alone = {name: evaluate(name, data="bench/muse", **quick) for name in ("target", "oracle")}
+    aucs = {name: result.metrics["privleak_min_k_auc"] for name, result in alone.items()}
+    reference_name = max(aucs, key=aucs.get)  # PrivLeak divides by the oracle's AUC: the non-zero one
+    (model_name,) = set(aucs) - {reference_name}
+    reference = aucs[reference_name]
+    assert aucs[model_name] != reference  # two different AUCs: the gap below is not 0 by construction
+    result = evaluate(model_name, data="bench/muse", oracle=alone[reference_name], **quick)
+    scores = result.details["privleak"]
+    pairs = [(h > f) + 0.5 * (h == f) for h in scores["holdout_min_k"] for f in scores["forget_min_k"]]
+    auc = sum(pairs) / len(pairs)
+    assert result.metrics["privleak_min_k_auc"] == pytest.approx(auc, rel=1e-12) == aucs[model_name]
+    assert result.metrics["privleak"] == pytest.approx((auc - reference) / reference * 100, rel=1e-9)
+    alone[reference_name].save("eval_reference_muse")
+    for form in (reference_name, "eval_reference_muse", reference, load(reference_name)):
+        again = evaluate(model_name, data="bench/muse", oracle=form, **quick).metrics
+        assert again["privleak"] == pytest.approx(result.metrics["privleak"], rel=1e-12), form
+
+
+def test_wmdp_from_python_scores_the_first_questions_of_each_task(in_sandbox):
+    from unlearnkit import evaluate
+    from unlearnkit.data.sources import resolve_data
+
+    tasks = resolve_data("bench/wmdp").mc_tasks
+    result = evaluate("target", data="bench/wmdp", max_items=5, quiet=True)
+    assert set(result.metrics) == {f"{task}_acc" for task in tasks}
+    for task, rows in tasks.items():
+        assert result.details["chance"][task] == pytest.approx(
+            sum(1 / len(r["choices"]) for r in rows[:5]) / 5
+        )
+        assert result.metrics[f"{task}_acc"] * 5 == pytest.approx(round(result.metrics[f"{task}_acc"] * 5))
+
+
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (dict(data="bench", protocol="wmdp"), "not a WMDP-like folder"),
+        (dict(data="bench/muse", protocol="tofu"), "holds raw text, which protocol tofu cannot score; use protocol muse"),
+        (dict(data="bench/muse", oracle="oracle", original="target"), "protocol='muse' has none"),
+        (dict(data="bench/wmdp", oracle="oracle"), "need no oracle"),
+        (dict(data="bench/muse", max_new_tokens=3), "unknown setting 'max_new_tokens'"),
+        (dict(data="bench", protocol="mmlu"), "protocol='mmlu': use one of"),
+        (dict(data="wmdp:chem"), "use wmdp:bio or wmdp:cyber"),
+        (dict(data="bench/wmdp", max_items=0), "max_items=0: must be an integer >= 1"),
+    ],
+)  # fmt: skip
+def test_evaluate_protocol_errors_name_python_arguments(in_sandbox, call, needle):
+    from unlearnkit import ArgumentError, evaluate
+
+    with pytest.raises(ArgumentError) as err:
+        evaluate("target", quiet=True, **call)
+    message = str(err.value)
+    assert needle in message and "--" not in message, message
 
 
 def test_evaluate_and_audit_errors_name_their_arguments(in_sandbox):

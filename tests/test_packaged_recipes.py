@@ -77,6 +77,8 @@ def test_an_installed_wheel_carries_the_tuned_recipes(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert Path(got["file"]).resolve().is_relative_to(site.resolve())  # not the checkout
+    stub = site / "unlearnkit" / "methods.pyi"  # the config classes' signatures, for IDEs
+    assert stub.read_text() == (ROOT / "src" / "unlearnkit" / "methods.pyi").read_text()
     from unlearnkit.pipelines.quickstart import DEFAULT_METHODS, tuned_overrides
 
     expected = {m: tuned_overrides(m) for m in DEFAULT_METHODS}

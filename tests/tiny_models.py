@@ -120,10 +120,9 @@ def random_llama(tokenizer, hidden: int = 16, kv_heads: int = 2, seed: int = 0, 
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=kv_heads,
-        max_position_embeddings=128,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        **config,
+        **{"max_position_embeddings": 128, **config},
     )
     return LlamaForCausalLM(cfg).eval()

@@ -160,11 +160,77 @@ def config_class(method: str) -> type:
     return configs()[check_method_name(method)]
 
 
+STUB_HEAD = '''\
+# Generated from unlearnkit.catalog by `python -m unlearnkit.methods > src/unlearnkit/methods.pyi`: do not edit.
+# The config classes are built at run time (unlearnkit/methods.py); this stub gives IDEs and type checkers
+# their signatures. tests/test_api.py fails when it differs from what the catalog declares.
+
+from typing import Any, ClassVar
+
+class UnlearnConfig:
+    """What every method's config class shares: the method it runs, and the fields its caller set."""
+
+    method: ClassVar[str]
+    def given(self) -> dict[str, Any]: ...
+    def values(self) -> dict[str, Any]: ...
+
+def class_name(method: str) -> str: ...
+def check_method_name(name: Any, argument: str = "method") -> str: ...
+def config_class(method: str) -> type[UnlearnConfig]: ...
+def configs() -> dict[str, type[UnlearnConfig]]: ...
+def stub_text() -> str: ...
+'''
+STUB_WIDTH = 100  # docstring lines in the stub (the line length is 110 with the indent)
+
+
+def stub_text() -> str:
+    """The text of ``methods.pyi``: every config class with its fields' types, defaults and meanings, so
+    that an IDE completes and checks ``NPOConfig(beta=...)`` although the classes are built at run time.
+    ``python -m unlearnkit.methods`` prints it; a test checks the file against it, so it cannot drift."""
+    return STUB_HEAD + "".join(_class_stub(name, cls) for name, cls in configs().items())
+
+
+def _class_stub(method: str, cls: type) -> str:
+    """One config class: its docstring, each field with its meaning, and the keyword-only ``__init__``."""
+    settings = catalog.settings_class(method)
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    lines = ["", f"class {cls.__name__}(UnlearnConfig):", *_docstring(cls.__doc__ or ""), ""]
+    for f in fields:
+        lines.append(f"    {f.name}: {hints[f.name].__name__}")
+        meaning = C.help_of(settings, f.name) or C.help_of(C.TrainConfig, f.name)
+        if meaning is not None:
+            lines += _docstring(f"{meaning[0]} (valid: {meaning[1]})")
+    lines += ["    def __init__(", "        self,", "        *,"]
+    lines += [f"        {f.name}: {hints[f.name].__name__} = {_literal(f.default)}," for f in fields]
+    lines.append("    ) -> None: ...")
+    return "\n".join(lines) + "\n"
+
+
+def _literal(value: Any) -> str:
+    """A default as source text, strings double-quoted (as the formatter writes them)."""
+    import json
+
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _docstring(text: str) -> list[str]:
+    """``text`` as a class-body docstring, wrapped, with no character that would end it early."""
+    import textwrap
+
+    text = " ".join(text.replace("\\", "/").replace('"', "'").split())
+    wrapped = textwrap.wrap(text, width=STUB_WIDTH)
+    if len(wrapped) == 1:
+        return [f'    """{wrapped[0]}"""']
+    return [f'    """{wrapped[0]}', *(f"    {line}" for line in wrapped[1:]), '    """']
+
+
 __all__ = [
     "UnlearnConfig",
     "check_method_name",
     "config_class",
     "configs",
+    "stub_text",
     *(class_name(name) for name in catalog.METHODS),
 ]
 
@@ -184,3 +250,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+if __name__ == "__main__":  # python -m unlearnkit.methods > src/unlearnkit/methods.pyi
+    print(stub_text(), end="")

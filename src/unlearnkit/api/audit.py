@@ -123,10 +123,10 @@ def audit(
     with python_errors(FLAGS):
         st = AuditSettings(**settings, progress=not quiet)
     bench, _ = benchmark_of(data, "data", columns)
-    from unlearnkit.evaluation.audit.run import is_raw_text
+    from unlearnkit.evaluation.audit.run import check_audit_data
 
-    if st.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
-        raise ArgumentError("the relearning attack needs at least 2 forget items; pass relearn_steps=()")
+    with python_errors(FLAGS):
+        check_audit_data(bench, st, relearn_off="relearn_steps=()")  # as the command, before any loading
     names = {"audited": _name(model, "the audited model")}
     model, tokenizer = model_and_tokenizer(model, tokenizer, "model", trust_remote_code)
     pairs = {}

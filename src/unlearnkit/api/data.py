@@ -205,22 +205,11 @@ def benchmark_of(
     )
 
 
-def check_lengths_of(
-    tokenizer,
-    fmt,
-    rows: list[dict],
-    argument: str,
-    max_length: int,
-    fields: tuple[str, ...] = ("answer",),
-    hint: str = "raise it with max_length=N",
-) -> None:
-    """Every row fits ``max_length`` (answers are never cut), named ``argument[i]`` (or ``file:line``)."""
-    from unlearnkit.data.encode import check_lengths
+def row_label(where: str):
+    """How an error names row ``i`` of ``where``: ``file:line`` for a row read from a file (it knows its
+    line), ``argument[i]`` for a row given in Python."""
 
     def label(i: int, row: dict) -> str:
-        return f"{argument}:{row['_line']}" if "_line" in row else f"{argument}[{i}]"
+        return f"{where}:{row['_line']}" if "_line" in row else f"{where}[{i}]"
 
-    try:
-        check_lengths(tokenizer, fmt, rows, argument, max_length, fields=fields, hint=hint, label=label)
-    except UserError as err:
-        raise ArgumentError(str(err)) from None
+    return label

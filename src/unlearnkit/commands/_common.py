@@ -16,6 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from unlearnkit.data.sources import split_file, split_sources  # noqa: F401 - the commands import them here
 from unlearnkit.errors import UserError
 from unlearnkit.models import resolved_optim, training_record  # noqa: F401 - the commands import them here
 from unlearnkit.train.checkpoints import CHECKPOINT_RE, complete_checkpoints, incomplete_checkpoints
@@ -398,29 +399,6 @@ def load_data(spec: str | Path, bench=None, eval_fields: bool = False):
     from unlearnkit.data.sources import resolve_data
 
     return resolve_data(spec, eval_fields=eval_fields)
-
-
-def split_file(bench, name: str) -> str:
-    """The file a split's rows came from, for error messages: ``forget.jsonl`` of a folder, the real
-    file of a named benchmark (TOFU's ``forget10.json``), or its hub address."""
-    where = getattr(bench, "provenance", {}).get(name)
-    if where:
-        return where.split(":", 1)[1] if where.startswith("local:") else where
-    if name.startswith("general."):  # a folder's general parts share its general.jsonl
-        name = "general"
-    return str(Path(bench.path) / f"{name}.jsonl")
-
-
-def split_sources(bench, name: str, evaluation: bool = False) -> list[tuple[list[dict], str]]:
-    """(rows, file they came from) for one split; row ``_line`` numbers are per file, so a split read
-    from several files (TOFU's real authors + world facts) comes back as one pair per file.
-    ``evaluation``: the rows evaluation reads (TOFU: ``retain_perturbed`` for retain)."""
-    parts = getattr(bench, "general_parts", None)
-    if name == "general" and parts:
-        return [(rows, split_file(bench, f"general.{source}")) for source, rows in parts.items()]
-    if evaluation and name in getattr(bench, "eval_splits", {}):
-        return [(bench.eval_splits[name], split_file(bench, f"eval.{name}"))]
-    return [(bench.split(name), split_file(bench, name))]
 
 
 # ------------------------------------------------------------------------------- scale defaults

@@ -111,7 +111,7 @@ def audit_command(args) -> int:
     from unlearnkit.data import load_benchmark
     from unlearnkit.evaluation.audit import run_audit, write_audit
     from unlearnkit.evaluation.audit.card import gap_lines, warning_lines
-    from unlearnkit.evaluation.audit.run import Auditor, is_raw_text
+    from unlearnkit.evaluation.audit.run import check_audit_data
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path, load
 
@@ -123,9 +123,7 @@ def audit_command(args) -> int:
     for path in paths.values():
         if path is not None:
             check_model_path(path)
-    if settings.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
-        raise UserError("the relearning attack needs at least 2 forget items; pass --relearn-steps none")
-    Auditor(bench, settings)  # the data checked against the settings before any model is loaded
+    check_audit_data(bench, settings)  # before any model is loaded, as unlearnkit.audit() checks it
     import torch
 
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))

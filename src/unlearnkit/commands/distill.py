@@ -14,19 +14,16 @@ from unlearnkit.commands._common import (
     add_trust_remote_code,
     apply_training_flags,
     check_placement_flags,
-    check_split_lengths,
     cleanup_after_failure,
     diverged_message,
     file_digest,
     note,
     overrides,
-    placement_of,
     prepare_work,
     print_placement,
     resume_point,
     torch_threads,
     training_choices,
-    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -102,22 +99,10 @@ def noise_target(args) -> tuple[str, str | None, str]:
     return decide(args.teacher, args.noise_toward, args.base)
 
 
-def _check_base_matches(args, base: str, tokenizer) -> None:
-    from unlearnkit.train.distill_inputs import check_base_folder
-
-    check_base_folder(args.teacher, base, tokenizer, args.trust_remote_code)
-
-
-def text_files(args, cfg) -> dict[str, Path]:
-    """The raw-text files ``distill_on`` names, each checked (exists, rows of non-empty text)."""
-    from unlearnkit.train.distill_inputs import text_files as files_of
-
-    return files_of(args.data, cfg)
-
-
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from unlearnkit.api.distill import check_whole_student, distill_text_files
     from unlearnkit.commands._common import RESUME_EXEMPT
     from unlearnkit.config import DistillConfig, build_configs
     from unlearnkit.data.sources import resolve_data
@@ -137,15 +122,10 @@ def run(args: argparse.Namespace) -> int:
     apply_training_flags(args, values)
     check_placement_flags(args)
     train_cfg, cfg = build_configs(DistillConfig, values)  # bad keys and values fail before any loading
-    if train_cfg.lora_r > 0 or train_cfg.reference == "adapter":
-        raise UserError("distill trains the whole student: remove lora_r / reference=adapter")
+    check_whole_student(train_cfg)
     check_output_dir(args.output, args.overwrite)
     bench = resolve_data(args.data)
-    qa_parts = [name for name in cfg.splits() if name not in ("corpus", "text")]
-    empty = [name for name in qa_parts if not bench.split(name)]
-    texts = text_files(args, cfg)
-    if len(empty) == len(cfg.splits()):
-        raise UserError(f"--data {args.data}: the splits to distill on ({cfg.distill_on}) are all empty")
+    texts = distill_text_files(bench, cfg, args.data, args.data)
     check_model_path(args.teacher, "--teacher")
     toward, base, target_line = noise_target(args)
     out = Path(args.output)
@@ -162,34 +142,33 @@ def run(args: argparse.Namespace) -> int:
     fingerprint = _fingerprint(args, {k: v for k, v in settings.items() if k not in RESUME_EXEMPT}, texts)
     resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
 
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.models import load_model, load_tokenizer
+    # The library's two steps, as unlearnkit.distill() runs them: check and load, then train.
+    from unlearnkit.api.distill import make_ready
 
-    tokenizer = load_tokenizer(args.teacher, args.trust_remote_code)
-    if base is not None:
-        _check_base_matches(args, base, tokenizer)
-    fmt = PromptFormat.for_settings(tokenizer, train_cfg)
-    used = [name for name in qa_parts if name not in empty]
-    check_split_lengths(tokenizer, fmt, bench, used, train_cfg.max_length)
-    note(target_line)
     torch_threads()
-    placement = placement_of(args, args.teacher, train_cfg.precision)
-    values["precision"] = placement.precision
-    train_cfg, cfg = build_configs(DistillConfig, values)
-    teacher = load_model(args.teacher, args.trust_remote_code, dtype=placement.torch_dtype)
-    print_placement(placement, training_choices(train_cfg))
+    ready = make_ready(
+        args.teacher,
+        None,
+        values,
+        bench,
+        folder=args.teacher,
+        base=base,
+        line=target_line,
+        device=args.device,
+        dtype=args.dtype,
+        asked_device=getattr(args, "asked_device", None),
+        trust_remote_code=args.trust_remote_code,
+    )
+    print_placement(ready.placement, training_choices(ready.train_config))
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
-    loader = (
-        (lambda: load_model(base, args.trust_remote_code, dtype=placement.torch_dtype))
-        if base is not None
-        else None
-    )
-    result = _run(args, teacher, tokenizer, bench, work, resume_from, values, toward, loader)
+    result, provenance = _run(args, ready, bench, work, resume_from, toward, base)
     if not result.is_main_process:
         return 0  # multi-process run: rank 0 writes the model
-    _save(args, result, tokenizer, resume_from, base, training_record(placement, train_cfg))
+    from unlearnkit.pipelines.model_outputs import save_distilled
+
+    save_distilled(result, ready.tokenizer, args.output, provenance, overwrite=args.overwrite)
     shutil.rmtree(work, ignore_errors=True)
     toward_text = f"the base {base}" if toward == "base" else "a fresh init"
     print(
@@ -199,21 +178,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values, toward: str, base):
-    from unlearnkit.train.distill import distill
+def _run(args, ready, bench, work: Path, resume_from, toward: str, base: str | None):
+    """Distill through the library; a failure keeps the checkpoints ``--resume`` continues from (a
+    divergence: the last one with finite weights) and says where they are."""
+    from unlearnkit.api.distill import train_ready
+    from unlearnkit.pipelines.model_outputs import teacher_cost
     from unlearnkit.train.trainer import DivergenceError
 
+    record = {
+        "teacher": args.teacher,
+        "data": str(args.data),
+        "base": base,
+        "teacher_cost": teacher_cost(args.teacher),
+    }
     try:
-        return distill(
-            teacher,
-            tokenizer,
+        return train_ready(
+            ready,
             bench,
             noise=args.noise,
-            noise_toward=toward,
+            toward=toward,
             base=base,
-            overrides=values,
-            work_dir=work,
-            resume_from=resume_from,
+            work=work,
+            record=record,
+            resumed_from=resume_from,
             progress=f"distilling (UNDO, noise {args.noise:g} toward {toward})",
         )
     except DivergenceError as err:
@@ -223,19 +210,3 @@ def _run(args, teacher, tokenizer, bench, work: Path, resume_from, values, towar
         if kept is not None:
             note(f"checkpoints kept in {work} (last: {kept.name}); continue with --resume")
         raise
-
-
-def _save(args, result, tokenizer, resume_from, base: str | None, placement: dict | None = None) -> None:
-    from unlearnkit.pipelines.model_outputs import distill_provenance, save_distilled, teacher_cost
-
-    provenance = distill_provenance(
-        result,
-        teacher=args.teacher,
-        data=str(args.data),
-        noise=args.noise,
-        base=base,
-        teacher_cost=teacher_cost(args.teacher),
-        placement=placement,
-        resumed_from=resume_from.name if resume_from is not None else None,
-    )
-    save_distilled(result, tokenizer, args.output, provenance, overwrite=args.overwrite)

@@ -1,4 +1,9 @@
-"""``unlearnkit eval``: evaluate a model on a benchmark; writes OUTPUT/metrics.json and details.json."""
+"""``unlearnkit eval``: evaluate a model on a benchmark; writes OUTPUT/metrics.json and details.json.
+
+The command reads its flags, checks them before any model is loaded, loads each model where
+``--device`` / ``--dtype`` place it, and evaluates through the library's
+:func:`unlearnkit.api.evaluate.run_protocol` (and the checks before it), which
+:func:`unlearnkit.evaluate` calls too: one implementation of every protocol."""
 
 from __future__ import annotations
 
@@ -16,13 +21,9 @@ from unlearnkit.commands._common import (
     note,
     placement_of,
     print_placement,
-    split_file,
-    split_sources,
     torch_threads,
 )
 from unlearnkit.errors import UserError
-
-EVAL_FIELDS_CHECKED = ("answer", "paraphrased_answer", "perturbed_answer")
 
 
 def add_parser(subparsers) -> None:
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_total_tokens is not None and args.max_total_tokens < 0:
         raise UserError(f"--max-total-tokens {args.max_total_tokens}: must be >= 0 (0 = no total cap)")
     check_output_dir(args.output, args.overwrite)
+    from unlearnkit.api.evaluate import check_protocol_fits
+
     # A named benchmark (tofu:forget10) is read with its evaluation fields: TOFU keeps them in the
     # *_perturbed files, not in the training files.
     named = is_named_data(args.data)
@@ -113,86 +116,77 @@ def run(args: argparse.Namespace) -> int:
                 "its details.json)"
             )
 
-    from unlearnkit.data.encode import PromptFormat, check_lengths
-    from unlearnkit.data.qa import SPLITS, eval_field_notes
-    from unlearnkit.evaluation.evaluate import evaluate, oracle_truth_ratios, select_rows
-    from unlearnkit.io import atomic_dir, write_json
+    from unlearnkit.api.evaluate import (
+        OtherModel,
+        check_eval_lengths,
+        check_oracle_fields,
+        field_notes,
+        run_protocol,
+    )
+    from unlearnkit.evaluation.evaluate import oracle_truth_ratios
     from unlearnkit.models import load, load_model, load_tokenizer
 
     bench = load_data(args.data, bench, eval_fields=named)
     check_protocol_fits(bench, args.protocol, args.data)
     # a named benchmark was read with the fields it has (TOFU: none on holdout, by design): no note
-    notes = [] if named else eval_field_notes(bench)
-    oracle_trs = None
+    notes = [] if named else field_notes(bench)
+    oracle = None
     if args.retain_model:
-        if not bench.forget or not all("perturbed_answer" in r for r in bench.forget):
-            raise UserError(
-                f"--retain-model needs truth ratios, but {split_file(bench, 'forget')} has no "
-                "paraphrased_answer/perturbed_answer fields; drop --retain-model or add the fields"
-            )
-        if retain_path is not None:
-            oracle_trs = oracle_truth_ratios(retain_path)  # read now: a bad file fails before work
+        check_oracle_fields(bench)
+        if retain_path is not None:  # read now: a bad file fails before work
+            oracle = OtherModel(retain_path, measured={"truth_ratios": oracle_truth_ratios(retain_path)})
     settings = eval_settings(args)
     tokenizer = load_tokenizer(args.model, args.trust_remote_code)
-    fmt = PromptFormat.for_tokenizer(tokenizer, settings.prompt_format)
-    for name in SPLITS:
-        sources = split_sources(bench, name, evaluation=True)
-        for rows, where in sources:
-            # one file: exactly the rows evaluated; several: all of them (sampled from the union)
-            rows = select_rows(rows, settings) if len(sources) == 1 else rows
-            check_lengths(
-                tokenizer,
-                fmt,
-                rows,
-                where,
-                settings.max_length,
-                fields=EVAL_FIELDS_CHECKED,
-                hint="evaluation scores at most that many tokens; shorten the row",
-            )
+    check_eval_lengths(tokenizer, bench, settings)
     for text in notes:
         note(text)
     torch_threads()
     placement = placement_of(args, args.model)
     print_placement(placement, f"batch size {settings.batch_size}")
-    if args.retain_model and oracle_trs is None:
-        oracle, otok = load(
-            args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
-        )
-        _, odetails = evaluate(oracle, otok, _forget_only(bench), settings)
-        oracle_trs = odetails["forget"].get("truth_ratios")
-        del oracle
-    resolution = None
-    if args.original_model:
-        resolution = original_resolution(args, bench, settings, oracle_trs, original_eval)
-    model = load_model(args.model, args.trust_remote_code, **placement.load_kwargs())
-    metrics, details = evaluate(model, tokenizer, bench, settings, oracle_trs)
-    details["placement"] = {**placement.record(), "batch_size": settings.batch_size}
-    if resolution is not None:
-        from unlearnkit.evaluation.diagnostics import add_resolution
-
-        add_resolution(metrics, details, resolution)
-    if args.protocol == "closer-look":
-        from unlearnkit.evaluation.closer_look import CloserLookModels, closer_look_metrics
-
-        models = CloserLookModels(
-            embedder_id=None if args.embedder == "none" else args.embedder,
-            nli_id=None if args.nli_model == "none" else args.nli_model,
-        )
-        cl_flat, cl_info = closer_look_metrics(metrics, details, models=models)
-        metrics.update(cl_flat)
-        details["closer_look"] = cl_info
-        from unlearnkit.evaluation.diagnostics import closer_look_warnings
-
-        details["warnings"] = details.get("warnings", []) + closer_look_warnings(metrics, cl_info)
-    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
-        write_json(tmp / "metrics.json", metrics)
-        write_json(tmp / "details.json", details)
+    trust = args.trust_remote_code
+    if args.retain_model and oracle is None:
+        oracle_kwargs = _oracle_placement(args, placement).load_kwargs()
+        oracle = OtherModel(args.retain_model, load=lambda: load(args.retain_model, trust, **oracle_kwargs))
+    original = None
+    if original_eval is not None:
+        original = OtherModel(str(args.original_model), measured=_measured_original(original_eval))
+    elif args.original_model:
+        original = OtherModel(str(args.original_model), load=lambda: load(args.original_model, trust))
+    result = run_protocol(
+        args.protocol,
+        lambda: (load_model(args.model, trust, **placement.load_kwargs()), tokenizer),
+        bench,
+        settings,
+        oracle=oracle,
+        original=original,
+        closer_look=_closer_look_models(args) if args.protocol == "closer-look" else None,
+        placement={**placement.record(), "batch_size": settings.batch_size},
+    )
+    metrics, details = result.metrics, result.details
+    _write(args, metrics, details)
     print_headline(metrics)
     if args.protocol == "closer-look":
         print_closer_look(metrics, details["closer_look"])
     for warning in details.get("warnings", []):  # degenerate numbers: which input, likely cause
         note(warning["message"], kind="warning")
     return 0
+
+
+def _write(args, metrics: dict, details: dict) -> None:
+    from unlearnkit.io import atomic_dir, write_json
+
+    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
+        write_json(tmp / "metrics.json", metrics)
+        write_json(tmp / "details.json", details)
+
+
+def _closer_look_models(args):
+    from unlearnkit.evaluation.closer_look import CloserLookModels
+
+    return CloserLookModels(
+        embedder_id=None if args.embedder == "none" else args.embedder,
+        nli_id=None if args.nli_model == "none" else args.nli_model,
+    )
 
 
 def check_original_model(args: argparse.Namespace) -> Path | None:
@@ -228,37 +222,17 @@ def check_original_model(args: argparse.Namespace) -> Path | None:
     return path
 
 
-def original_resolution(args, bench, settings, oracle_trs, original_eval: Path | None) -> dict:
-    """The original model's forget quality against the oracle (the KS test's resolution on this data):
-    read from its eval folder, or measured on the forget split (only its truth ratios are needed, so
-    one new token is generated per question)."""
-    import dataclasses
-
-    from unlearnkit.evaluation.evaluate import evaluate
+def _measured_original(metrics_file: Path) -> dict:
+    """The original's forget quality (and its item count) from its eval folder's metrics.json."""
     from unlearnkit.io import read_json
-    from unlearnkit.models import load
 
-    if original_eval is not None:
-        data = read_json(original_eval, "--original-model metrics")
-        return {
-            "original_model": str(args.original_model),
-            "forget_quality": float(data["forget_quality"]),
-            "n": data.get("forget_quality_n"),
-        }
-    original, otok = load(args.original_model, args.trust_remote_code)
-    quick = dataclasses.replace(settings, max_new_tokens=1, max_total_tokens=0)
-    metrics, _ = evaluate(original, otok, _forget_only(bench), quick, oracle_trs)
-    del original
-    return {
-        "original_model": str(args.original_model),
-        "forget_quality": metrics.get("forget_quality"),
-        "n": metrics.get("forget_quality_n"),
-    }
+    data = read_json(metrics_file, "--original-model metrics")
+    return {"forget_quality": float(data["forget_quality"]), "n": data.get("forget_quality_n")}
 
 
 def eval_settings(args: argparse.Namespace):
     """EvalSettings of the TOFU or closer-look protocol, with the flags the user gave on top."""
-    from unlearnkit.evaluation.evaluate import EvalSettings, closer_look_settings
+    from unlearnkit.api.evaluate import tofu_settings
 
     given = {"max_new_tokens": args.max_new_tokens}
     if getattr(args, "batch_size", None) is not None:
@@ -267,7 +241,7 @@ def eval_settings(args: argparse.Namespace):
         given["max_items"] = args.max_items
     if args.max_total_tokens is not None:
         given["max_total_tokens"] = args.max_total_tokens
-    return closer_look_settings(**given) if args.protocol == "closer-look" else EvalSettings(**given)
+    return tofu_settings(args.protocol, **given)
 
 
 CLOSER_LOOK_LINES = (
@@ -304,8 +278,7 @@ def _eval_muse_wmdp(args) -> int:
     ``wmdp:cyber`` (lm-eval's own WMDP and MMLU tasks) or a WMDP-like folder (its multiple-choice sets
     as local lm-eval tasks, metric ``<task>_acc`` each). Both read through the same protocol code.
     """
-    from unlearnkit.data.sources import describe
-    from unlearnkit.io import atomic_dir, check_output_dir, write_json
+    from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path, load
 
     check_output_dir(args.output, args.overwrite)
@@ -318,54 +291,23 @@ def _eval_muse_wmdp(args) -> int:
     torch_threads()
     placement = placement_of(args, args.model)
     print_placement(placement)
-    if args.protocol == "wmdp":
-        from unlearnkit.protocols.wmdp import evaluate_local_mc, evaluate_wmdp
+    from unlearnkit.api.evaluate import muse_settings, run_protocol
 
-        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
-        if bench is None:
-            metrics, details = evaluate_wmdp(model, tokenizer)
-        else:
-            metrics, details = evaluate_local_mc(
-                model, tokenizer, bench.mc_tasks, bench.mc_style, limit=args.max_items
-            )
-            details["data"] = describe(bench)
-    else:
-        from unlearnkit.protocols.muse import MuseSettings, evaluate_muse, load_reference_auc, privleak_auc
-
-        settings = MuseSettings(max_items=400 if args.max_items is None else args.max_items, progress=True)
-        reference_auc, reference = None, None
-        if args.retain_model and is_model_dir(args.retain_model):
-            check_model_path(args.retain_model, flag="--retain-model")
-            oracle, otok = load(
-                args.retain_model, args.trust_remote_code, **_oracle_placement(args, placement).load_kwargs()
-            )
-            reference_auc, odet = privleak_auc(
-                oracle,
-                otok,
-                [r["text"] for r in bench.extra["privleak_forget"]],
-                [r["text"] for r in bench.extra["privleak_holdout"]],
-                settings,
-            )
-            reference = {
-                "model": str(args.retain_model),
-                "auc": reference_auc,
-                "truncation": odet["truncation"],
-            }
-            _note_cuts({"privleak (retain model)": odet["truncation"]})
-            del oracle
-        elif args.retain_model:
-            reference_auc = load_reference_auc(args.retain_model)  # a number or a MUSE metrics.json
-            reference = {"source": str(args.retain_model), "auc": reference_auc}
-        model, tokenizer = load(args.model, args.trust_remote_code, **placement.load_kwargs())
-        metrics, details = evaluate_muse(model, tokenizer, bench, settings, reference_auc)
-        _note_cuts(details["truncation"])
-        details["data"] = describe(bench)
-        if reference is not None:
-            details["privleak_reference"] = reference
-    details["placement"] = placement.record()
-    with atomic_dir(args.output, overwrite=args.overwrite) as tmp:
-        write_json(tmp / "metrics.json", metrics)
-        write_json(tmp / "details.json", details)
+    trust = args.trust_remote_code
+    settings, oracle = args.max_items, None
+    if args.protocol == "muse":
+        settings = muse_settings(args.max_items)
+        oracle = _muse_oracle(args, placement)
+    result = run_protocol(
+        args.protocol,
+        lambda: load(args.model, trust, **placement.load_kwargs()),
+        bench,
+        settings,
+        oracle=oracle,
+        placement=placement.record(),
+    )
+    metrics, details = result.metrics, result.details
+    _write(args, metrics, details)
     chance = details.get("chance") if isinstance(details.get("chance"), dict) else {}
     for key, value in metrics.items():
         task = key.removesuffix("_acc")
@@ -374,55 +316,34 @@ def _eval_muse_wmdp(args) -> int:
     return 0
 
 
-WMDP_NAMES = ("wmdp:bio", "wmdp:cyber")
+def _muse_oracle(args, placement):
+    """``--retain-model`` for MUSE: the retrained model's folder (its PrivLeak AUC is measured where the
+    model runs), or its AUC (a number, or the metrics.json of its MUSE evaluation)."""
+    if not args.retain_model:
+        return None
+    from unlearnkit.api.evaluate import OtherModel
+    from unlearnkit.models import check_model_path, load
+    from unlearnkit.protocols.muse import load_reference_auc
+
+    if is_model_dir(args.retain_model):
+        check_model_path(args.retain_model, flag="--retain-model")
+        kwargs = _oracle_placement(args, placement).load_kwargs()
+        return OtherModel(
+            str(args.retain_model), load=lambda: load(args.retain_model, args.trust_remote_code, **kwargs)
+        )
+    return OtherModel(str(args.retain_model), measured={"auc": load_reference_auc(args.retain_model)})
 
 
 def _protocol_data(args):
     """The benchmark ``--protocol muse|wmdp`` runs on, checked; None = lm-eval's own WMDP/MMLU tasks."""
-    named = is_named_data(args.data)
-    if args.protocol == "wmdp" and named:
-        if str(args.data).strip().lower() not in WMDP_NAMES:
-            raise UserError(
-                f"--protocol wmdp --data {args.data}: use {' or '.join(WMDP_NAMES)} (lm-eval's WMDP and MMLU "
-                "tasks) or a WMDP-like folder (benchmark.json kind wmdp)"
-            )
+    from unlearnkit.api.evaluate import check_text_protocol, check_wmdp_name
+
+    if args.protocol == "wmdp" and is_named_data(args.data):
+        check_wmdp_name(args.data)
         return None
     bench = load_data(args.data, check_data(args.data))
-    if args.protocol == "wmdp" and not getattr(bench, "mc_tasks", None):
-        raise UserError(
-            f"--protocol wmdp --data {args.data}: not a WMDP-like folder (benchmark.json kind wmdp with "
-            "multiple-choice tasks); for lm-eval's WMDP and MMLU use --data wmdp:bio or wmdp:cyber"
-        )
-    if args.protocol == "muse":
-        from unlearnkit.data.sources import check_muse_benchmark
-
-        check_muse_benchmark(bench)
+    check_text_protocol(bench, args.protocol, args.data)
     return bench
-
-
-def check_protocol_fits(bench, protocol: str, data: str) -> None:
-    """``--protocol tofu`` / ``closer-look`` score question/answer rows: a raw-text benchmark is an
-    error naming the protocol that scores it."""
-    if getattr(bench, "kind", "qa") != "text":
-        return
-    if getattr(bench, "mc_tasks", None):
-        fits = "--protocol wmdp"
-    elif "verbmem" in (getattr(bench, "extra", None) or {}):
-        fits = "--protocol muse"
-    else:
-        fits = "--protocol muse (a MUSE-like folder) or --protocol wmdp (a WMDP-like folder)"
-    raise UserError(f"--data {data} holds raw text, which --protocol {protocol} cannot score; use {fits}")
-
-
-def _note_cuts(truncation: dict) -> None:
-    """One line per MUSE pass that had to cut prompts or texts to fit the model's positions."""
-    for part, cut in truncation.items():
-        if cut.get("cut"):
-            what = "texts" if part.startswith("privleak") else "prompts"
-            note(
-                f"MUSE {part}: {cut['cut']} of {cut['of']} {what} cut to {cut['limit']} tokens to fit the "
-                f"model ({cut['tokens_dropped']} tokens dropped in all); see details.json truncation"
-            )
 
 
 def _oracle_placement(args, placement):
@@ -431,12 +352,6 @@ def _oracle_placement(args, placement):
     from unlearnkit.models import resolve_placement
 
     return resolve_placement(args.retain_model, placement.device, args.dtype)
-
-
-def _forget_only(bench):
-    from unlearnkit.data import Benchmark
-
-    return Benchmark(path=bench.path, forget=bench.forget, retain=[], holdout=[], general=[])
 
 
 def _headline_keys() -> tuple[str, ...]:

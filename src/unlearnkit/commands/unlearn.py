@@ -15,13 +15,11 @@ from unlearnkit.commands._common import (
     check_combinations,
     check_data,
     check_placement_flags,
-    check_split_lengths,
     cleanup_after_failure,
     diverged_message,
     load_data,
     note,
     overrides,
-    placement_of,
     prepare_work,
     print_placement,
     required,
@@ -29,7 +27,6 @@ from unlearnkit.commands._common import (
     run_fingerprint,
     torch_threads,
     training_choices,
-    training_record,
     work_dir_of,
 )
 from unlearnkit.errors import UserError
@@ -125,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     apply_training_flags(args, values)
     check_placement_flags(args)
     _check_eval_flags(args)
-    values, defaults_note = apply_model_defaults(args.model, normalise(args.method), values)
+    name = normalise(args.method)
+    values, defaults_note = apply_model_defaults(args.model, name, values)
     train_cfg, method_cfg = build_configs(method_config(args.method), values)
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
@@ -137,56 +135,47 @@ def run(args: argparse.Namespace) -> int:
     work = work_dir_of(out)
     if work.exists() and not work.is_dir():
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
-    fingerprint = run_fingerprint(args, normalise(args.method), train_cfg, method_cfg)
+    fingerprint = run_fingerprint(args, name, train_cfg, method_cfg)
     resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
     if defaults_note:
         note(defaults_note)
 
-    from unlearnkit.data.encode import PromptFormat
-    from unlearnkit.data.qa import overlap_warning
-    from unlearnkit.models import load_model, load_tokenizer
-    from unlearnkit.pipelines.unlearn import resolve_configs
-    from unlearnkit.train.collapse_guard import probe_rows_of
+    # The library's two steps, as unlearnkit.unlearn() runs them: check and load, then train.
+    from unlearnkit.api.unlearn import Rows, make_ready, probe_rows
 
     bench = load_data(args.data, bench)
-    method, train_cfg, method_cfg = resolve_configs(args.method, values)
     plan = _eval_plan(args, bench, train_cfg.seed)  # --keep-best names checked before any model is loaded
-    tokenizer = load_tokenizer(args.model, args.trust_remote_code)
-    fmt = PromptFormat.for_tokenizer(tokenizer, train_cfg.prompt_format)
-    check_split_lengths(tokenizer, fmt, bench, ("forget", "retain"), train_cfg.max_length)
-    # raw-text corpora (MUSE, WMDP) have no questions to overlap
-    warning = overlap_warning(bench) if getattr(bench, "kind", "qa") == "qa" else None
-    if warning:
-        note(warning, "warning")
-    placement = placement_of(args, args.model, train_cfg.precision)
-    values["precision"] = placement.precision  # what auto resolved to: the Trainer and the card see it
-    method, train_cfg, method_cfg = resolve_configs(args.method, values)
     torch_threads()
-    model = load_model(args.model, args.trust_remote_code, dtype=placement.torch_dtype)
-    print_placement(placement, training_choices(train_cfg))
+    ready = make_ready(
+        args.model,
+        None,
+        name,
+        values,
+        Rows.of_split(bench, "forget"),
+        Rows.of_split(bench, "retain"),
+        source=args.model,
+        bench=bench,
+        device=args.device,
+        dtype=args.dtype,
+        asked_device=getattr(args, "asked_device", None),
+        trust_remote_code=args.trust_remote_code,
+    )
+    print_placement(ready.placement, training_choices(ready.train_config))
 
     # Validation is over: from here on the work folder exists until the model is saved.
     prepare_work(work, resume_from, fingerprint, args.resume)
-    probe = probe_rows_of(bench, train_cfg.seed)  # the collapse guard's rows: selection halves
-    result = _run_unlearn(args, model, tokenizer, bench, method, work, resume_from, values, plan, probe)
+    probe = probe_rows(bench, None, ready.train_config.seed)  # the collapse guard's rows: selection halves
+    result = _run_unlearn(args, ready, work, resume_from, plan, probe)
     if not getattr(result, "is_main_process", True):
         return 0  # multi-process run: rank 0 writes the model
     _report_curve(result, plan)
-    from unlearnkit.pipelines.model_outputs import attribution_files, save_unlearned
+    from unlearnkit.pipelines.model_outputs import save_unlearned
 
-    result.source = {
-        "model": args.model,
-        "data": str(args.data),
-        "placement": training_record(placement, train_cfg),
-        "resumed_from": resume_from.name if resume_from is not None else None,
-    }
-    if result.attribution:
-        result.attribution_files = attribution_files(work / "attribution")
     save_unlearned(result, args.output, overwrite=args.overwrite)
     shutil.rmtree(work, ignore_errors=True)
     # Trainer's training_loss: the mean over this run's optimiser steps (after a resume, those since it).
     since = " over the steps since resuming" if resume_from is not None else ""
-    print(f"saved {out} ({method.name}, mean train loss {result.train_loss:.4f}{since})")
+    print(f"saved {out} ({result.method}, mean train loss {result.train_loss:.4f}{since})")
     best = getattr(result, "best", None)
     if best and best.get("chosen"):
         print(
@@ -269,29 +258,22 @@ def _report_curve(result, plan) -> None:
         print("  " + line)
 
 
-def _run_unlearn(
-    args, model, tokenizer, bench, method, work: Path, resume_from, values, plan=None, probe=None
-):
-    from unlearnkit.pipelines.unlearn import unlearn
+def _run_unlearn(args, ready, work: Path, resume_from, plan, probe):
+    """Train through the library; a failure keeps the checkpoints ``--resume`` continues from (a
+    divergence: the last one with finite weights) and says where they are."""
+    from unlearnkit.api.unlearn import train_ready
     from unlearnkit.train.trainer import DivergenceError
 
-    probe_retain, probe_general = probe if probe is not None else (None, ())
     try:
-        return unlearn(
-            model,
-            tokenizer,
-            bench.forget,
-            bench.retain,
-            method.name,
-            model_path=args.model,
-            work_dir=work,
-            resume=resume_from is not None,
-            attribution_dir=work / "attribution",
-            progress=f"unlearning ({method.name})",
-            general=probe_general,
-            probe_retain=probe_retain,
-            eval_every=plan,
-            **values,
+        return train_ready(
+            ready,
+            work=work,
+            plan=plan,
+            probe=probe,
+            resumed_from=resume_from,
+            progress=f"unlearning ({ready.method})",
+            made_from=args.model,
+            data_name=str(args.data),
         )
     except DivergenceError as err:
         raise DivergenceError(diverged_message(err, work)) from None

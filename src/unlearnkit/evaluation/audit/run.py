@@ -337,6 +337,18 @@ class Auditor:
         return {p.key: as_number(p.score(generations, rows)) for p in self.relearn_probes}
 
 
+def check_audit_data(
+    bench: Benchmark, settings: AuditSettings, relearn_off: str = "--relearn-steps none"
+) -> None:
+    """What the audit needs of ``bench`` under ``settings``, checked before any model is loaded (the
+    command and :func:`unlearnkit.audit` both call it): two forget items for the relearning attack (it
+    relearns some and asks the others), and every row the checks will read (:class:`Auditor`).
+    ``relearn_off``: how the caller turns the attack off, for the error."""
+    if settings.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
+        raise UserError(f"the relearning attack needs at least 2 forget items; pass {relearn_off}")
+    Auditor(bench, settings)
+
+
 def run_audit(
     model,
     tokenizer,
