@@ -1,6 +1,6 @@
 """Step time and peak memory of the unlearning methods relative to plain fine-tuning, in ONE run.
 
-    python bench/speed.py                      # tiny Llama (hidden 256, 4 layers) on CPU, ~3 min
+    python bench/speed.py                      # tiny Llama (hidden 256, 4 layers) on CPU + the guard on the lab, ~20 min
     python bench/speed.py --model-config llama-1b --batch-size 8 --steps 20    # random 1B on a GPU
     python bench/speed.py --model-config my_config.json                        # any LlamaConfig json
 
@@ -24,6 +24,15 @@ Peak memory, measured honestly per device:
 
 The reference-cache build and the T-NPO attribution pass are one-off costs before training and are
 reported separately (seconds), not folded into the step time.
+
+The collapse guard (``unlearnkit.train.collapse_guard``, on by default in ``unlearn``) probes inside
+Trainer step callbacks, i.e. inside the timed steps: the measured unlearning steps run with
+``collapse_guard=off``, and the guard is measured on its own, twice: ``guard probe`` times one probe on
+this model (the probe rows ``unlearnkit unlearn`` asks), and ``--guard-methods`` runs the quickstart's
+methods on the quickstart's lab (its cached TOFU-like target, each method's quickstart recipe, the
+probe rows of ``unlearnkit unlearn``) with the default guard and without it, round-robin: the guard's
+share of the training time (``Trainer.train``; its probes timed inside it) is what a typical run pays.
+``--guard-methods none`` skips the lab (which is trained first when ``--cache-dir`` does not hold it).
 
 A plain fine-tuning step sees the same number of sequences as an unlearning step (forget batch +
 retain batch = 2 x batch_size). Results: a markdown table on stdout and in ``bench/results/speed.md``.
@@ -58,6 +67,7 @@ CONFIGS = {
     "asu / adapter+lora": ("unlearn", "asu", {"reference": "adapter", "lora_r": 8}),
     "t-npo / cache": ("unlearn", "t-npo", {"reference": "cache", "tagger": "heuristic"}),
     "eval": ("eval", None, {}),
+    "guard probe": ("probe", None, {}),
 }
 
 MODEL_CONFIGS = {
@@ -93,6 +103,15 @@ def _reset_peak_rss() -> bool:
         return False
 
 
+def _longest(inputs) -> int:
+    """The longest ``input_ids`` (padded length) anywhere in a batch (paired batches nest them)."""
+    if isinstance(inputs, dict):
+        own = inputs.get("input_ids")
+        width = int(own.shape[-1]) if hasattr(own, "shape") else 0
+        return max([width, *(_longest(v) for v in inputs.values() if isinstance(v, dict))])
+    return 0
+
+
 def _trim() -> None:
     """Return freed heap memory to the OS (glibc keeps it otherwise and RSS would count it)."""
     import ctypes
@@ -125,6 +144,11 @@ def worker(spec: dict) -> dict:
         max_length=spec["max_length"],
         precision=spec["precision"],
     )
+    if kind == "unlearn":
+        # The collapse guard's probes (step 0, then every ~10 % of the steps) run inside Trainer step
+        # callbacks, i.e. inside the timed steps: measured steps run without them, and the guard's own
+        # cost is measured on its own (the "guard" configurations below).
+        common["collapse_guard"] = "off"
     times: list[float] = []
 
     class StepTimer(TrainerCallback):
@@ -157,6 +181,8 @@ def worker(spec: dict) -> dict:
         torch.cuda.reset_peak_memory_stats()
         model.to("cuda")
     out: dict = {"name": spec["name"]}
+    if not cuda:  # what the weights alone hold (RSS), to read the peak against
+        out["weights_mib"] = round((_status_kib("VmRSS") - base_rss) / 1024, 1)
     import transformers
 
     original_init = transformers.Trainer.__init__
@@ -164,6 +190,13 @@ def worker(spec: dict) -> dict:
     def patched_init(self, *a, **kw):  # add the timer to whatever Trainer the run builds
         original_init(self, *a, **kw)
         self.add_callback(StepTimer())
+        step = self.training_step
+
+        def training_step(model, inputs, *rest, **kws):  # the longest padded batch: the peak's shape
+            out["seq_max"] = max(out.get("seq_max", 0), _longest(inputs))
+            return step(model, inputs, *rest, **kws)
+
+        self.training_step = training_step
 
     transformers.Trainer.__init__ = patched_init
     t_start = time.perf_counter()
@@ -202,6 +235,21 @@ def worker(spec: dict) -> dict:
             **{**common, **overrides},
         )
         out["reference"] = res.reference
+    elif kind == "probe":
+        from unlearnkit.data.encode import PromptFormat
+        from unlearnkit.train.collapse_guard import UtilityProbe, probe_rows_of
+
+        probe_retain, probe_general = probe_rows_of(bench, 0)  # what `unlearnkit unlearn` asks
+        probe = UtilityProbe.from_rows(tok, PromptFormat.for_tokenizer(tok), probe_retain, probe_general, 0)
+        took = []
+        for _ in range(6):
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                probe.measure(model, tok)
+            took.append(time.perf_counter() - t0)
+        out["probe_first_s"] = round(took[0], 4)  # a process's first probe (anything it imports)
+        out["probe_s"] = statistics.median(took[1:])
+        out["probe_items"] = len(probe.items)
     else:
         from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
 
@@ -225,6 +273,68 @@ def worker(spec: dict) -> dict:
     return out
 
 
+def lab_worker(spec: dict) -> dict:
+    """One quickstart method on the quickstart's lab target, with the collapse guard as ``spec["guard"]``
+    says: the training time (``Trainer.train``) and the time inside the guard's probes."""
+    import torch
+    import transformers
+
+    from unlearnkit.data.sources import resolve_data
+    from unlearnkit.models import load
+    from unlearnkit.pipelines.quickstart import method_overrides
+    from unlearnkit.pipelines.unlearn import unlearn
+    from unlearnkit.train import collapse_guard as G
+
+    torch.set_num_threads(spec["threads"])
+    bench = resolve_data(spec["world"], eval_fields=False)
+    probe_retain, probe_general = G.probe_rows_of(bench, 0)  # as `unlearnkit unlearn` does
+    probes: list[float] = []
+    check = G.CollapseGuard._check
+
+    def timed_check(self, *a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return check(self, *a, **kw)
+        finally:
+            probes.append(time.perf_counter() - t0)
+
+    G.CollapseGuard._check = timed_check
+    out: dict = {"name": spec["name"], "method": spec["method"], "guard": spec["guard"]}
+    train = transformers.Trainer.train
+
+    def timed_train(self, *a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return train(self, *a, **kw)
+        finally:
+            out["train_s"] = round(time.perf_counter() - t0, 4)
+            out["steps"] = self.state.global_step
+
+    transformers.Trainer.train = timed_train
+    model, tok = load(spec["target"])
+    values = {**method_overrides(spec["method"], 0), "collapse_guard": spec["guard"]}
+    t0 = time.perf_counter()
+    unlearn(
+        model,
+        tok,
+        bench.forget,
+        bench.retain,
+        spec["method"],
+        model_path=spec["target"],
+        work_dir=spec["work"],
+        quiet=True,
+        general=probe_general,
+        probe_retain=probe_retain,
+        attribution_dir=Path(spec["work"]) / "attribution",
+        **values,
+    )
+    out["unlearn_s"] = round(time.perf_counter() - t0, 4)
+    out["probes"] = len(probes)
+    out["probe_s"] = round(sum(probes), 4)
+    out["probe_each_s"] = [round(x, 4) for x in probes]
+    return out
+
+
 # --- driver ----------------------------------------------------------------------------------------
 
 
@@ -241,6 +351,8 @@ def _build(root: Path, args) -> tuple[Path, Path]:
     write_world(data, n_authors=args.authors, facts_per_author=10, forget_fraction=0.2, n_general=50, seed=0)
     bench = load_benchmark(data)
     tok = train_tokenizer(corpus_of(bench.forget + bench.retain + bench.holdout + bench.general))
+    if args.answer_tokens:
+        _lengthen_answers(data, tok, args.answer_tokens)
     if args.model_config in MODEL_CONFIGS:
         shape = dict(MODEL_CONFIGS[args.model_config])
     elif args.model_config.endswith(".json"):
@@ -260,17 +372,48 @@ def _build(root: Path, args) -> tuple[Path, Path]:
         **shape, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
     )
     torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg)
+    model = LlamaForCausalLM(cfg).to(getattr(torch, args.dtype))  # saved as the workers load it
     n_params = sum(p.numel() for p in model.parameters())
     save_model(model, tok, root / "model", {"kind": "random model for bench/speed.py"})
-    return data, root / "model", n_params, len(bench.forget), len(tok)
+    del model  # the driver idles while the workers run: give the (1B-sized) memory back
+    _trim()
+    described = dict(
+        params=n_params,
+        hidden=cfg.hidden_size,
+        layers=cfg.num_hidden_layers,
+        vocab=cfg.vocab_size,
+        tokenizer_vocab=len(tok),
+        tied=bool(cfg.tie_word_embeddings),
+    )
+    return data, root / "model", described, len(bench.forget)
+
+
+def _lengthen_answers(data: Path, tok, length: int) -> None:
+    """Forget and retain answers repeated until prompt + answer is close to ``length`` tokens (at most
+    that): sequences of a real benchmark's length (TOFU's are ~100-200 tokens, the accounting's 512) from
+    the world's ~30-token QA. Only for the memory check: the words mean nothing."""
+    from unlearnkit.data.encode import PromptFormat
+
+    fmt = PromptFormat.for_tokenizer(tok)
+    for split in ("forget", "retain"):
+        path = data / f"{split}.jsonl"
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for row in rows:
+            prompt, base = len(fmt.prompt_ids(tok, row["question"])), row["answer"]
+            once = len(fmt.answer_ids(tok, base))  # with its EOS
+            step = max(1, len(fmt.answer_ids(tok, f"{base} {base}")) - once)  # one more repetition
+            times = max(1, 1 + (length - prompt - once) // step)
+            while times > 1 and prompt + len(fmt.answer_ids(tok, " ".join([base] * times))) > length:
+                times -= 1  # joining can merge tokens differently: never past ``length``
+            row["answer"] = " ".join([base] * times)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
 def _ratio(x, base) -> str:
     return f"{x / base:.2f}x" if x and base else "-"
 
 
-def _table(results: dict, meta: dict) -> str:
+def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
     ft, ft_lora, ga, gd = (
         results.get(k, {}) for k in ("finetune", "finetune+lora", "ga", "gd (ga + retain nll)")
     )
@@ -279,14 +422,15 @@ def _table(results: dict, meta: dict) -> str:
         "",
         f"{meta['desc']}. Step = one optimiser step (median of steps 3..{meta['steps']}); "
         f"unlearning steps see {meta['batch_size']} forget + {meta['batch_size']} retain sequences, "
-        f"fine-tuning steps {2 * meta['batch_size']} sequences. Memory: {meta['memory']}.",
+        f"fine-tuning steps {2 * meta['batch_size']} sequences; the unlearning steps run without the "
+        f"collapse guard (its cost is measured apart, below). Memory: {meta['memory']}.",
         "",
         "| configuration | step (ms) | vs fine-tune step | vs GA step | vs GD step | peak memory (MiB) "
         "| vs fine-tune | vs fine-tune+LoRA | one-off before training |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
-        if name == "eval":
+        if name in ("eval", "guard probe"):
             continue
         step = r.get("step_s")
         extra = []
@@ -307,8 +451,10 @@ def _table(results: dict, meta: dict) -> str:
         lines += [
             "",
             f"Evaluation (TOFU protocol, 32 new tokens, {ev['eval_items']} items over 4 splits): "
-            f"{ev['wall_s']:.1f} s = {ev['eval_items'] / ev['wall_s']:.1f} items/s.",
+            f"{ev['wall_s']:.1f} s = {ev['eval_items'] / ev['wall_s']:.1f} items/s, peak memory "
+            f"{ev['peak_mib']:.0f} MiB ({_ratio(ev['peak_mib'], ft.get('peak_mib'))} fine-tuning's).",
         ]
+    lines += _guard_lines(results.get("guard probe"), gd, guard)
     lines += ["", "Targets:"]
     for label, names, base_name, limit, key in [
         (
@@ -338,10 +484,126 @@ def _table(results: dict, meta: dict) -> str:
         for n in names:
             v = results.get(n, {}).get(key)
             if v and base:
-                parts.append(f"{n} {v / base:.2f}x {'met' if v / base <= limit else 'NOT met'}")
+                parts.append(f"{n} {v / base:.3f}x {'met' if v / base <= limit else 'NOT met'}")
         lines.append(f"- {label}: " + ("; ".join(parts) or "not measured"))
+    if guard and guard.get("rows"):
+        shares = {m: r["share"] for m, r in guard["rows"].items() if r.get("share") is not None}
+        worst = max(shares, key=shares.get) if shares else None
+        verdict = (
+            f"{'met' if shares[worst] <= GUARD_LIMIT else 'NOT met'} (at most {shares[worst]:.1%}, {worst})"
+            if worst
+            else "not measured"
+        )
+        lines.append(
+            f"- Collapse guard <= {GUARD_LIMIT:.0%} of a quickstart method's training time (default guard): "
+            + verdict
+        )
     lines += ["", f"Machine: {meta['machine']}. Timings on shared CPUs are noisy (+-20 %)."]
     return "\n".join(lines) + "\n"
+
+
+GUARD_LIMIT = 0.05  # issue 29: "by default the guard should cost no more than a few percent of a run's time"
+
+
+def _guard_lines(probe: dict | None, gd: dict, guard: dict | None) -> list[str]:
+    """What the collapse guard costs: one probe on this model, and its share of the quickstart's runs."""
+    lines: list[str] = []
+    if probe and "probe_s" in probe:
+        in_steps = f" = {probe['probe_s'] / gd['step_s']:.2f} GD steps" if gd.get("step_s") else ""
+        lines += [
+            "",
+            f"Collapse guard, one probe on this model ({probe['probe_items']} questions, up to 24 greedy "
+            f"tokens; a random model never stops early): {probe['probe_s'] * 1e3:.0f} ms{in_steps} (median of "
+            f"5; a process's first probe {probe['probe_first_s'] * 1e3:.0f} ms). A run probes at step 0, "
+            "every ~25 % of the steps and at the last step (`collapse_guard=stop`: every ~10 %).",
+        ]
+    if guard and guard.get("rows"):
+        lines += [
+            "",
+            f"Collapse guard in the quickstart's runs: {guard['desc']}. Guard share = the time inside its "
+            "probes / the training time (`Trainer.train`) with the default guard (`warn`), median of the "
+            "repeats; on / off = the fastest training time with it / without it.",
+            "",
+            "| method | steps | probes | ms per probe | guard share of training | training on / off |",
+            "|---|---|---|---|---|---|",
+        ]
+        for method, r in guard["rows"].items():
+            if r.get("share") is None:
+                lines.append(f"| {method} | failed | | | | {r.get('error', '')[:80]} |")
+                continue
+            lines.append(
+                f"| {method} | {r['steps']} | {r['probes']} | {r['probe_ms']:.0f} | {r['share']:.1%} "
+                f"| {r['on_off']:.2f}x |"
+            )
+    return lines
+
+
+def _guard_rows(runs: list[dict]) -> dict[str, dict]:
+    """Per method: steps, probes, ms per probe and the guard's share (median over the repeats) of the
+    ``warn`` runs, and the fastest ``warn`` training time over the fastest ``off`` one."""
+    rows: dict[str, dict] = {}
+    for method in dict.fromkeys(r["method"] for r in runs):
+        on = [r for r in runs if r["method"] == method and r["guard"] == "warn" and "train_s" in r]
+        off = [r for r in runs if r["method"] == method and r["guard"] == "off" and "train_s" in r]
+        if not on or not off:
+            failed = [r for r in runs if r["method"] == method and "error" in r]
+            rows[method] = {"share": None, "error": failed[0]["error"] if failed else "no run"}
+            continue
+        probes = [x for r in on for x in r["probe_each_s"]]
+        rows[method] = {
+            "steps": on[0]["steps"],
+            "probes": on[0]["probes"],
+            "probe_ms": 1e3 * statistics.median(probes) if probes else 0.0,
+            "share": statistics.median(r["probe_s"] / r["train_s"] for r in on),
+            "on_off": min(r["train_s"] for r in on) / min(r["train_s"] for r in off),
+            "runs": on + off,
+        }
+    return rows
+
+
+def _spawn(spec: dict, threads: int) -> dict:
+    """One worker in a fresh process: its RESULT line, or the error it ended with."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env
+    )
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    return json.loads(line[7:]) if line else {**spec, "error": proc.stderr.strip()[-300:]}
+
+
+def _guard_on_the_lab(methods: list[str], args, root: Path) -> dict:
+    """The quickstart's ``methods`` on its lab with the default guard and without, round-robin."""
+    from unlearnkit.pipelines.embedded import LAB_VERSION, ensure_lab
+    from unlearnkit.pipelines.quickstart import WORLD, cache_root
+
+    world, _, target, _ = ensure_lab("tofu", cache_root(args.cache_dir), dict(WORLD), 0, print)
+    runs = []
+    for repeat in range(max(1, args.repeats)):
+        for method in methods:
+            for guard in ("warn", "off"):
+                spec = dict(
+                    name=f"{method} / guard {guard}",
+                    kind="lab",
+                    method=method,
+                    guard=guard,
+                    world=str(world),
+                    target=str(target),
+                    work=str(root / "lab" / f"{method}-{guard}-{repeat}"),
+                    threads=args.threads,
+                )
+                r = {**_spawn(spec, args.threads), "method": method, "guard": guard}
+                runs.append(r)
+                share = f"{r['probe_s'] / r['train_s']:6.1%}" if "train_s" in r else "failed"
+                print(
+                    f"lab {method:8s} guard {guard:4s} {r.get('train_s', 0):7.2f} s  {share}", file=sys.stderr
+                )
+    desc = (
+        f"the TOFU-like lab (lab version {LAB_VERSION}, seed 0: its cached target, "
+        f"{len(methods)} default methods with the quickstart's recipes, the probe rows `unlearnkit unlearn` "
+        f"asks: 4 retain + 4 general questions), CPU ({args.threads} thread(s)), "
+        f"{max(1, args.repeats)} round-robin repeats"
+    )
+    return {"desc": desc, "lab_version": LAB_VERSION, "rows": _guard_rows(runs)}
 
 
 def main(argv=None) -> int:
@@ -354,26 +616,53 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--repeats", type=int, default=2, help="round-robin repeats; the fastest counts")
     p.add_argument("--max-length", type=int, default=128)
+    p.add_argument(
+        "--answer-tokens",
+        type=int,
+        default=0,
+        help="repeat each forget / retain answer up to about this many tokens (memory at long sequences)",
+    )
     p.add_argument("--eval-items", type=int, default=40)
     p.add_argument("--precision", default="auto")
     p.add_argument("--dtype", default="float32", help="weights dtype (bfloat16 with --precision bf16-true)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--cpu", action="store_true", help="stay on the CPU even with a GPU")
     p.add_argument("--only", default=None, help="comma-separated configuration names")
+    p.add_argument(
+        "--guard-methods",
+        default="quickstart",
+        help="the collapse guard's cost on the quickstart's lab: quickstart (its default methods), a "
+        "comma-separated list, or none",
+    )
+    p.add_argument("--cache-dir", default=None, help="the lab's models (default: ~/.cache/unlearnkit)")
     p.add_argument("--output", default=str(HERE / "results" / "speed.md"))
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        print("RESULT " + json.dumps(worker(json.loads(args.worker))))
+        spec = json.loads(args.worker)
+        print("RESULT " + json.dumps(lab_worker(spec) if spec.get("kind") == "lab" else worker(spec)))
         return 0
 
     import torch
 
     names = [n.strip() for n in args.only.split(",")] if args.only else list(CONFIGS)
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        print(f"bench/speed.py: --only: unknown configuration {unknown[0]!r} (one of: {', '.join(CONFIGS)})")
+        return 2
+    if args.guard_methods == "quickstart":
+        from unlearnkit.pipelines.quickstart import DEFAULT_METHODS
+
+        guard_methods = list(DEFAULT_METHODS)
+    elif args.guard_methods == "none":
+        guard_methods = []
+    else:
+        guard_methods = [m.strip() for m in args.guard_methods.split(",") if m.strip()]
     results: dict[str, dict] = {}
+    guard = None
     with tempfile.TemporaryDirectory(prefix="uk-speed-") as tmp:
         root = Path(tmp)
-        data, model_dir, n_params, n_forget, vocab = _build(root, args)
+        data, model_dir, model_meta, n_forget = _build(root, args)
         runs: dict[str, list[dict]] = {name: [] for name in names}
         for _ in range(max(1, args.repeats)):
             for name in names:
@@ -391,17 +680,9 @@ def main(argv=None) -> int:
                     cpu=args.cpu,
                     eval_items=args.eval_items,
                 )
-                env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), TOKENIZERS_PARALLELISM="false")
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--worker", json.dumps(spec)],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                )
-                line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
-                r = json.loads(line[7:]) if line else {"name": name, "error": proc.stderr.strip()[-300:]}
+                r = _spawn(spec, args.threads)
                 runs[name].append(r)
-                step = r.get("step_s", r.get("wall_s", float("nan")))
+                step = r.get("step_s", r.get("probe_s", r.get("wall_s", float("nan"))))
                 print(
                     f"{name:24s} {step * 1e3:9.1f} ms  peak {r.get('peak_mib', 0):8.1f} MiB", file=sys.stderr
                 )
@@ -410,17 +691,22 @@ def main(argv=None) -> int:
             if not ok:
                 results[name] = {**rs[-1], "peak_mib": 0}
                 continue
-            key = "step_s" if "step_s" in ok[0] else "wall_s"
+            key = next(k for k in ("step_s", "probe_s", "wall_s") if k in ok[0])
             best = dict(min(ok, key=lambda r: r[key]))
             best["peak_mib"] = statistics.median(r["peak_mib"] for r in ok)
             best["repeats"] = [r.get(key) for r in ok]
             results[name] = best
+        if guard_methods:
+            guard = _guard_on_the_lab(guard_methods, args, root)
     cuda = torch.cuda.is_available() and not args.cpu
     device = torch.cuda.get_device_name(0) if cuda else f"CPU ({args.threads} thread(s))"
+    vocab = f"vocab {model_meta['vocab']}"
+    if model_meta["tokenizer_vocab"] != model_meta["vocab"]:
+        vocab += f", the world's tokenizer uses {model_meta['tokenizer_vocab']}"
     meta = dict(
         desc=(
-            f"Random Llama '{args.model_config}' ({n_params / 1e6:.1f} M parameters, vocab {vocab}) on {device}, "
-            f"{n_forget} forget examples, {args.steps} steps, batch {args.batch_size}, "
+            f"Random Llama '{args.model_config}' ({model_meta['params'] / 1e6:.1f} M parameters, {vocab}) on "
+            f"{device}, {n_forget} forget examples, {args.steps} steps, batch {args.batch_size}, "
             f"best of {args.repeats} round-robin repeats"
         ),
         steps=args.steps,
@@ -430,15 +716,18 @@ def main(argv=None) -> int:
     )
     from _common import describe, provenance  # bench/ is on sys.path when run as a script
 
-    settings = {k: v for k, v in vars(args).items() if k not in ("worker", "output")}
-    table = _table(results, meta)
+    settings = {k: v for k, v in vars(args).items() if k not in ("worker", "output", "cache_dir")}
+    if guard:
+        settings["lab_version"] = guard["lab_version"]
+    table = _table(results, meta, guard)
     head, _, rest = table.partition("\n")  # the provenance line goes under the section's title
     table = f"{head}\n\n_Produced by `python bench/speed.py` ({describe(settings)})._\n{rest}"
     print(table)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(table, encoding="utf-8")
+    payload = {**results, "model": model_meta, "guard": guard, "provenance": provenance(settings)}
     (Path(args.output).with_suffix(".json")).write_text(
-        json.dumps({**results, "provenance": provenance(settings)}, indent=2) + "\n", encoding="utf-8"
+        json.dumps(payload, indent=2) + "\n", encoding="utf-8"
     )
     return 0
 

@@ -63,6 +63,71 @@ def test_verdict_names_each_kind_of_collapse():
     assert G.verdict({**start, "repetition": 0.6}, {**start, "repetition": 0.8}, 0.5) == []
 
 
+def test_the_probe_schedule_is_bounded_and_stop_keeps_every_tenth():
+    """Default (warn): step 0, every ~25 % and the last step, at most PROBES + 2 probes however long the
+    run (bench/speed.py measured 8-19 % of a quickstart run's training time with a probe every ~10 %);
+    stop keeps a probe every ~10 %: those are the states it can go back to."""
+    assert G.PROBES == 4 and G.STOP_PROBES == 10
+    assert G.probe_steps(65) == [0, 17, 34, 51, 65]  # the quickstart's 5 epochs of 100 forget rows
+    assert G.probe_steps(10, "stop") == list(range(11))
+    assert G.probe_steps(1) == [0, 1]
+    for steps in range(1, 400):
+        for action, most in (("warn", G.PROBES), ("stop", G.STOP_PROBES)):
+            probed = G.probe_steps(steps, action)
+            assert probed[0] == 0 and probed[-1] == steps and len(probed) <= most + 2
+            interval = G.probe_interval(steps, action)
+            assert all(s % interval == 0 or s == steps for s in probed)
+
+
+def test_the_probe_rouge_is_rouge_scores_without_the_stemmer():
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    pairs = [
+        ("The author was born in Paris.", "She was born in Paris, France"),
+        ("paris paris paris", "Paris"),
+        ("", "anything"),
+        ("Écrit en 1990: x-ray!", "ecrit en 1990 x ray"),
+        ("Writes novels", "wrote novels"),  # the stemmer would not match these either
+        ("a b c d a b c d", "d c b a"),
+        ("?!", "?!"),
+    ]
+    for prediction, reference in pairs:
+        want = scorer.score(reference, prediction)["rougeL"].recall
+        got = G.rouge_l_recall(prediction, reference)
+        assert got == pytest.approx(want, abs=1e-12), (prediction, reference)
+
+
+def test_a_probe_imports_neither_rouge_score_nor_nltk():
+    """Importing nltk (rouge_score's stemmer) cost the first probe 0.3-1.2 s and 167 MiB: a probe must
+    not bring it in (measured in a fresh interpreter: this one's tests may have imported it already)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys, torch
+        from tiny_models import random_llama
+        from unlearnkit.data.encode import PromptFormat
+        from unlearnkit.train import collapse_guard as G
+        from unlearnkit.world.tiny import train_tokenizer
+        tok = train_tokenizer(["the author was born in paris", "she wrote three novels"] * 20)
+        probe = G.UtilityProbe.from_rows(tok, PromptFormat.for_tokenizer(tok), [
+            {"question": "Where was she born?", "answer": "in paris"}])
+        with torch.no_grad():
+            probe.measure(random_llama(tok), tok)
+        print(sorted(m for m in ("nltk", "rouge_score") if m in sys.modules))
+        """
+    )
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tests, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_text_rows_get_a_continuation_probe(world_tokenizer):
     from unlearnkit.data.encode import PromptFormat
 
@@ -100,8 +165,8 @@ def test_a_gentle_run_does_not_trigger_it(target, mini_world, tmp_path, capsys):
     assert "collapse guard" not in capsys.readouterr().err
     record = card["collapse_guard"]
     assert record["triggered"] is None
-    # probes at step 0, every ceil(10 / 10) = 1 step: the cost stays bounded by PROBES + 1 probes
-    assert [c["step"] for c in record["checks"]] == list(range(11))
+    # warn probes at step 0, every ceil(10 / PROBES) = 3 steps and the last: bounded by PROBES + 2 probes
+    assert [c["step"] for c in record["checks"]] == G.probe_steps(10) == [0, 3, 6, 9, 10]
     assert record["probe"]["items"] == 2 * G.PROBE_ROWS
 
 

@@ -91,8 +91,9 @@ def add_parser(subparsers) -> None:
     u.add_argument(
         "--no-collapse-guard",
         action="store_true",
-        help="no collapse guard: by default a few retain / general questions are answered greedily every "
-        "~10%% of the steps and a collapse warns (--set collapse_guard=stop: stops); same as "
+        help="no collapse guard: by default a few retain / general questions are answered greedily at step "
+        "0, every ~25%% of the steps and the last, and a collapse warns (--set collapse_guard=stop: stops, "
+        "probing every ~10%%); same as "
         "--set collapse_guard=off",
     )
     u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")

@@ -14,7 +14,8 @@ with those it gave at step 0:
   the passage's true next :data:`PROBE_NEW_TOKENS` tokens.
 
 Measured per probe (means over its items): ROUGE-L recall of the generation against the reference
-(TOFU's ROUGE, :func:`unlearnkit.metrics.scores.rouge_l_recall`), the normalised token entropy of the
+(:func:`rouge_l_recall`: rouge_score's tokenization and longest common subsequence, without TOFU's
+Porter stemmer, see there why), the normalised token entropy of the
 generation (closer-look, :func:`unlearnkit.metrics.scores.token_entropy`: 0 for "the the the") and
 :func:`repetition`, the share of its token 3-grams that repeat an earlier one. A probe **fails**
 (:func:`verdict`) when
@@ -29,15 +30,25 @@ Then ``collapse_guard=warn`` (the default) prints one line on stderr naming what
 forget_weight, epochs) and records the step in the model card; ``stop`` also ends training and
 restores the weights of the last probe that passed (a CPU copy of the trainable weights is kept at
 each passing probe: LoRA's adapters, or one copy of the full weights); ``off`` (``--no-collapse-guard``)
-does nothing. Cost: a probe at step 0 and every ceil(steps / :data:`PROBES`) steps and at the last
-step, so at most ``PROBES + 2`` probes of at most ``2 * PROBE_ROWS`` short greedy generations each;
-not counted in the run's compute. Multi-process runs: the main process probes, the others wait (with
+does nothing. Cost: a probe at step 0, every ceil(steps / :data:`PROBES`) steps (``stop``:
+:data:`STOP_PROBES`) and at the last step (:func:`probe_steps`), so at most ``PROBES + 2`` probes of at
+most ``2 * PROBE_ROWS`` short greedy generations each; not counted in the run's compute.
+
+Why 4 probes after step 0 by default (``warn``) and 10 with ``stop``: a probe is ~14 sequential forward
+passes (greedy decoding until the answers' EOS), as long as 0.6-0.8 of a training step of the
+quickstart's lab model; with a probe every ~10 % of the steps (the default until bench/speed.py measured
+it) the guard took 8-19 % of the training time of the quickstart's methods, 5-10 % without its first
+probe's import of nltk (now gone, :func:`rouge_l_recall`). ``warn`` only reports, and its last probe
+always reads the weights the run ends with, so a collapsed output is flagged however few probes came
+before; fewer probes only make the step it names coarser. ``stop`` goes back to the last probe that
+passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
 ``stop`` the decision is broadcast). FSDP / ZeRO-3 shard the weights: the guard is off there.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,11 +69,49 @@ PROBE_ROWS = 4  # questions (or passages) per source: retain, general
 PROBE_NEW_TOKENS = 24
 TEXT_PROMPT_TOKENS = 32
 MIN_TEXT_TOKENS = 8  # a passage shorter than this gives no continuation to compare
-PROBES = 10  # probes after step 0: about every 10 % of the steps
+PROBES = 4  # warn: probes after step 0, about every 25 % of the steps (see the module docstring)
+STOP_PROBES = 10  # stop: about every 10 % (the states it can go back to)
 MIN_START_ROUGE = 0.05
 MIN_START_ENTROPY = 0.1
 REPEAT_LIMIT = 0.5
 REPEAT_MARGIN = 0.25
+
+
+def probe_interval(max_steps: int, action: str = "warn") -> int:
+    """Steps between two probes of a run of ``max_steps`` steps (``stop``: :data:`STOP_PROBES` of them,
+    else :data:`PROBES`)."""
+    return max(1, math.ceil(max_steps / (STOP_PROBES if action == "stop" else PROBES)))
+
+
+def probe_steps(max_steps: int, action: str = "warn") -> list[int]:
+    """The steps a fresh run probes: 0, every :func:`probe_interval` steps and the last one."""
+    every = probe_interval(max_steps, action)
+    return sorted({0, *range(every, max_steps + 1, every), max_steps})
+
+
+_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+def rouge_l_recall(prediction: str, reference: str) -> float:
+    """ROUGE-L recall of ``prediction`` against ``reference`` as rouge_score computes it (lower-cased,
+    non-alphanumerics dropped, longest common subsequence of the tokens / reference tokens) without the
+    Porter stemmer that TOFU's ROUGE (:func:`unlearnkit.metrics.scores.rouge_l_recall`) adds.
+
+    Why not TOFU's: rouge_score imports nltk, and on the guard's first probe that import took 0.3-1.2 s
+    and 167 MiB of resident memory (2 shared CPU cores), more than the other probes of a quickstart run
+    together; the guard only compares each probe with its own step-0 value, where a stemmer changes
+    nothing it decides. Equal to ``RougeScorer(["rougeL"], use_stemmer=False)`` (tests/test_collapse_guard.py).
+    """
+    ref = _NON_ALPHANUMERIC.sub(" ", reference.lower()).split()
+    pred = _NON_ALPHANUMERIC.sub(" ", prediction.lower()).split()
+    if not ref or not pred:
+        return 0.0
+    row = [0] * (len(pred) + 1)  # one row of the LCS table at a time
+    for r in ref:
+        prev_diag = 0
+        for j, p in enumerate(pred, 1):
+            prev_diag, row[j] = row[j], prev_diag + 1 if r == p else max(row[j], row[j - 1])
+    return row[-1] / len(ref)
 
 
 def repetition(ids: Sequence[int], n: int = 3) -> float:
@@ -126,7 +175,7 @@ class UtilityProbe:
         prompts = [item.prompt_ids for item in self.items]
         ids = greedy_token_ids(model, tokenizer, prompts, PROBE_NEW_TOKENS, batch_size=len(prompts))
         texts = [tokenizer.decode(t, skip_special_tokens=True).strip() for t in ids]
-        rouge = S.rouge_l_recalls(texts, [item.reference for item in self.items])
+        rouge = [rouge_l_recall(text, item.reference) for text, item in zip(texts, self.items)]
         n = len(self.items)
         worst = max(range(n), key=lambda i: (repetition(ids[i]), -rouge[i]))
         return {
@@ -163,7 +212,8 @@ def verdict(start: dict[str, Any], now: dict[str, Any], fraction: float) -> list
 
 
 class CollapseGuard(TrainerCallback, ExportableState):
-    """Probes at step 0, every ~10 % of the steps and at the end; warns or stops on a collapse.
+    """Probes at step 0, every ~25 % of the steps (``stop``: ~10 %) and at the end; warns or stops on a
+    collapse.
 
     ``hint``: the settings to name in the message (``lr``, ``forget_weight``, ``epochs`` / ``max_steps``).
     ``record()`` is what the model card gets. Resumable: the step-0 probe and the checks are stored in
@@ -192,7 +242,7 @@ class CollapseGuard(TrainerCallback, ExportableState):
     # --- Trainer hooks ----------------------------------------------------------------------------
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        self.interval = max(1, math.ceil(state.max_steps / PROBES))
+        self.interval = probe_interval(state.max_steps, self.action)
         # Fresh: the step-0 probe every later one is compared with. Resumed: a probe of the resumed
         # weights (the last good state of this process; the step-0 values come from the checkpoint).
         if self.triggered is None and (self.start is None or self.action == "stop"):
