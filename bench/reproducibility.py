@@ -62,7 +62,7 @@ EVAL_BATCHES = (1, 5, 32)
 sys.path.insert(0, str(REPO / "tests"))
 # The stated tolerances, derived in tests/tolerances.py: weights (absolute), step losses (relative to
 # max(1, |loss|): GD's and ASU's totals are differences of O(1) terms close to 0), final NLLs (relative).
-from tolerances import LAYOUT_LOSS_TOL, LAYOUT_WEIGHT_ATOL  # noqa: E402
+from tolerances import LAYOUT_LOSS_TOL, LAYOUT_UPDATE_RTOL, LAYOUT_WEIGHT_ATOL  # noqa: E402
 
 
 def key(family: str, reduction: str) -> str:
@@ -224,9 +224,24 @@ def compare(reference: dict, other: dict, original: dict, nll_ref: dict, nll_oth
     """Largest weight / step-loss / NLL differences of ``other`` against ``reference``."""
     w = max(float((reference["weights"][k] - other["weights"][k]).abs().max()) for k in reference["weights"])
     update = max(float((reference["weights"][k] - original[k]).abs().max()) for k in original)
+    # the difference of the two runs' updates over all weights, relative to the update: a few elements
+    # whose gradient cancels to Adam's eps can each move by up to lr (the largest |difference| above
+    # shows them), a layout that changes the gradient moves every element
+    diff_sq = sum(
+        float(((reference["weights"][k] - other["weights"][k]).double() ** 2).sum()) for k in original
+    )
+    update_sq = sum(float(((reference["weights"][k] - original[k]).double() ** 2).sum()) for k in original)
+    update_rel = (diff_sq / update_sq) ** 0.5 if update_sq > 0 else float("inf")
     loss = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(reference["losses"], other["losses"]))
     n = max(abs(nll_ref[s] - nll_other[s]) / abs(nll_ref[s]) for s in nll_ref)
-    return {"weights": w, "update": update, "loss": loss, "nll_rel": n, "steps": len(other["losses"])}
+    return {
+        "weights": w,
+        "update_rel": update_rel,
+        "update": update,
+        "loss": loss,
+        "nll_rel": n,
+        "steps": len(other["losses"]),
+    }
 
 
 def evaluation_check(model_dir: Path, data: Path) -> dict:
@@ -296,7 +311,7 @@ def measure(root: Path) -> dict:
 def holds(cell: dict) -> bool:
     """Within the stated tolerances (weights, step losses, final NLLs)."""
     return (
-        cell["weights"] <= LAYOUT_WEIGHT_ATOL
+        cell["update_rel"] <= LAYOUT_UPDATE_RTOL
         and cell["loss"] <= LAYOUT_LOSS_TOL
         and cell["nll_rel"] <= LAYOUT_LOSS_TOL
     )
@@ -305,11 +320,14 @@ def holds(cell: dict) -> bool:
 def render(results: dict) -> str:
     lines = [
         f"Tiny Llama (hidden 32, random init + {SHARPEN_STEPS} full-batch Adam steps on forget + retain), 8 forget examples, 2 epochs = 2 optimiser steps that each see all 8 "
-        f"(AdamW, lr 1e-3), {results['machine']}. Each cell, against batch 8 x accumulation 1: largest "
-        f"|weight difference| / largest difference of the logged step losses (relative to max(1, |loss|)) / "
+        f"(AdamW, lr 1e-3), {results['machine']}. Each cell, against batch 8 x accumulation 1: "
+        f"difference of the updates over all weights relative to the update (L2) / largest |weight difference| "
+        f"/ largest difference of the logged step losses (relative to max(1, |loss|)) / "
         f"largest relative difference of the final forget and retain NLL. Stated tolerance "
-        f"(tests/tolerances.py): weights {LAYOUT_WEIGHT_ATOL:g} (the update itself is the last column), losses "
-        f"and NLLs {LAYOUT_LOSS_TOL:g}.",
+        f"(tests/tolerances.py): updates {LAYOUT_UPDATE_RTOL:g} relative, losses "
+        f"and NLLs {LAYOUT_LOSS_TOL:g}; the largest element is shown, not judged (an element whose gradient "
+        f"cancels to Adam's eps can move by up to lr, {LAYOUT_WEIGHT_ATOL:g} = 1 % of it; the largest update "
+        f"is the last column).",
         "",
         "| family | loss_reduction | batch 4 x accumulation 2 | 2 processes x batch 4 | within tolerance | update size |",
         "|---|---|---|---|---|---|",
@@ -318,7 +336,7 @@ def render(results: dict) -> str:
         family, reduction = name.split("/")
         row = results["table"][name]
         cells = [
-            f"{row[layout]['weights']:.1e} / {row[layout]['loss']:.1e} / {row[layout]['nll_rel']:.1e}"
+            f"{row[layout]['update_rel']:.1e} / {row[layout]['weights']:.1e} / {row[layout]['loss']:.1e} / {row[layout]['nll_rel']:.1e}"
             for layout in ("4x2", "2proc x 4")
         ]
         ok = holds(row["4x2"]) and holds(row["2proc x 4"])

@@ -46,8 +46,15 @@ Use the constant that names the difference; never a bare ``rel=1e-5`` copied fro
   gradients that differ by that rounding: its step lr * m / (sqrt(v) + eps) is insensitive to a
   relative change of a gradient element, except for elements that cancel to about eps (1e-8), where
   the rounding of their terms can move the step by up to lr. Measured <= 1.5e-6 after 2 steps at lr 1e-3
-  (0.15 % of lr), so 1e-5 = 1 % of lr. ``loss_reduction=token`` misses it by the size of the update
-  itself (5e-4 to 3e-3), which is what tests/test_reproducibility.py shows.
+  on one host, 3.7e-5 on another (T-NPO, one element of one down_proj whose own update is 1.6e-5): the
+  largest element is the wrong thing to judge, since which element cancels and how far its rounding
+  goes depends on the CPU's kernels. ``LAYOUT_UPDATE_RTOL`` judges the whole update instead:
+  ||update_a - update_b|| / ||update_a|| over all weights. k elements at the eps floor contribute at most
+  sqrt(k) * lr against an update of ~lr * sqrt(n) (n ~ 2e4 weights moving): ~7e-3 * sqrt(k / n); 1e-3
+  admits a few such elements, while a layout that changes the gradient's direction moves every element.
+  ``loss_reduction=token`` misses it by the size of the update itself (5e-4 to 3e-3 per element, a
+  relative update difference of order 1e-1), which is what tests/test_reproducibility.py shows.
+  ``LAYOUT_WEIGHT_ATOL`` (1 % of lr) remains the yardstick the token rows are shown to miss.
 * ``REORDERED_TEACHER_ADAM_STEP``: weights trained with AdamW against one teacher's outputs obtained
   two ways (``distill``'s cache: forwards over other batches, lengths and paddings, before training;
   a frozen copy: forwards over the training batch itself), i.e. teacher log-probs that differ by at
@@ -81,6 +88,7 @@ REORDERED_FORWARD_RATIO_REL = 2 * REORDERED_FORWARD_LOGP_ATOL
 SAME_QK_PROBS_ATOL = 1e-5
 RECOMPUTED_STEP_REL = 1e-6
 LAYOUT_WEIGHT_ATOL = 1e-5
+LAYOUT_UPDATE_RTOL = 1e-3
 LAYOUT_LOSS_TOL = 1e-5
 REORDERED_TEACHER_ADAM_STEP = 2 * REORDERED_FORWARD_LOGP_ATOL  # x steps x lr
 CURVE_ROUNDING_ATOL = 5e-7

@@ -115,9 +115,9 @@ class GAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -260,9 +260,9 @@ class GDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -409,9 +409,9 @@ class NPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -559,9 +559,9 @@ class WGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -705,9 +705,9 @@ class IDKConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -856,9 +856,9 @@ class SIMNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1007,9 +1007,9 @@ class IDKDPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1157,9 +1157,9 @@ class IDKAPConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1303,9 +1303,9 @@ class MEGDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1452,9 +1452,9 @@ class UNDIALConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1612,9 +1612,9 @@ class RMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1779,9 +1779,9 @@ class ASURMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -1954,9 +1954,9 @@ class ASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2128,9 +2128,9 @@ class ASUGDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2302,9 +2302,9 @@ class ASUKLConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2476,9 +2476,9 @@ class ASUIDKConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2641,9 +2641,9 @@ class TGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2807,9 +2807,9 @@ class SGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -2977,9 +2977,9 @@ class TWGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -3148,9 +3148,9 @@ class SWGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -3319,9 +3319,9 @@ class TNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -3490,9 +3490,9 @@ class SNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -3671,9 +3671,9 @@ class TRMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -3855,9 +3855,9 @@ class SRMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -4049,9 +4049,9 @@ class TASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
@@ -4244,9 +4244,9 @@ class SASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0 and every ~10% of the steps; on a collapse (ROUGE-L or token entropy below collapse_fraction
-    x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the last state that
-    passed (--no-collapse-guard = off) (valid: off | warn | stop)
+    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
+    keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
     collapse_fraction: float
     """collapse guard: the probe fails below this share of its step-0 ROUGE-L (or token entropy) (valid:
