@@ -232,7 +232,7 @@ def render_calibration(rows: list[dict], data: dict) -> str:
         f"its value before the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), "
         "the worst split in brackets.",
         "",
-        "| lr | steps | oracle, trained half | target, held half (lowest up to k) | target keeps (worst) | splits passing both |",
+        "| lr | steps | oracle, trained half | target, held half after k (worst split: its lowest up to k) | target keeps (worst) | splits passing both |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
