@@ -3,12 +3,15 @@ relearning, 4/8-bit quantisation, paraphrased questions, and the facts asked ano
 
     python bench/audit_all.py [--methods ga,gd,npo,...]
     python bench/audit_all.py --calibrate [--lrs 1e-3,3e-4,1e-4,5e-5,2e-5] [--splits 0,1,2,3,4]
+    python bench/audit_all.py --calibrate --benchmark wmdp --lrs 1e-3,1e-4,2e-5 --splits 0,1,2
 
 Writes bench/results/audit.md and audit.json; ``--calibrate`` writes bench/results/relearn_calibration.md
-and .json instead: the relearning attack's two calibration numbers (:func:`unlearnkit.evaluation.audit.
-relearning.relearn_calibration`: the oracle's fact recall on the half it is trained on, the target's on
-the held half) for every learning rate and step count of a grid, on several attack splits of the lab, and
-whether the audit settings the quickstart and this script use (``quickstart_audit_settings``) pass both.
+and .json instead (``--benchmark wmdp``: relearn_calibration_wmdp.md / .json, in hazardous accuracy):
+the relearning attack's two calibration numbers
+(:func:`unlearnkit.evaluation.audit.relearning.relearn_calibration`: the oracle's fact recall on the half
+it is trained on, the target's on the held half) for every learning rate and step count of a grid, on
+several attack splits of the lab, and whether the audit settings the quickstart and this script use
+(``quickstart_audit_settings``) pass both.
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ def main() -> None:
     p.add_argument("--lrs", default="1e-3,3e-4,1e-4,5e-5,2e-5", help="--calibrate: learning rates")
     p.add_argument("--steps", default="20,50,100,150,200,250,300", help="--calibrate: step counts")
     p.add_argument("--splits", default="0,1,2,3,4", help="--calibrate: seeds of the attack's split")
+    p.add_argument(
+        "--benchmark",
+        default="tofu",
+        choices=("tofu", "wmdp"),
+        help="--calibrate: the miniature (wmdp: hazardous accuracy on the relearned / held-out agents)",
+    )
     args = p.parse_args()
     if args.calibrate:
         calibrate(args)
@@ -94,10 +103,24 @@ def main() -> None:
 # ------------------------------------------------------------------------------ --calibrate
 
 
+#: --calibrate per miniature: (the score the calibration reads, its label, what the attack trains on,
+#: the result's name). WMDP-like: the oracle is the base pretrained without the hazardous passages.
+CALIBRATED = {
+    "tofu": ("fact_recall", "fact recall", "half of the 100 forget items", "relearn_calibration"),
+    "wmdp": (
+        "hazard_acc",
+        "hazardous accuracy",
+        "the hazardous passages of half the agents",
+        "relearn_calibration_wmdp",
+    ),
+}
+
+
 def calibrate(args) -> None:
     """Relearn the lab's oracle and target at every learning rate of ``--lrs`` up to the largest of
-    ``--steps``, measured at each step on both halves (the audit's own code: ``Auditor.relearn``), on each
-    attack split of ``--splits``; write the two calibration numbers per (lr, steps) and split."""
+    ``--steps``, measured at each step on both halves (the audit's own code: ``Auditor.relearn``, or
+    ``Auditor.relearn_text`` on the WMDP-like miniature), on each attack split of ``--splits``; write the
+    two calibration numbers per (lr, steps) and split."""
     from transformers.utils import logging as hf_logging
 
     from unlearnkit.data.sources import resolve_data
@@ -113,10 +136,13 @@ def calibrate(args) -> None:
     steps = tuple(sorted(int(x) for x in args.steps.split(",")))
     splits = [int(x) for x in args.splits.split(",")]
     default = quickstart_audit_settings(args.seed)
+    benchmark = args.benchmark
+    metric, label, _, name = CALIBRATED[benchmark]
     world, _, target_dir, oracle_dir = ensure_lab(
-        "tofu", cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
+        benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
     )
-    bench = resolve_data(world, eval_fields=True)
+    tofu = benchmark == "tofu"
+    bench = resolve_data(world if tofu else world / benchmark, eval_fields=tofu)
     models = {"oracle": load(str(oracle_dir)), "original": load(str(target_dir))}
     curves: dict[str, dict[str, dict]] = {}
     seconds: dict[str, float] = {}
@@ -135,14 +161,19 @@ def calibrate(args) -> None:
             run = {}
             for role, (model, tok) in models.items():
                 t0 = time.time()
-                _, details = auditor.split(model, tok, auditor.forget_qa, "forget")
-                run[role] = auditor.relearn(role, model, tok, details)
+                if tofu:
+                    _, details = auditor.split(model, tok, auditor.forget_qa, "forget")
+                    run[role] = auditor.relearn(role, model, tok, details)
+                else:
+                    run[role] = auditor.relearn_text(role, model, tok)
                 seconds[f"{lr:g}/{split}/{role}"] = round(time.time() - t0, 1)
             curves.setdefault(f"{lr:g}", {})[str(split)] = run
-            cal = relearn_calibration(run)
+            cal = relearn_calibration(run, metric, label)
             print(f"lr {lr:g} split {split}: {cal['text'] if cal else 'n/a'}", flush=True)
-    rows = calibration_rows(curves)
+    rows = calibration_rows(curves, metric, label)
     data = {
+        "benchmark": benchmark,
+        "metric": metric,
         "lrs": lrs,
         "steps": list(steps),
         "splits": splits,
@@ -154,10 +185,10 @@ def calibrate(args) -> None:
         "seconds": seconds,
     }
     write_result(
-        "relearn_calibration",
+        name,
         render_calibration(rows, data),
         data,
-        "python bench/audit_all.py --calibrate",
+        "python bench/audit_all.py --calibrate" + ("" if tofu else f" --benchmark {benchmark}"),
         embedded_settings(
             args,
             max_items=default.max_items,
@@ -166,14 +197,18 @@ def calibrate(args) -> None:
             steps=list(steps),
             splits=splits,
             batch_size=default.relearn_batch_size,
+            benchmark=benchmark,
         ),
     )
 
 
-def calibration_rows(curves: dict[str, dict[str, dict]]) -> list[dict]:
+def calibration_rows(
+    curves: dict[str, dict[str, dict]], metric: str | None = None, label: str | None = None
+) -> list[dict]:
     """One row per (lr, k): the calibration read as if the curve ended at k (the oracle's trained-half
-    fact recall after k steps, the target's lowest held-half fact recall up to k and its share of the
-    value before), per split, with the mean and the worst split; ``passes``: splits passing both bars."""
+    ``metric``, default fact recall, after k steps, the target's lowest held-half one up to k and its
+    share of the value before), per split, with the mean and the worst split; ``passes``: splits passing
+    both bars."""
     rows = []
     for lr, by_split in curves.items():
         ks = sorted({int(k) for run in by_split.values() for k in run["oracle"] if int(k) > 0})
@@ -181,7 +216,7 @@ def calibration_rows(curves: dict[str, dict[str, dict]]) -> list[dict]:
             per = {}
             for split, run in by_split.items():
                 cut = {role: {s: p for s, p in pts.items() if int(s) <= k} for role, pts in run.items()}
-                cal = relearn_calibration(cut)
+                cal = relearn_calibration(cut, metric, label)
                 per[split] = {
                     "oracle_trained": cal["oracle_trained"],
                     "target_held": cal["target_held"],
@@ -221,18 +256,21 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     brackets) and how many splits pass both bars; the settings that pass on every split; the defaults'
     row."""
     n = len(data["splits"])
+    _, label, trains_on, _ = CALIBRATED[data.get("benchmark", "tofu")]
+    title = "" if data.get("benchmark", "tofu") == "tofu" else " (WMDP-like)"
     lines = [
-        "## Relearning attack calibration",
+        f"## Relearning attack calibration{title}",
         "",
         "Can the audit's relearning attack teach, and does it leave the target intact? The lab's oracle "
-        "(never trained on the forget set) and target are relearned on half of the 100 forget items "
-        f"(batch 8, constant lr) and asked both halves; each row reads the curve as if it ended at that "
-        f"step. **Teaches**: the oracle's fact recall on the half it is trained on >= {TEACH_BAR:g}. "
-        f"**Keeps**: the target's lowest fact recall on the held half, up to that step, >= {KEEP_BAR:g} x "
-        f"its value before the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), "
-        "the worst split in brackets.",
+        f"(never trained on the forget set) and target are relearned on {trains_on} (batch 8, constant "
+        "lr) and measured on both halves; each row reads the curve as if it ended at that step. "
+        f"**Teaches**: the oracle's {label} on the half it is trained on >= {TEACH_BAR:g}. **Keeps**: the "
+        f"target's lowest {label} on the held half, up to that step, >= {KEEP_BAR:g} x its value before "
+        f"the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), the "
+        "worst split in brackets.",
         "",
-        "| lr | steps | oracle, trained half | target, held half after k (worst split: its lowest up to k) | target keeps (worst) | splits passing both |",
+        "| lr | steps | oracle, trained half | target, held half after k (worst split: its lowest up to k) "
+        "| target keeps (worst) | splits passing both |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:

@@ -471,7 +471,9 @@ def _curve_html(audit: dict, compare: dict[str, dict] | None) -> list[str]:
             f"{e(names)}.</p>"
         )
         out.append(
-            "<table><tr><th>steps</th>" + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series) + "</tr>"
+            "<table><tr><th>steps (trained half)</th>"
+            + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series)
+            + "</tr>"
         )
         for k in _curve_steps(series):
             cells = "".join(

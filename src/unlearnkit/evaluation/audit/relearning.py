@@ -487,6 +487,8 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     trained_line = (
         f"; on the {len(a.train_idx)} forget items it trains on, {name} "
         f"{fmt_number(taught['before'])} -> {fmt_number(taught['after'])}" + (f" ({rest})" if rest else "")
+        if taught["direction"] is not None
+        else ""  # a curve measured before the trained half was
     )
     cal = relearn_calibration(curve)
     damage = ""
