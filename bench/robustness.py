@@ -40,9 +40,10 @@ Why lr 2e-5 for 250 steps (the quickstart's audit, calibrated by ``python bench/
 --calibrate``, bench/results/relearn_calibration.md): an attack must be able to teach (the oracle,
 which never saw the forget set, learns >= 0.8 of the facts of the half it is trained on) without damaging
 (the target keeps >= 0.9 of its fact recall on the held half). On the TOFU-like lab (seed 0, 5 attack
-splits) lr 2e-5 x 250 steps passes both on every split; 1e-4 x 50 steps (the earlier setting) teaches
-the oracle only 0.68-0.74, and longer runs at 1e-4 or any run at 3e-4 / 1e-3 damage the target before
-the oracle has learned. WMDP-like: no rate tried calibrates the attack (seed 0: after 250 steps the
+splits) lr 2e-5 x 250 steps is the only setting of the grid that passes both on every split (the oracle
+0.86-0.96, the target keeping at worst 90 %); 1e-4 x 50 steps (the earlier setting) teaches the oracle
+only 0.68-0.78, and longer runs at 1e-4 or 5e-5, or any run at 3e-4 / 1e-3, damage the target on some
+split before the oracle has learned. WMDP-like: no rate tried calibrates the attack (seed 0: after 250 steps the
 oracle's hazardous accuracy on the relearned agents' questions reaches 0.46 at 2e-5, 0.58 at 1e-4, 0.69
 at 1e-3, the target's own being 0.83, while 1e-4 already lowers the target's held agents 0.83 -> 0.60):
 learning multiple-choice answers from passages is slow for the miniature, so its gaps say less than the
