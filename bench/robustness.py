@@ -43,12 +43,13 @@ which never saw the forget set, learns >= 0.8 of the facts of the half it is tra
 splits) lr 2e-5 x 250 steps is the only setting of the grid that passes both on every split (the oracle
 0.86-0.96, the target keeping at worst 90 %); 1e-4 x 50 steps (the earlier setting) teaches the oracle
 only 0.68-0.78, and longer runs at 1e-4 or 5e-5, or any run at 3e-4 / 1e-3, damage the target on some
-split before the oracle has learned. WMDP-like: no rate tried calibrates the attack (seed 0: after 250 steps the
-oracle's hazardous accuracy on the relearned agents' questions reaches 0.46 at 2e-5, 0.58 at 1e-4, 0.69
-at 1e-3, the target's own being 0.83, while 1e-4 already lowers the target's held agents 0.83 -> 0.60):
-learning multiple-choice answers from passages is slow for the miniature, so its gaps say less than the
-TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5) is read before the attack has taught
-anything.
+split before the oracle has learned. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
+--calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, 3 splits: after 250 steps the
+oracle's hazardous accuracy on the relearned agents' questions is 0.42 at 2e-5, 0.53 at 1e-4, 0.67 at
+1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
+answers, 72 % and 51 % kept at worst): learning multiple-choice answers from passages is slow for the
+miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)
+is read before the attack has taught anything (the oracle 0.33 there).
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
 only by the same commit, ``src/`` hash and settings (``_common.RunCache``); results are rewritten after
