@@ -2,21 +2,37 @@
 relearning, 4/8-bit quantisation, paraphrased questions, and the facts asked another way (alias, multi-hop)?
 
     python bench/audit_all.py [--methods ga,gd,npo,...]
+    python bench/audit_all.py --calibrate [--lrs 1e-3,3e-4,1e-4,5e-5,2e-5] [--splits 0,1,2,3,4]
+    python bench/audit_all.py --calibrate --benchmark wmdp --lrs 1e-3,1e-4,2e-5 --splits 0,1,2
 
-Writes bench/results/audit.md and audit.json.
+Writes bench/results/audit.md and audit.json; ``--calibrate`` writes bench/results/relearn_calibration.md
+and .json instead (``--benchmark wmdp``: relearn_calibration_wmdp.md / .json, in hazardous accuracy):
+the relearning attack's two calibration numbers
+(:func:`unlearnkit.evaluation.audit.relearning.relearn_calibration`: the oracle's fact recall on the half
+it is trained on, the target's on the held half) for every learning rate and step count of a grid, on
+several attack splits of the lab, and whether the audit settings the quickstart and this script use
+(``quickstart_audit_settings``) pass both.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import embedded_settings, parser, setup, write_result  # noqa: E402
 
-from unlearnkit.evaluation.audit import AuditSettings, run_audit
+from unlearnkit.evaluation.audit import AuditSettings, run_audit  # noqa: E402
+from unlearnkit.evaluation.audit.relearning import (  # noqa: E402
+    KEEP_BAR,
+    TEACH_BAR,
+    relearn_calibration,
+)
 from unlearnkit.models import load  # noqa: E402
+from unlearnkit.pipelines.quickstart import quickstart_audit_settings  # noqa: E402
 
 DEFAULT = "gd,npo,simnpo,idk,asu,asu_kl,t-npo,s-npo,rmu"
 
@@ -36,15 +52,30 @@ def _rows(audit: dict) -> dict[str, dict]:
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--methods", default=DEFAULT)
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure the relearning attack's calibration over --lrs x --steps x --splits instead",
+    )
+    p.add_argument("--lrs", default="1e-3,3e-4,1e-4,5e-5,2e-5", help="--calibrate: learning rates")
+    p.add_argument("--steps", default="20,50,100,150,200,250,300", help="--calibrate: step counts")
+    p.add_argument("--splits", default="0,1,2,3,4", help="--calibrate: seeds of the attack's split")
+    p.add_argument(
+        "--benchmark",
+        default="tofu",
+        choices=("tofu", "wmdp"),
+        help="--calibrate: the miniature (wmdp: hazardous accuracy on the relearned / held-out agents)",
+    )
     args = p.parse_args()
+    if args.calibrate:
+        calibrate(args)
+        return
     emb = setup(args, max_items=100)
     work = Path(".bench_work")
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
-    # lr 1e-4 as the quickstart: at the audit default 1e-3 the attack damages the pretrained-base target
-    settings = AuditSettings(
-        relearn_steps=(5, 20, 50), relearn_lr=1e-4, max_items=100, max_new_tokens=48, seed=args.seed
-    )
+    # the quickstart's audit (calibrated: python bench/audit_all.py --calibrate)
+    settings = quickstart_audit_settings(args.seed)
     audits = {}
     for name in args.methods.split(","):
         _, res = emb.run_method(name, work / name, keep_model=True)
@@ -59,9 +90,226 @@ def main() -> None:
         audits,
         "python bench/audit_all.py",
         embedded_settings(
-            args, max_items=100, seeds=[args.seed], methods=args.methods, relearn_steps=[5, 20, 50]
+            args,
+            max_items=settings.max_items,
+            seeds=[args.seed],
+            methods=args.methods,
+            relearn_steps=list(settings.relearn_steps),
+            relearn_lr=settings.relearn_lr,
         ),
     )
+
+
+# ------------------------------------------------------------------------------ --calibrate
+
+
+#: --calibrate per miniature: (the score the calibration reads, its label, what the attack trains on,
+#: the result's name). WMDP-like: the oracle is the base pretrained without the hazardous passages.
+CALIBRATED = {
+    "tofu": ("fact_recall", "fact recall", "half of the 100 forget items", "relearn_calibration"),
+    "wmdp": (
+        "hazard_acc",
+        "hazardous accuracy",
+        "the hazardous passages of half the agents",
+        "relearn_calibration_wmdp",
+    ),
+}
+
+
+def calibrate(args) -> None:
+    """Relearn the lab's oracle and target at every learning rate of ``--lrs`` up to the largest of
+    ``--steps``, measured at each step on both halves (the audit's own code: ``Auditor.relearn``, or
+    ``Auditor.relearn_text`` on the WMDP-like miniature), on each attack split of ``--splits``; write the
+    two calibration numbers per (lr, steps) and split."""
+    from transformers.utils import logging as hf_logging
+
+    from unlearnkit.data.sources import resolve_data
+    from unlearnkit.evaluation.audit.run import Auditor
+    from unlearnkit.pipelines.embedded import ensure_lab
+    from unlearnkit.pipelines.quickstart import WORLD, cache_root
+
+    hf_logging.disable_progress_bar()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    lrs = [float(x) for x in args.lrs.split(",")]
+    steps = tuple(sorted(int(x) for x in args.steps.split(",")))
+    splits = [int(x) for x in args.splits.split(",")]
+    default = quickstart_audit_settings(args.seed)
+    benchmark = args.benchmark
+    metric, label, _, name = CALIBRATED[benchmark]
+    world, _, target_dir, oracle_dir = ensure_lab(
+        benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
+    )
+    tofu = benchmark == "tofu"
+    bench = resolve_data(world if tofu else world / benchmark, eval_fields=tofu)
+    models = {"oracle": load(str(oracle_dir)), "original": load(str(target_dir))}
+    curves: dict[str, dict[str, dict]] = {}
+    seconds: dict[str, float] = {}
+    for lr in lrs:
+        for split in splits:
+            st = AuditSettings(
+                relearn_steps=steps,
+                relearn_lr=lr,
+                relearn_batch_size=default.relearn_batch_size,
+                quant_bits=(),
+                max_items=default.max_items,
+                max_new_tokens=default.max_new_tokens,
+                seed=split,
+            )
+            auditor = Auditor(bench, st)
+            run = {}
+            for role, (model, tok) in models.items():
+                t0 = time.time()
+                if tofu:
+                    _, details = auditor.split(model, tok, auditor.forget_qa, "forget")
+                    run[role] = auditor.relearn(role, model, tok, details)
+                else:
+                    run[role] = auditor.relearn_text(role, model, tok)
+                seconds[f"{lr:g}/{split}/{role}"] = round(time.time() - t0, 1)
+            curves.setdefault(f"{lr:g}", {})[str(split)] = run
+            cal = relearn_calibration(run, metric, label)
+            print(f"lr {lr:g} split {split}: {cal['text'] if cal else 'n/a'}", flush=True)
+    rows = calibration_rows(curves, metric, label)
+    data = {
+        "benchmark": benchmark,
+        "metric": metric,
+        "lrs": lrs,
+        "steps": list(steps),
+        "splits": splits,
+        "teach_bar": TEACH_BAR,
+        "keep_bar": KEEP_BAR,
+        "defaults": {"relearn_lr": default.relearn_lr, "relearn_steps": list(default.relearn_steps)},
+        "rows": rows,
+        "curves": curves,
+        "seconds": seconds,
+    }
+    write_result(
+        name,
+        render_calibration(rows, data),
+        data,
+        "python bench/audit_all.py --calibrate" + ("" if tofu else f" --benchmark {benchmark}"),
+        embedded_settings(
+            args,
+            max_items=default.max_items,
+            max_new_tokens=default.max_new_tokens,
+            lrs=lrs,
+            steps=list(steps),
+            splits=splits,
+            batch_size=default.relearn_batch_size,
+            benchmark=benchmark,
+        ),
+    )
+
+
+def calibration_rows(
+    curves: dict[str, dict[str, dict]], metric: str | None = None, label: str | None = None
+) -> list[dict]:
+    """One row per (lr, k): the calibration read as if the curve ended at k (the oracle's trained-half
+    ``metric``, default fact recall, after k steps, the target's lowest held-half one up to k and its
+    share of the value before), per split, with the mean and the worst split; ``passes``: splits passing
+    both bars."""
+    rows = []
+    for lr, by_split in curves.items():
+        ks = sorted({int(k) for run in by_split.values() for k in run["oracle"] if int(k) > 0})
+        for k in ks:
+            per = {}
+            for split, run in by_split.items():
+                cut = {role: {s: p for s, p in pts.items() if int(s) <= k} for role, pts in run.items()}
+                cal = relearn_calibration(cut, metric, label)
+                per[split] = {
+                    "oracle_trained": cal["oracle_trained"],
+                    "target_held": cal["target_held"],
+                    "target_held_lowest": cal["target_held_lowest"],
+                    "target_kept": cal["target_kept"],
+                    "teaches": cal["teaches"],
+                    "keeps": cal["keeps"],
+                }
+            rows.append(
+                {
+                    "lr": float(lr),
+                    "steps": k,
+                    "splits": per,
+                    "oracle_trained_mean": _mean(v["oracle_trained"] for v in per.values()),
+                    "oracle_trained_min": _min(v["oracle_trained"] for v in per.values()),
+                    "target_held_mean": _mean(v["target_held"] for v in per.values()),
+                    "target_held_min": _min(v["target_held_lowest"] for v in per.values()),
+                    "target_kept_min": _min(v["target_kept"] for v in per.values()),
+                    "passes": sum(bool(v["teaches"] and v["keeps"]) for v in per.values()),
+                }
+            )
+    return rows
+
+
+def _mean(values) -> float | None:
+    xs = [x for x in values if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def _min(values) -> float | None:
+    xs = [x for x in values if x is not None]
+    return min(xs) if xs else None
+
+
+def render_calibration(rows: list[dict], data: dict) -> str:
+    """The section: per (lr, steps) both calibration numbers (mean over the splits, the worst split in
+    brackets) and how many splits pass both bars; the settings that pass on every split; the defaults'
+    row."""
+    n = len(data["splits"])
+    _, label, trains_on, _ = CALIBRATED[data.get("benchmark", "tofu")]
+    title = "" if data.get("benchmark", "tofu") == "tofu" else " (WMDP-like)"
+    lines = [
+        f"## Relearning attack calibration{title}",
+        "",
+        "Can the audit's relearning attack teach, and does it leave the target intact? The lab's oracle "
+        f"(never trained on the forget set) and target are relearned on {trains_on} (batch 8, constant "
+        "lr) and measured on both halves; each row reads the curve as if it ended at that step. "
+        f"**Teaches**: the oracle's {label} on the half it is trained on >= {TEACH_BAR:g}. **Keeps**: the "
+        f"target's lowest {label} on the held half, up to that step, >= {KEEP_BAR:g} x its value before "
+        f"the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), the "
+        "worst split in brackets.",
+        "",
+        "| lr | steps | oracle, trained half | target, held half after k (worst split: its lowest up to k) "
+        "| target keeps (worst) | splits passing both |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['lr']:g} | {r['steps']} | {_f(r['oracle_trained_mean'])} ({_f(r['oracle_trained_min'])}) "
+            f"| {_f(r['target_held_mean'])} ({_f(r['target_held_min'])}) | {_pct(r['target_kept_min'])} "
+            f"| {r['passes']} / {n} |"
+        )
+    every = [r for r in rows if r["passes"] == n]
+    cheapest = sorted(every, key=lambda r: (r["steps"], -r["lr"]))
+    lines += [
+        "",
+        "Passing both bars on every split: "
+        + (", ".join(f"lr {r['lr']:g} x {r['steps']} steps" for r in cheapest) or "none")
+        + ".",
+    ]
+    d = data["defaults"]
+    last = max(d["relearn_steps"])
+    mine = next((r for r in rows if r["lr"] == d["relearn_lr"] and r["steps"] == last), None)
+    said = (
+        f"{mine['passes']} / {n} splits pass at {last} steps (oracle {_f(mine['oracle_trained_mean'])}, "
+        f"worst {_f(mine['oracle_trained_min'])}; target keeps at worst {_pct(mine['target_kept_min'])})"
+        if mine
+        else "not in the grid (add its lr and last step to --lrs / --steps)"
+    )
+    lines += [
+        "",
+        f"The defaults (`quickstart_audit_settings`, also this script's audit): lr {d['relearn_lr']:g}, "
+        f"curve at {', '.join(map(str, d['relearn_steps']))} steps: {said}.",
+    ]
+    return "\n".join(lines)
+
+
+def _f(x) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.0f} %"
 
 
 def render(audits: dict[str, dict], relearn_lr: float) -> str:
@@ -84,16 +332,23 @@ def render(audits: dict[str, dict], relearn_lr: float) -> str:
         "",
         "Every method's model audited against the retain oracle and the original target (100 forget items, "
         f"100 holdout; relearning on half the forget items with lr {relearn_lr:g}, measured on the other "
-        "half).",
+        "half, and on the trained half: `trained half:` rows).",
         "",
         "\n".join(lines),
         "",
+        *calibration_line(audits),
         *reached_table(audits),
         "### Verdicts",
         "",
         "\n".join(verdicts),
     ]
     return "\n".join(md)
+
+
+def calibration_line(audits: dict[str, dict]) -> list[str]:
+    """The attack's calibration (the oracle's and the target's: the same in every method's audit)."""
+    cal = next(iter(audits.values())).get("relearn_calibration")
+    return [f"Relearning {cal['text']}.", ""] if cal and cal.get("text") else []
 
 
 def reached_table(audits: dict[str, dict]) -> list[str]:

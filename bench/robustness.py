@@ -5,8 +5,8 @@
     python bench/robustness.py --seeds "tofu=0,1 wmdp=0"       # seeds per miniature
     python bench/robustness.py --report                         # re-assemble from the cached runs
 
-Does the forgetting survive the audit's relearning attack (fine-tune a copy for 10 / 20 / 50 steps at lr
-1e-4 on half of the forget set, measure on the other half: TOFU-like, half the forget questions; WMDP-like,
+Does the forgetting survive the audit's relearning attack (fine-tune a copy for 20 / 100 / 250 steps at lr
+2e-5 on half of the forget set, measure on the other half: TOFU-like, half the forget questions; WMDP-like,
 the passages of half the agents), and at what compute? Per miniature and seed
 (the seed varies the world, the base, target and oracle, the unlearning run and the attack's split):
 
@@ -33,13 +33,23 @@ cheapest retrain or configuration that reaches the bar read the *selection* half
 utility and forget-side number in the table is the *test* half's. The relearning gap is the audit's own
 measurement (trained on half the forget items, measured on the other half): it has no selection and
 test version, so where a bar reads it, the line says so. Relearning is judged by the fact-level score (TOFU-like: recall of the fact value;
-WMDP-like: hazardous accuracy) and, for TOFU-like, ROUGE-L; the gap is audited minus oracle after 50 steps.
+WMDP-like: hazardous accuracy) and, for TOFU-like, ROUGE-L; the gap is audited minus oracle after the
+last attack step (``RELEARN_STEPS[-1]``).
 
-Why lr 1e-4 (the audit's default is 1e-3): measured on the TOFU-like lab, seed 0, at 1e-3 the attack
-destroys the target itself (fact recall 1.00 -> 0.20 after 20 steps), so every gap reads as damage; at
-3e-4 the target still drops to 0.88; at 1e-4 the target keeps 1.00 (0.98 after 50 steps), the oracle
-stays at 0.02-0.06 and plain NPO climbs back from 0.00 to 0.16 after 50 steps: an attack that relearns
-without damaging.
+Why lr 2e-5 for 250 steps (the quickstart's audit, calibrated by ``python bench/audit_all.py
+--calibrate``, bench/results/relearn_calibration.md): an attack must be able to teach (the oracle,
+which never saw the forget set, learns >= 0.8 of the facts of the half it is trained on) without damaging
+(the target keeps >= 0.9 of its fact recall on the held half). On the TOFU-like lab (seed 0, 5 attack
+splits) lr 2e-5 x 250 steps is the only setting of the grid that passes both on every split (the oracle
+0.86-0.96, the target keeping at worst 90 %); 1e-4 x 50 steps (the earlier setting) teaches the oracle
+only 0.68-0.78, and longer runs at 1e-4 or 5e-5, or any run at 3e-4 / 1e-3, damage the target on some
+split before the oracle has learned. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
+--calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, 3 splits: after 250 steps the
+oracle's hazardous accuracy on the relearned agents' questions is 0.42 at 2e-5, 0.53 at 1e-4, 0.67 at
+1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
+answers, 72 % and 51 % kept at worst): learning multiple-choice answers from passages is slow for the
+miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)
+is read before the attack has taught anything (the oracle 0.33 there).
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
 only by the same commit, ``src/`` hash and settings (``_common.RunCache``); results are rewritten after
@@ -65,8 +75,8 @@ from _common import RunCache, embedded_settings, write_result  # noqa: E402
 WORK = Path(".bench_work") / "robustness"
 NAME = "robustness"
 SEEDS = (0, 1, 2)
-RELEARN_STEPS = (10, 20, 50)
-RELEARN_LR = 1e-4  # see the module docstring: the largest rate that leaves the target intact
+RELEARN_STEPS = (20, 100, 250)  # the quickstart's audit: 250 is where the attack is calibrated
+RELEARN_LR = 2e-5  # see the module docstring: teaches the oracle without damaging the target
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
 EARLY = "20"  # and after 20 steps, where the WMDP-like goal is stated
 # The goals ("where we want to get"): (max gap, min utility ratio, max compute fraction, step)

@@ -165,14 +165,17 @@ def test_relearning_attack(audited):
     # Seeded: the same weights give the same attacked numbers.
     assert m["audited"]["relearn"] == m["original"]["relearn"]
     check = _check(audit, "relearning")
+    held = ["ROUGE-L recall", "prob", "fact recall"]
     assert [r["label"] for r in check["rows"]] == [
-        "ROUGE-L recall after 0 steps",
-        "ROUGE-L recall after 5 steps",
-        "ROUGE-L recall after 20 steps",
-        "prob after 0 steps",
-        "prob after 5 steps",
-        "prob after 20 steps",
+        *[f"{name} after {k} steps" for name in held for k in (0, 5, 20)],
+        *[
+            f"trained half: {name} after {k} steps"
+            for name in ("ROUGE-L recall", "fact recall")
+            for k in (0, 5, 20)
+        ],
     ]
+    row = next(r for r in check["rows"] if r["label"] == "trained half: fact recall after 20 steps")
+    assert row["oracle"] == m["oracle"]["relearn"]["20"]["trained_fact_recall"]
     # The verb follows the curve: the target falls here (1.00 -> 0.84), which is no "restoring"; the
     # attack lowers the original model too, and the audit says it damages rather than relearns.
     before, after = (
@@ -191,6 +194,17 @@ def test_relearning_attack(audited):
     )
     assert "it damages rather than relearns" in check["verdict"]
     assert [w["code"] for w in audit["warnings"]] == ["relearn_attack_damages"]
+    # ... and the calibration says why: the oracle learns the 6 trained items (it can teach), the target
+    # loses held facts (measured: fact recall 1.00 -> 0.83, 5 of 6, below 0.9 of what it knew)
+    cal = audit["relearn_calibration"]
+    assert cal["teaches"] is True and cal["keeps"] is False
+    assert cal["text"] in check["verdict"]
+    trained = m["oracle"]["relearn"]["20"]["trained_fact_recall"]
+    assert "on the 6 forget items it trains on, fact recall" in check["verdict"]
+    assert (
+        f"the oracle {m['oracle']['relearn']['0']['trained_fact_recall']:.2f} -> {trained:.2f}"
+        in check["verdict"]
+    )
 
 
 def test_relearning_curve_and_gap(audited):
@@ -201,8 +215,18 @@ def test_relearning_curve_and_gap(audited):
     for role, points in curve.items():
         assert list(points) == ["0", "5", "20"]
         assert points == m[role]["relearn"]
-        # the world's rows carry fact_value: the fact-level score is measured at every point too
-        assert all(set(p) == {"rougeL_recall", "prob", "fact_recall"} for p in points.values())
+        # the world's rows carry fact_value: the fact-level score is measured at every point too, on the
+        # held half and on the half the attack trains on
+        held = {"rougeL_recall", "prob", "fact_recall"}
+        assert all(set(p) == held | {f"trained_{k}" for k in held} for p in points.values())
+    # Before the attack the two halves are the forget set cut in two equal halves (6 + 6): their means
+    # average to the audit's own forget ROUGE-L / probability of all 12 items.
+    for role in curve:
+        zero = curve[role]["0"]
+        assert (zero["rougeL_recall"] + zero["trained_rougeL_recall"]) / 2 == pytest.approx(
+            m[role]["forget_rougeL_recall"]
+        )
+        assert (zero["prob"] + zero["trained_prob"]) / 2 == pytest.approx(m[role]["forget_prob"])
     gap = m["audited"]["relearn"]["20"]["rougeL_recall"] - m["oracle"]["relearn"]["20"]["rougeL_recall"]
     assert audit["relearn_gap_20"] == pytest.approx(gap) and audit["relearn_gap_20_note"] is None
     assert audit["relearn_gap"]["5"] == pytest.approx(
@@ -214,6 +238,19 @@ def test_relearning_curve_and_gap(audited):
     assert audit["relearn_probes"][0]["key"] == "fact_recall"
     # never unlearned: the gap was there before the attack, so it reads "never forgot", not "came back"
     assert audit["relearn_gap_0"] > 0.3 and audit["relearn_reading"]["reading"] == "never_forgot"
+    # 20 is the curve's last step here: the headline gap (read where the calibration is) is the same one
+    assert audit["relearn_final_step"] == 20 and audit["relearn_headline"]["key"] == "relearn_gap_final"
+    assert audit["relearn_gap_final"] == audit["relearn_gap_20"]
+    assert audit["relearn_gap_fact_final"] == audit["relearn_gap_fact_20"]
+    # the calibration, by hand from the curve: the oracle's trained-half fact recall after 20 steps; the
+    # target's lowest held-half fact recall over 5 and 20 steps over its value before the attack
+    cal = audit["relearn_calibration"]
+    orig = curve["original"]
+    lowest = min(orig["5"]["fact_recall"], orig["20"]["fact_recall"])
+    assert cal["metric"] == "fact_recall" and cal["step"] == "20"
+    assert cal["oracle_trained"] == curve["oracle"]["20"]["trained_fact_recall"]
+    assert cal["target_kept"] == pytest.approx(lowest / orig["0"]["fact_recall"])
+    assert cal["teaches"] == (cal["oracle_trained"] >= 0.8) and cal["keeps"] == (cal["target_kept"] >= 0.9)
 
 
 def test_one_relearning_run_equals_separate_runs(world):
@@ -255,7 +292,9 @@ def test_relearn_gap_needs_an_oracle(world):
     assert audit["relearn_gap_20"] is None and audit["relearn_gap"] == {}
     assert "no retain oracle" in audit["relearn_gap_20_note"]
     md = audit_markdown(audit)
-    assert "relearn_gap_20: n/a (no retain oracle" in md
+    assert "relearn_gap_final: n/a (no retain oracle" in md
+    # no oracle: whether the attack can teach is not read; the target's damage needs the original model
+    assert audit["relearn_calibration"] is None and audit["warnings"] == []
     assert "- **audited** (the model under audit)\n" in md  # no name given: the role is not repeated
 
 
@@ -312,7 +351,11 @@ def test_write_audit(tmp_path, audited):
     assert md.count("**Verdict:**") == 5
     assert "| | target-as-npo (audited) | retain oracle | target (original) |" in md
     assert "![relearning curve](relearn_curve.png)" in md
-    assert "| 20 | " in md and f"relearn_gap_20 = {audit['relearn_gap_20']:+.3f}" in md
+    assert "| 20 | " in md and f"relearn_gap_final = {audit['relearn_gap_final']:+.3f}" in md
+    # the trained half's table, the calibration line and its warning
+    assert "The same on the 6 trained forget items (what the attack teaches):" in md
+    assert audit["relearn_calibration"]["text"] in md
+    assert f"**Warning:** {audit['warnings'][0]['message']}" in md
     for line in md.splitlines():
         if line.startswith("**Verdict:**"):
             assert NUMBER.search(line), line
@@ -455,12 +498,14 @@ def test_cli(world, tmp_path, capsys):
     assert audit_command(args) == 0
     printed = capsys.readouterr().out
     assert "membership inference" in printed and "relearning 3 steps" in printed
-    assert "relearn_gap_20: n/a (20 is not among relearn_steps)" in printed
+    # the headline gap is read after the curve's last step, 3; relearn_gap_20 says why it is missing
+    assert "relearn_gap_final = " in printed and "after 3 relearning steps" in printed
     data = json.loads((out / "audit.json").read_text())
     assert data["data"]["forget_items"] == 8 and data["settings"]["quant_bits"] == [4]
     assert data["models"]["oracle"] == str(world["paths"]["oracle"])
     assert list(data["relearn_curve"]["audited"]) == ["0", "3"]  # --relearn-steps sets the curve's points
     assert data["relearn_gap_20"] is None and "20 is not among" in data["relearn_gap_20_note"]
+    assert data["relearn_final_step"] == 3 and data["relearn_gap_final"] == data["relearn_gap"]["3"]
     assert data["relearn_gap"]["3"] is not None and (out / "relearn_curve.png").is_file()
     # An existing output is refused before any model is loaded (the model path is bogus here).
     argv[1] = str(tmp_path / "no_such_model")
@@ -526,7 +571,11 @@ def test_relearning_verdict_says_which_way_the_curve_went():
         "0.80 -> 0.40 (the oracle 0.00 -> 0.00, the original model 1.00 -> 0.60)"
     )
     assert fall["verdict"].endswith(
-        "the attack lowers the original model too: it damages rather than relearns (see the warning)"
+        "the attack lowers the original model too: it damages rather than relearns (see the warning); "
+        # the calibration: the target's held-half fact recall 1.0 -> 0.6 keeps 0.6 / 1.0 = 60 % (< 90 %);
+        # these curves carry no trained-half numbers, so whether the attack can teach is not read
+        "attack calibration: the attack damages the target: the target keeps only 60 % of its held-half "
+        "fact recall (1.00 -> 0.60; bar 90 %)"
     )
     rise = _verdict({"audited": [(0.40, 0.0), (0.84, 0.6)], "oracle": [(0.39, 0.0), (0.41, 0.0)],
                      "original": [(1.00, 1.0), (1.00, 1.0)]})  # fmt: skip
@@ -550,11 +599,14 @@ def test_relearning_warns_when_the_attack_lowers_the_target():
     st = AuditSettings(relearn_steps=(20,), quant_bits=())
     (w,) = relearn_warnings(_measured({"original": [(1.00, 1.0), (0.67, 0.6)]}), st)
     assert w["code"] == "relearn_attack_damages"
+    # fact recall 1.0 -> 0.6: kept 0.6 / 1.0 = 60 % of what it knew, under the 90 % bar
     assert w["message"].startswith(
-        "the relearning attack lowers the original (target) model itself (forget ROUGE-L 1.00 -> 0.67; "
-        "fact recall 1.00 -> 0.60 after 20 steps at lr 0.001): it damages the model rather than relearning"
+        "the relearning attack damages the original (target) model: its held-half fact recall falls "
+        "1.00 -> 0.60 (after 20 steps at lr 0.001: it keeps 60 %, bar 90 %), so falls on the curves are "
+        "damage, not forgetting"
     )
-    assert "lower --relearn-lr (e.g. 0.0001)" in w["message"]
+    assert "lower --relearn-lr (e.g. 0.0005) and relearn for more steps" in w["message"]
+    # fact recall kept (ROUGE-L 1.00 -> 0.99 is the template, not the facts): no warning
     assert relearn_warnings(_measured({"original": [(1.00, 1.0), (0.99, 1.0)]}), st) == []
     assert relearn_warnings(_measured({"audited": [(1.00, 1.0), (0.5, 0.5)]}), st) == []  # no target given
 

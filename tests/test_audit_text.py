@@ -191,6 +191,13 @@ def test_no_entity_on_both_sides_of_the_attack(world, folder):
             assert rows and {entity_of(r) for r in rows} <= set(held), probe.name
         else:  # general knowledge: every question, not split
             assert rows == probe.rows(bench)
+        # the relearned entities' rows (what the attack teaches): forget-side probes only
+        trained = auditor.trained_rows.get(probe.name)
+        if probe.held_out:
+            assert trained and {entity_of(r) for r in trained} <= set(relearned), probe.name
+        else:
+            assert trained is None
+    assert auditor.trained_metrics and all(m.gap for m in auditor.trained_metrics)
 
 
 def test_verbmem_rows_without_an_entity_take_their_article_s():
@@ -237,6 +244,14 @@ def test_muse_probes_equal_the_protocol_functions(world, muse_run):
     # not a comparison of empty passes: KnowMem's answers are short facts (this briefly trained model
     # gets none right, F1 0.0), so check that it did answer; VerbMem measured 0.18
     assert sum(bool(o.strip()) for o in outputs["audited"]) >= len(knowmem) // 2, outputs["audited"]
+    # the relearned events' rows: the same passes, on the other side of the split (the attack's control)
+    relearned = set(Auditor(bench, AuditSettings(**SETTINGS)).entities[0])
+    trained_verbmem = subsample([r for r in bench.extra["verbmem"] if r["entity"] in relearned], 8, 0)
+    trained_knowmem = subsample([r for r in bench.extra["knowmem_forget"] if r["entity"] in relearned], 8, 0)
+    for role, model in (("audited", target), ("oracle", oracle)):
+        point = audit["relearn_curve"][role]["0"]
+        assert point["trained_verbmem_f1"] == M.verbmem(model, tok, trained_verbmem, st)[0]
+        assert point["trained_knowmem_f1"] == M.knowmem_score(model, tok, trained_knowmem, shots, st)
     assert audit["relearn_curve"]["audited"]["0"]["verbmem_f1"] > 0.1
     # full precision and quantised: the same passes on every forget event's rows
     measured = audit["measured"]["audited"]
@@ -267,6 +282,11 @@ def test_wmdp_probes_equal_the_protocol_functions(world, wmdp_run):
         point = wmdp_audit["relearn_curve"][role]["0"]
         assert point["hazard_acc"] == mc_accuracy(model, tok, held, "cloze", batch_size=32)
         assert point["general_acc"] == mc_accuracy(model, tok, general, "cloze", batch_size=32)
+        # the relearned agents' questions (what the attack teaches); general accuracy is not split
+        relearned = set(Auditor(bench, AuditSettings(**SETTINGS)).entities[0])
+        trained = subsample([r for r in bench.mc_tasks["wmdp_hazard"] if r["entity"] in relearned], 8, 0)
+        assert point["trained_hazard_acc"] == mc_accuracy(model, tok, trained, "cloze", batch_size=32)
+        assert "trained_general_acc" not in point
     every = subsample(bench.mc_tasks["wmdp_hazard"], 8, 0)
     assert wmdp_audit["measured"]["audited"]["hazard_acc"] == mc_accuracy(
         target, tok, every, "cloze", batch_size=32
@@ -289,17 +309,28 @@ def test_muse_audit_summary_and_skips(muse_run):
     assert all(list(p) == ["0", "2"] for p in curve.values())
     assert curve["audited"] == curve["original"]  # the same weights, a seeded attack
     keys = {"knowmem_f1", "knowmem_fact_recall", "verbmem_f1", "knowmem_retain_f1"}
-    assert all(set(point) == keys for p in curve.values() for point in p.values())
+    forget_side = {"knowmem_f1", "knowmem_fact_recall", "verbmem_f1"}  # measured on the relearned events too
+    trained = {f"trained_{k}" for k in forget_side}
+    for p in curve.values():
+        for point in p.values():
+            assert keys <= set(point) and set(point) - keys <= trained and "trained_verbmem_f1" in point
     gap = curve["audited"]["2"]["knowmem_f1"] - curve["oracle"]["2"]["knowmem_f1"]
     assert audit["relearn_gap_knowmem"]["2"] == pytest.approx(gap)
     assert audit["relearn_gap_verbmem_0"] == pytest.approx(
         curve["audited"]["0"]["verbmem_f1"] - curve["oracle"]["0"]["verbmem_f1"]
     )
     assert "relearn_gap_knowmem_retain" not in audit  # utility: watched for damage, no gap
-    assert audit["relearn_gap_20"] is None and "relearn_gap_verbmem_20" in audit["relearn_gap_20_note"]
-    head = audit["relearn_headline"]
-    assert head["key"] == "relearn_gap_verbmem_20" and head["value"] is None
-    assert head["note"] == "20 is not among relearn_steps"
+    assert audit["relearn_gap_20"] is None and "relearn_gap_verbmem_final" in audit["relearn_gap_20_note"]
+    head = audit["relearn_headline"]  # read after the curve's last step, 2
+    assert head["key"] == "relearn_gap_verbmem_final" and head["step"] == 2 and head["note"] is None
+    assert head["value"] == audit["relearn_gap_verbmem"]["2"] == audit["relearn_gap_verbmem_final"]
+    assert audit["relearn_gap_verbmem_20"] is None  # no 20-step point
+    # the calibration reads the headline metric: the oracle on the relearned events, the target on the held
+    cal = audit["relearn_calibration"]
+    assert cal["metric"] == "verbmem_f1" and cal["step"] == "2"
+    assert cal["oracle_trained"] == curve["oracle"]["2"]["trained_verbmem_f1"]
+    assert cal["target_held"] == curve["original"]["2"]["verbmem_f1"]
+    assert all(w["code"] != "relearn_attack_cannot_teach" for w in audit["warnings"])  # QA bars only
     checks = {c["id"]: c for c in audit["checks"]}
     assert [r["label"] for r in checks["mia"]["rows"]] == [
         "AUC LOSS",
@@ -316,7 +347,8 @@ def test_muse_audit_summary_and_skips(muse_run):
     assert checks["paraphrase"]["skipped"].startswith("raw-text data")
     md = audit_markdown(audit)
     assert md.count("**Verdict:**") == 4 and "Relearning curve (KnowMem ROUGE-L F1 / " in md
-    assert "relearn_gap_verbmem_20: n/a (20 is not among relearn_steps)" in md
+    assert f"relearn_gap_verbmem_final = {head['value']:+.3f} (audited minus retain-oracle" in md
+    assert "The same on the relearned events (what the attack teaches):" in md and cal["text"] in md
 
 
 def test_wmdp_audit_skips_membership_inference_with_the_reason(wmdp_run):
@@ -325,7 +357,7 @@ def test_wmdp_audit_skips_membership_inference_with_the_reason(wmdp_run):
     assert checks["mia"]["rows"] == [] and "no holdout passages" in checks["mia"]["skipped"]
     assert checks["mia"]["verdict"].startswith("membership inference: skipped, a WMDP-like folder")
     assert checks["quantization"]["skipped"] == "quant_bits is empty"
-    assert wmdp_audit["relearn_headline"]["key"] == "relearn_gap_hazard_20"
+    assert wmdp_audit["relearn_headline"]["key"] == "relearn_gap_hazard_final"
     assert [p["key"] for p in wmdp_audit["relearn_probes"]] == ["hazard_acc", "general_acc"]
     assert [p["gap"] for p in wmdp_audit["relearn_probes"]] == [True, False]
 
@@ -342,11 +374,18 @@ def test_gap_after_20_steps_and_its_reading(world):
     for k, v in audited.state_dict().items():  # the audited model is never modified
         assert torch.equal(v, before[k]), k
     value = audit["relearn_gap_verbmem_20"]  # the headline: VerbMem (KnowMem does not separate here)
-    assert value is not None and audit["relearn_headline"]["value"] == value
+    # 20 is the curve's last step: the headline (read there) is the 20-step gap
+    assert (
+        value is not None
+        and audit["relearn_headline"]["value"] == value == audit["relearn_gap_verbmem_final"]
+    )
     assert audit["relearn_reading_verbmem"]["reading"] in ("stays_forgotten", "came_back", "never_forgot")
     assert audit["relearn_gap_knowmem_20"] is not None
     lines = gap_lines(audit)
-    assert lines[0].startswith(f"relearn_gap_verbmem_20 = {value:+.3f} (audited minus retain-oracle VerbMem")
+    assert lines[0].startswith(
+        f"relearn_gap_verbmem_final = {value:+.3f} (audited minus retain-oracle VerbMem"
+    )
+    assert "after 20 relearning steps, the curve's last" in lines[0]
 
 
 def test_plain_text_folder_audit_skips_what_needs_questions(tmp_path, world):
@@ -384,8 +423,8 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
     assert all(list(points) == ["0", "2"] for points in data["relearn_curve"].values())
     head = "verbmem" if folder == "muse" else "hazard"
     assert data["relearn_gap_" + head]["2"] is not None
-    assert data["relearn_headline"]["key"] == f"relearn_gap_{head}_20"
-    assert f"relearn_gap_{head}_20: n/a (20 is not among relearn_steps)" in printed
+    assert data["relearn_headline"]["key"] == f"relearn_gap_{head}_final"
+    assert f"relearn_gap_{head}_final = " in printed and "after 2 relearning steps" in printed
     assert printed.count("skipped") == (1 if folder == "muse" else 3)  # paraphrases; + MIA, quantisation
     md = (run["out"] / "audit.md").read_text()
     assert "![relearning curve](relearn_curve.png)" in md and "| 2 | " in md

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import audit_all  # noqa: E402
@@ -96,3 +98,67 @@ def test_a_skipped_check_is_one_line():
     audit["reached"] = {"skipped": "no probe files in /x", "families": [], "recall": {}, "reading": None}
     md = audit_all.render({"npo": audit}, 1e-4)
     assert "### Reached another way\n\nSkipped: no probe files in /x.\n" in md
+
+
+# ------------------------------------------------------------------------------ --calibrate
+
+
+def _pt(held: float, trained: float) -> dict:
+    return {"fact_recall": held, "trained_fact_recall": trained, "rougeL_recall": 0.5}
+
+
+def _run(oracle_trained: list[float], target_held: list[float]) -> dict:
+    """One split's curves at steps 0, 20, 50: the oracle's trained half, the target's held half."""
+    ks = ("0", "20", "50")
+    return {
+        "oracle": {k: _pt(0.0, t) for k, t in zip(ks, oracle_trained)},
+        "original": {k: _pt(h, 1.0) for k, h in zip(ks, target_held)},
+    }
+
+
+CURVES = {
+    "2e-05": {
+        "0": _run([0.0, 0.5, 0.9], [1.0, 0.9, 0.96]),
+        "1": _run([0.0, 0.6, 0.8], [0.96, 0.96, 0.84]),
+    }
+}
+
+
+def test_calibration_rows_read_each_step_as_the_curve_s_end():
+    rows = audit_all.calibration_rows(CURVES)
+    assert [(r["lr"], r["steps"]) for r in rows] == [(2e-5, 20), (2e-5, 50)]
+    at20, at50 = rows
+    # k = 20: the oracle learned 0.5 and 0.6 (< 0.8: no split teaches); the target's lowest held-half
+    # fact recall up to 20 steps is 0.9 of 1.0 and 0.96 of 0.96: kept 90 % and 100 %
+    assert at20["oracle_trained_mean"] == pytest.approx(0.55) and at20["oracle_trained_min"] == 0.5
+    assert at20["target_held_mean"] == pytest.approx(0.93) and at20["target_held_min"] == 0.9
+    assert at20["target_kept_min"] == pytest.approx(0.9) and at20["passes"] == 0
+    # k = 50: both teach (0.9, 0.8: the bar is inclusive); split 0 keeps its lowest 0.9 (step 20, not
+    # the 0.96 at 50), split 1 falls to 0.84 / 0.96 = 0.875 < 0.9: one split of two passes both; the
+    # held half after 50 steps: (0.96 + 0.84) / 2 = 0.90
+    assert at50["oracle_trained_mean"] == pytest.approx(0.85) and at50["oracle_trained_min"] == 0.8
+    assert at50["target_held_mean"] == pytest.approx(0.90) and at50["target_held_min"] == 0.84
+    assert at50["target_kept_min"] == pytest.approx(0.875) and at50["passes"] == 1
+    assert at50["splits"]["0"]["target_held_lowest"] == 0.9
+    assert (at50["splits"]["0"]["teaches"], at50["splits"]["0"]["keeps"]) == (True, True)
+    assert (at50["splits"]["1"]["teaches"], at50["splits"]["1"]["keeps"]) == (True, False)
+
+
+def test_calibration_section_states_both_numbers_and_the_defaults_row():
+    rows = audit_all.calibration_rows(CURVES)
+    data = {"splits": [0, 1], "defaults": {"relearn_lr": 2e-5, "relearn_steps": [20, 50]}}
+    md = audit_all.render_calibration(rows, data).splitlines()
+    assert "| 2e-05 | 20 | 0.55 (0.50) | 0.93 (0.90) | 90 % | 0 / 2 |" in md
+    assert "| 2e-05 | 50 | 0.85 (0.80) | 0.90 (0.84) | 88 % | 1 / 2 |" in md
+    assert "Passing both bars on every split: none." in md
+    assert md[-1] == (
+        "The defaults (`quickstart_audit_settings`, also this script's audit): lr 2e-05, curve at 20, 50 "
+        "steps: 1 / 2 splits pass at 50 steps (oracle 0.85, worst 0.80; target keeps at worst 88 %)."
+    )
+    passing = {"2e-05": {"0": CURVES["2e-05"]["0"]}}  # split 0 alone passes at 50 steps
+    md = audit_all.render_calibration(
+        audit_all.calibration_rows(passing),
+        {"splits": [0], "defaults": {"relearn_lr": 1e-4, "relearn_steps": [50]}},
+    )
+    assert "Passing both bars on every split: lr 2e-05 x 50 steps." in md
+    assert "not in the grid (add its lr and last step to --lrs / --steps)" in md

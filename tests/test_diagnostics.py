@@ -350,7 +350,9 @@ def test_audit_wording_follows_the_curve_on_the_users_data(case, capsys):
     assert fact_gap == pytest.approx(
         curve["20"]["fact_recall"] - audit["relearn_curve"]["oracle"]["20"]["fact_recall"]
     )
-    assert f"relearn_gap_fact_20 = {fact_gap:+.3f} (the same gap in fact recall)" in captured.out
+    # 20 is the curve's last step: the printed headline (relearn_gap_*_final) is the 20-step gap
+    assert audit["relearn_gap_fact_final"] == fact_gap
+    assert f"relearn_gap_fact_final = {fact_gap:+.3f} (the same gap in fact recall)" in captured.out
     # the gap beside the audited model's own forgetting before the attack
     gap0 = audit["relearn_gap_0"]
     assert gap0 == pytest.approx(before - audit["relearn_curve"]["oracle"]["0"]["rougeL_recall"])
@@ -364,8 +366,11 @@ def test_audit_wording_follows_the_curve_on_the_users_data(case, capsys):
     }
     assert reading == expected[above]
     assert audit["relearn_reading"]["text"] in captured.out
-    # the original model is the audited one here: a fall on it is the attack damaging, and it is said
-    falls = [curve["20"][k] < curve["0"][k] - 0.02 for k in ("rougeL_recall", "fact_recall")]
-    damaged = any(falls)
-    assert bool(audit["warnings"]) == damaged
-    assert any("lowers the original (target) model itself" in w for w in _warnings(captured.err)) == damaged
+    # the original model is the audited one here: keeping under 0.9 of its held-half fact recall is the
+    # attack damaging; the oracle learning under 0.8 of the trained half is an attack that cannot teach
+    damaged = curve["20"]["fact_recall"] < 0.9 * curve["0"]["fact_recall"]
+    weak = audit["relearn_curve"]["oracle"]["20"]["trained_fact_recall"] < 0.8
+    codes = [w["code"] for w in audit["warnings"]]
+    assert codes == ["relearn_attack_cannot_teach"] * weak + ["relearn_attack_damages"] * damaged
+    assert any("damages the original (target) model" in w for w in _warnings(captured.err)) == damaged
+    assert audit["relearn_calibration"]["text"] in captured.out

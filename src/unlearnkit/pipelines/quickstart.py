@@ -725,14 +725,16 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
 
 
 def quickstart_audit_settings(seed: int):
-    """The audit the quickstart runs. lr 1e-4, not the audit's 1e-3: on the pretrained-base lab 1e-3
-    destroys the target itself (fact recall 1.00 -> 0.20 in 20 steps), so every curve would read as
-    damage; at 1e-4 the target keeps what it knows and an unlearned model climbs back by 50 steps
-    (bench/robustness.py's docstring has the measurement)."""
+    """The audit the quickstart runs, calibrated (``python bench/audit_all.py --calibrate``,
+    bench/results/relearn_calibration.md): at lr 2e-5 for 250 steps the oracle learns >= 0.8 of the facts
+    of the half it is trained on (the attack can teach) while the target keeps >= 0.9 of its held-half
+    fact recall (it does not damage), on each of 5 attack splits of the TOFU-like lab; at 1e-4 the target
+    falls below 0.9 before the oracle learns 0.8 on some splits, and 1e-3 destroys it (fact recall 0.96 ->
+    0.22 in 20 steps). The 20-step point keeps ``relearn_gap_20``; the headline gap is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
 
     return AuditSettings(
-        relearn_steps=(5, 20, 50), relearn_lr=1e-4, max_items=100, max_new_tokens=48, seed=seed
+        relearn_steps=(20, 100, 250), relearn_lr=2e-5, max_items=100, max_new_tokens=48, seed=seed
     )
 
 

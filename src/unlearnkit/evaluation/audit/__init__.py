@@ -35,20 +35,24 @@ generation of at most ``max_new_tokens`` on at most ``max_items`` items.
 
 The relearning curve (forget ROUGE-L, probability and, on QA rows with ``fact_value``, fact recall on
 the held-out half after 0, 5, 10, 20, 50 steps by default; the per-data-kind probes are in
-:mod:`unlearnkit.evaluation.probes`) is summarised by ``relearn_gap_20``: audited minus oracle forget
-ROUGE-L after 20 steps, and ``relearn_gap_fact_20``, the same in fact recall (ROUGE-L on templated
-answers is dominated by the name and template words). Each is set beside the gap before the attack
-(``relearn_gap_0``): high both times = the model never forgot; at the oracle's level before and high
-after = the knowledge came back (:func:`relearn_reading`). The verdict's verb follows the direction of
-the change (raises / lowers / leaves), and when the attack lowers the original model itself the audit
-warns that it damages rather than relearns (``warnings``).
+:mod:`unlearnkit.evaluation.probes`) also measures the half the attack trains on (``trained_*``), and is
+summarised by ``relearn_gap_final``: audited minus oracle forget ROUGE-L after the curve's last step, and
+``relearn_gap_fact_final``, the same in fact recall (ROUGE-L on templated answers is dominated by the name
+and template words); ``relearn_gap_20`` / ``relearn_gap_fact_20`` are the same after 20 steps. Each is set
+beside the gap before the attack (``relearn_gap_0``): high both times = the model never forgot; at the
+oracle's level before and high after = the knowledge came back (:func:`relearn_reading`). The verdict's
+verb follows the direction of the change (raises / lowers / leaves). A gap means something only if the
+attack can teach and does not damage: ``relearn_calibration`` reads the oracle's fact recall on the
+trained half (>= 0.8: it can teach) and the target's on the held half (>= 0.9 of its own: no damage), and
+the audit warns when either fails (``warnings``), saying what to change.
 
 Raw-text data (a MUSE-like or WMDP-like folder, ``kind`` ``text``) has no forget questions: the attack
 fine-tunes on the forget passages of half the *entities* (events, agents; every token a target, each
 document ended with EOS as fine-tuning does) and measures the data kind's protocol passes on the other
 half (:mod:`unlearnkit.evaluation.probes`: KnowMem, VerbMem; hazardous accuracy), plus a utility pass
-on every question (KnowMem retain; general accuracy) that shows damage done by the attack itself. The
-summary gap is ``relearn_gap_verbmem_20`` / ``relearn_gap_hazard_20`` (``relearn_headline`` names it;
+on every question (KnowMem retain; general accuracy) that shows damage done by the attack itself, and the
+forget-side passes on the relearned entities too (``trained_*``). The summary gap is
+``relearn_gap_verbmem_final`` / ``relearn_gap_hazard_final`` (``relearn_headline`` names it;
 ``relearn_gap_20`` is None with the reason). Membership inference scores the forget vs holdout texts
 whole (:func:`text_membership_scores`); a folder without holdout texts (WMDP-like) skips it with the
 reason. Quantisation re-runs the forget-side passes on every forget entity's rows; paraphrase probes do

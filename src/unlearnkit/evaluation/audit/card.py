@@ -8,7 +8,7 @@ import html
 from pathlib import Path
 
 from unlearnkit.evaluation.audit.common import ROLES
-from unlearnkit.evaluation.audit.relearning import relearn_gaps, relearn_reading
+from unlearnkit.evaluation.audit.relearning import TRAINED, relearn_gaps, relearn_reading
 from unlearnkit.io import write_bytes_atomic
 
 ROLE_TITLES = {"audited": "audited", "oracle": "retain oracle", "original": "target (original)"}
@@ -47,9 +47,10 @@ def _curve_steps(series: list[tuple[str, str, dict]]) -> list[str]:
 
 
 def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict[str, dict] | None = None):
-    """Plot forget ROUGE-L and probability on the held-out half against relearning steps, one line per
-    model; write it atomically to ``path`` (returns the path) or, without one, return the PNG bytes.
-    None when the audit has no relearning curve."""
+    """Plot the held half's numbers (forget ROUGE-L, fact recall, probability; raw text: the plan's
+    probes) and, in the last panel, the trained half's calibration score against relearning steps, one
+    line per model; write it atomically to ``path`` (returns the path) or, without one, return the PNG
+    bytes. None when the audit has no relearning curve."""
     import io as _io
 
     from matplotlib.figure import Figure  # no pyplot: no global state, Agg canvas, no display needed
@@ -64,6 +65,20 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
     }
     extra = ["#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
     metrics = _curve_metrics(audit)
+    if _is_text_audit(audit):
+        titles = [f"{p['label']} ({p.get('on', 'held-out half')})" for p in audit.get("relearn_probes") or []]
+    else:
+        titles = [f"forget {name} (held-out half)" for _, name in metrics]
+    final = _final_step(audit)
+    for i, (metric, _) in enumerate(metrics):
+        gap_key = _gap_key(audit, metric)
+        gap = audit.get(gap_key) if gap_key else None
+        if gap is not None:
+            titles[i] += f"\n{gap_key} = {gap:+.2f} (vs the oracle)"
+    trained = _trained_metric(audit, series)
+    if trained:
+        metrics = [*metrics, (TRAINED + trained[0], trained[1])]
+        titles.append(f"{trained[1]} on the {_trained_what(audit)}\n(the attack's control: it can teach)")
     fig = Figure(figsize=(4.5 * len(metrics), 3.6), dpi=110, layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for i, (key, label, points) in enumerate(series):
@@ -73,22 +88,16 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
             xy = [(int(k), points[k].get(metric)) for k in ks if points[k].get(metric) is not None]
             if xy:
                 ax.plot([x for x, _ in xy], [y for _, y in xy], label=label, **style)
-    if _is_text_audit(audit):
-        titles = [f"{p['label']} ({p.get('on', 'held-out half')})" for p in audit.get("relearn_probes") or []]
-    else:
-        titles = [f"forget {name} (held-out half)" for _, name in metrics]
-    for i, (metric, _) in enumerate(metrics):
-        gap_key = "relearn_gap_20" if metric == "rougeL_recall" else _gap_key(audit, metric)
-        gap = audit.get(gap_key) if gap_key else None
-        if gap is not None:
-            titles[i] += f"\n{gap_key} = {gap:+.2f} (vs the oracle)"
     for ax, title in zip(axes, titles):
-        ax.set_xlabel("relearning steps on the other half")
+        ax.set_xlabel("relearning steps")
         ax.set_title(title, fontsize=10)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(True, alpha=0.3)
-        if any("20" in points for _, _, points in series):
-            ax.axvline(20, color="#999999", linewidth=0.8, linestyle="-.")
+        if final is not None:
+            ax.axvline(int(final), color="#999999", linewidth=0.8, linestyle="-.")
+    if trained:
+        cal = audit.get("relearn_calibration") or {}
+        axes[-1].axhline(cal.get("teach_bar", 0.8), color="#1e8449", linewidth=0.8, linestyle=":")
     axes[-1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
     buf = _io.BytesIO()
     fig.savefig(buf, format="png")
@@ -97,6 +106,40 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
         return data
     write_bytes_atomic(Path(path), data)
     return Path(path)
+
+
+def _final_step(audit: dict) -> str | None:
+    """The step the headline gap and the calibration are read at: the curve's last (an audit written
+    before ``relearn_final_step`` existed: 20, where it read them)."""
+    if "relearn_final_step" in audit:
+        step = audit.get("relearn_final_step")
+        return None if step is None else str(step)
+    return "20"
+
+
+def _suffix(audit: dict) -> str:
+    """``final`` for the gap keys of this audit, ``20`` for an audit written before they existed."""
+    return "final" if "relearn_final_step" in audit else "20"
+
+
+def _trained_metric(audit: dict, series: list[tuple[str, str, dict]]) -> tuple[str, str] | None:
+    """``(key, name)`` of the calibration's score when the curve holds it on the trained half."""
+    cal = audit.get("relearn_calibration") or {}
+    key = cal.get("metric")
+    if not key:
+        return None
+    if not any(p.get(TRAINED + key) is not None for _, _, points in series for p in points.values()):
+        return None
+    return key, cal.get("label") or key
+
+
+def _trained_what(audit: dict) -> str:
+    data = audit.get("data", {})
+    if _is_text_audit(audit):
+        unit = (data.get("relearn_entities") or {}).get("unit") or "entity"
+        return f"relearned {unit}s"
+    n = data.get("relearn_train_items")
+    return f"{n} trained forget items" if n else "trained half"
 
 
 def _curve_metrics(audit: dict) -> list[tuple[str, str]]:
@@ -109,8 +152,10 @@ def _curve_metrics(audit: dict) -> list[tuple[str, str]]:
 
 
 def _gap_key(audit: dict, metric: str) -> str | None:
+    if metric == "rougeL_recall":
+        return f"relearn_gap_{_suffix(audit)}"
     short = next((p["short"] for p in audit.get("relearn_probes") or [] if p["key"] == metric), None)
-    return f"relearn_gap_{short}_20" if short else None
+    return f"relearn_gap_{short}_{_suffix(audit)}" if short else None
 
 
 def _curve_heading(audit: dict) -> str:
@@ -150,37 +195,72 @@ def _curve_table_md(audit: dict, compare: dict[str, dict] | None = None) -> list
     return lines
 
 
-def _point_cell(point: dict | None, audit: dict) -> str:
+def _point_cell(point: dict | None, audit: dict, prefix: str = "") -> str:
     if not point:
         return "n/a"
-    return " / ".join(_cell(point.get(key)) for key, _ in _curve_metrics(audit))
+    return " / ".join(_cell(point.get(prefix + key)) for key, _ in _trained_metrics(audit, prefix))
+
+
+def _trained_metrics(audit: dict, prefix: str = TRAINED) -> list[tuple[str, str]]:
+    """The curve's metrics measured on the trained half too (``prefix`` ``""``: every curve metric)."""
+    metrics = _curve_metrics(audit)
+    if not prefix:
+        return metrics
+    points = [p for points in (audit.get("relearn_curve") or {}).values() for p in points.values()]
+    return [(k, name) for k, name in metrics if any(p.get(prefix + k) is not None for p in points)]
+
+
+def _trained_table_md(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
+    """The same curve on the half the attack trains on (what it teaches), when the audit measured it."""
+    series = curve_series(audit, compare)
+    metrics = _trained_metrics(audit)
+    if not series or not metrics:
+        return []
+    head = " / ".join(_short_name(k, name) for k, name in metrics)
+    lines = [
+        "| relearning steps | " + " | ".join(f"{_md_escape(lab)} {head}" for _, lab, _ in series) + " |",
+        "|---:|" + "---:|" * len(series),
+    ]
+    for k in _curve_steps(series):
+        cells = [_point_cell(points.get(k), audit, TRAINED) for _, _, points in series]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _short_name(key: str, name: str) -> str:
+    return (
+        "ROUGE-L" if key == "rougeL_recall" else "prob" if key == "prob" else name.removesuffix(" ROUGE-L F1")
+    )
 
 
 def gap_lines(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
-    """The relearning gaps after 20 steps (forget ROUGE-L, then each probe's, e.g. fact recall), each
-    beside the gap before the attack and what the two say together (:func:`relearn_reading`); then the
-    same for each compared audit's model (e.g. the plain method next to its robust version), measured
-    against this audit's oracle. Raw-text data: the same for each forget-side probe (KnowMem first, the
-    headline; hazardous accuracy)."""
+    """The relearning gaps after the curve's last step (forget ROUGE-L, then each probe's, e.g. fact
+    recall), each beside the gap before the attack and what the two say together
+    (:func:`relearn_reading`); the attack's calibration (can it teach, does it keep the target); then the
+    same gaps for each compared audit's model (e.g. the plain method next to its robust version),
+    measured against this audit's oracle. Raw-text data: the same for each forget-side probe (KnowMem
+    first, the headline; hazardous accuracy)."""
     if _is_text_audit(audit):
-        return _text_gap_lines(audit, compare)
-    gap = audit.get("relearn_gap_20")
+        return _text_gap_lines(audit, compare) + _calibration_lines(audit)
+    sfx, step = _suffix(audit), _final_step(audit)
+    gap = audit.get(f"relearn_gap_{sfx}")
     if gap is None:
-        note = audit.get("relearn_gap_20_note")
-        return [f"relearn_gap_20: n/a ({note})"] if note else []
+        note = audit.get(f"relearn_gap_{sfx}_note")
+        return [f"relearn_gap_{sfx}: n/a ({note})"] if note else []
     lines = [
-        f"relearn_gap_20 = {gap:+.3f} (audited minus retain-oracle forget ROUGE-L on the held-out half after "
-        "20 relearning steps; 0 = as robust as never having seen the data)"
+        f"relearn_gap_{sfx} = {gap:+.3f} (audited minus retain-oracle forget ROUGE-L on the held-out half after "
+        f"{step} relearning steps, the curve's last; 0 = as robust as never having seen the data)"
         + _reading(audit.get("relearn_reading"))
     ]
     probes = audit.get("relearn_probes") or []
     for probe in probes:
-        value = audit.get(f"relearn_gap_{probe['short']}_20")
+        value = audit.get(f"relearn_gap_{probe['short']}_{sfx}")
         if value is not None:
             lines.append(
-                f"relearn_gap_{probe['short']}_20 = {value:+.3f} (the same gap in {probe['label']})"
+                f"relearn_gap_{probe['short']}_{sfx} = {value:+.3f} (the same gap in {probe['label']})"
                 + _reading(audit.get(f"relearn_reading_{probe['short']}"))
             )
+    lines += _calibration_lines(audit)
     oracle = (audit.get("relearn_curve") or {}).get("oracle")
     for label, other in (compare or {}).items():
         points = (other.get("relearn_curve") or {}).get("audited")
@@ -192,12 +272,17 @@ def gap_lines(audit: dict, compare: dict[str, dict] | None = None) -> list[str]:
             *[(p["key"], p["label"], f"_{p['short']}") for p in probes],
         ]:
             gaps = relearn_gaps(curve, key)
-            if gaps.get("20") is not None:
+            if gaps.get(step) is not None:
                 lines.append(
-                    f"{label}: relearn_gap{short}_20 = {gaps['20']:+.3f} ({name}, against the same oracle)"
-                    + _reading(relearn_reading(gaps))
+                    f"{label}: relearn_gap{short}_{sfx} = {gaps[step]:+.3f} ({name}, against the same oracle)"
+                    + _reading(relearn_reading(gaps, step))
                 )
     return lines
+
+
+def _calibration_lines(audit: dict) -> list[str]:
+    cal = audit.get("relearn_calibration")
+    return [cal["text"]] if cal and cal.get("text") else []
 
 
 def _text_gap_lines(audit: dict, compare: dict[str, dict] | None) -> list[str]:
@@ -207,18 +292,19 @@ def _text_gap_lines(audit: dict, compare: dict[str, dict] | None) -> list[str]:
         return [f"relearning gap: n/a ({note})"] if note else []
     if head.get("value") is None:
         return [f"{head['key']}: n/a ({head.get('note')})"]
+    sfx, step = _suffix(audit), _final_step(audit)
     unit = (audit.get("data", {}).get("relearn_entities") or {}).get("unit") or "entity"
     probes = [p for p in audit.get("relearn_probes") or [] if p.get("gap")]
     probes.sort(key=lambda p: p["key"] != head["metric"])  # the headline first
     lines = []
     for probe in probes:
-        key = f"relearn_gap_{probe['short']}_20"
+        key = f"relearn_gap_{probe['short']}_{sfx}"
         value = audit.get(key)
         if value is None:
             continue
         about = (
-            f"audited minus retain-oracle {probe['label']} on the held-out {unit}s after 20 relearning steps; "
-            "0 = as robust as never having seen the data"
+            f"audited minus retain-oracle {probe['label']} on the held-out {unit}s after {step} relearning "
+            "steps, the curve's last; 0 = as robust as never having seen the data"
             if probe["key"] == head["metric"]
             else f"the same gap in {probe['label']}"
         )
@@ -232,10 +318,10 @@ def _text_gap_lines(audit: dict, compare: dict[str, dict] | None) -> list[str]:
             continue
         for probe in probes:
             gaps = relearn_gaps({"audited": points, "oracle": oracle}, probe["key"])
-            if gaps.get("20") is not None:
+            if gaps.get(step) is not None:
                 lines.append(
-                    f"{label}: relearn_gap_{probe['short']}_20 = {gaps['20']:+.3f} ({probe['label']}, against "
-                    "the same oracle)" + _reading(relearn_reading(gaps))
+                    f"{label}: relearn_gap_{probe['short']}_{sfx} = {gaps[step]:+.3f} ({probe['label']}, "
+                    "against the same oracle)" + _reading(relearn_reading(gaps, step))
                 )
     return lines
 
@@ -279,6 +365,10 @@ def audit_markdown(audit: dict, plot: str | None = None) -> str:
         if curve:
             lines += [f"Relearning curve ({_curve_caption(audit)}):", ""]
             lines += [*_curve_table_md(audit), ""]
+            trained = _trained_table_md(audit)
+            if trained:
+                lines += [f"The same on the {_trained_what(audit)} (what the attack teaches):", ""]
+                lines += [*trained, ""]
             if plot:
                 lines += [f"![relearning curve]({plot})", ""]
             for gap in gap_lines(audit):
@@ -373,6 +463,25 @@ def _curve_html(audit: dict, compare: dict[str, dict] | None) -> list[str]:
         )
         out.append(f"<tr><td class='num'>{e(k)}</td>{cells}</tr>")
     out.append("</table>")
+    trained = _trained_metrics(audit)
+    if trained:
+        names = " / ".join(_short_name(k, name) for k, name in trained)
+        out.append(
+            f"<p class='about'>The same on the {e(_trained_what(audit))} (what the attack teaches): "
+            f"{e(names)}.</p>"
+        )
+        out.append(
+            "<table><tr><th>steps (trained half)</th>"
+            + "".join(f"<th>{e(lab)}</th>" for _, lab, _ in series)
+            + "</tr>"
+        )
+        for k in _curve_steps(series):
+            cells = "".join(
+                f"<td class='num'>{e(_point_cell(points.get(k), audit, TRAINED))}</td>"
+                for _, _, points in series
+            )
+            out.append(f"<tr><td class='num'>{e(k)}</td>{cells}</tr>")
+        out.append("</table>")
     png = relearn_curve_png(audit, compare=compare)
     if png:
         data = base64.b64encode(png).decode("ascii")

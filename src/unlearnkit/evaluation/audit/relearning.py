@@ -5,8 +5,13 @@ A deep copy of the model is fine-tuned for k optimiser steps on part of the forg
 was only suppressed comes back in a few steps; a model that never knew the facts (the oracle) cannot
 recover held-out facts from the ones it is shown. The audited model itself is never modified and
 nothing is written to disk. :func:`relearn_curve` measures every step count in one run;
-:func:`relearn_gaps` and :func:`relearn_reading` read the curve against the oracle's; the warnings
-flag an attack that damages the model instead of relearning.
+:func:`relearn_gaps` and :func:`relearn_reading` read the curve against the oracle's.
+
+Every point of the curve also measures the half the attack trains on (``trained_*``): an attack that
+cannot teach the oracle the facts it is shown makes "survives relearning" cheap to claim, and one that
+makes the target forget the held half measures damage, not recovery. :func:`relearn_calibration` reads
+both (the oracle's trained-half fact recall >= :data:`TEACH_BAR`, the target keeping >= :data:`KEEP_BAR`
+of its held-half fact recall) and :func:`relearn_warnings` says which fails and what to change.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ from unlearnkit.evaluation.audit.settings import AuditSettings
 
 if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
     from unlearnkit.evaluation.audit.run import Auditor
+
+#: Prefix of a curve point's numbers on the half the attack trains on (``trained_fact_recall`` ...); the
+#: unprefixed numbers are the held half's, the attack's question.
+TRAINED = "trained_"
 
 
 def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -179,14 +188,15 @@ def relearn_gaps(curve: dict[str, dict], key: str = "rougeL_recall") -> dict[str
     return out
 
 
-#: A gap at or below this is "at the oracle's level" (bench/robustness.py's target: relearn_gap_20 <= 0.10).
+#: A gap at or below this is "at the oracle's level".
 GAP_AT_ORACLE = 0.10
 #: A change of a curve smaller than this (in ROUGE-L recall / fact recall) reads as "flat".
 FLAT = 0.02
 
 
 def relearn_reading(gaps: dict[str, float | None], step: str = "20") -> dict[str, Any] | None:
-    """What the gap before the attack (k = 0) and after ``step`` steps say together.
+    """What the gap before the attack (k = 0) and after ``step`` steps say together (the audit reads it
+    after the curve's last step, where :func:`relearn_calibration` says whether the attack can teach).
 
     ``never_forgot``: more than :data:`GAP_AT_ORACLE` above the oracle before any relearning and after
     it (a high gap after the attack is then not a robustness failure: there was nothing to bring back);
@@ -222,35 +232,189 @@ def relearn_reading(gaps: dict[str, float | None], step: str = "20") -> dict[str
     return {"reading": reading, "step": step, "before": before, "after": after, "text": text}
 
 
-def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, Any]]:
-    """A warning when the attack *lowers* the original (target) model: fine-tuning on half of the facts
-    the target knows should not make it forget the other half, so a fall means the attack damages the
-    model (too high a learning rate) and the curves measure damage, not recovery."""
-    points = measured.get("original", {}).get("relearn")
-    if not points or not settings.relearn_steps:
-        return []
-    k = str(max(settings.relearn_steps))
-    falls = []
-    for key, label in (("rougeL_recall", "forget ROUGE-L"), ("fact_recall", "fact recall")):
-        before, after = points["0"].get(key), points.get(k, {}).get(key)
-        if before is not None and after is not None and after < before - FLAT:
-            falls.append(f"{label} {before:.2f} -> {after:.2f}")
-    if not falls:
-        return []
-    return [
-        {
-            "code": "relearn_attack_damages",
-            "message": (
-                f"the relearning attack lowers the original (target) model itself ({'; '.join(falls)} after "
-                f"{k} steps at lr {settings.relearn_lr:g}): it damages the model rather than relearning, so "
-                "falls on the curves are damage, not forgetting; lower --relearn-lr (e.g. "
-                f"{settings.relearn_lr / 10:g}) until the target keeps what it knows"
-            ),
-        }
+#: The attack can teach: after the curve's last step a model that never saw the forget data (the oracle)
+#: states at least this share of the facts of the half it is trained on. Below it, a model that
+#: "survives" the attack has only survived an attack that could not have taught it anything (issue 29).
+TEACH_BAR = 0.8
+#: The attack does not damage: at every step the original (target) model keeps at least this share of
+#: the held-half score it had before the attack. Below it, falls on the curves are damage, not forgetting.
+KEEP_BAR = 0.9
+_EPS = 1e-9  # 45 of 50 facts is 0.9 however the division rounds
+
+
+def calibration_metric(curve: dict[str, dict]) -> str:
+    """The curve's fact-level score when its points carry one (``fact_recall``: ROUGE-L on templated
+    answers credits the name and the template words the oracle already knows), else ROUGE-L recall."""
+    has_facts = any(
+        point.get("fact_recall") is not None for points in curve.values() for point in points.values()
+    )
+    return "fact_recall" if has_facts else "rougeL_recall"
+
+
+def relearn_calibration(
+    curve: dict[str, dict],
+    metric: str | None = None,
+    label: str | None = None,
+    teach: float = TEACH_BAR,
+    keep: float = KEEP_BAR,
+) -> dict[str, Any] | None:
+    """Can the attack teach, and does it leave the target intact? Read from the oracle's and the original
+    (target) model's curves.
+
+    ``teaches``: the oracle's ``trained_<metric>`` after the curve's last step is >= ``teach`` (a model
+    that never saw the forget set learns what it is shown: the attack is strong enough for its held-half
+    gap to mean something). ``keeps``: the original model's held-half ``<metric>`` at its lowest over the
+    steps, divided by its value before the attack, is >= ``keep`` (the attack does not make the target
+    forget what it is not shown; the share, not the raw value, so a target that never knew every held
+    fact is not blamed on the attack). Each is None without its model or its numbers; the whole reading
+    is None when neither model is on the curve or the curve has no step after 0. ``metric``: default
+    :func:`calibration_metric`."""
+    steps = sorted({int(k) for points in curve.values() for k in points if int(k) > 0})
+    if not steps or not ({"oracle", "original"} & set(curve)):
+        return None
+    metric = metric or calibration_metric(curve)
+    label = label or {"fact_recall": "fact recall", "rougeL_recall": "forget ROUGE-L"}.get(metric, metric)
+    final = str(steps[-1])
+    out: dict[str, Any] = {
+        "metric": metric,
+        "label": label,
+        "step": final,
+        "teach_bar": teach,
+        "keep_bar": keep,
+        "oracle_trained_before": None,
+        "oracle_trained": None,
+        "teaches": None,
+        "target_held_before": None,
+        "target_held": None,
+        "target_held_lowest": None,
+        "target_lowest_step": None,
+        "target_kept": None,
+        "keeps": None,
+    }
+    oracle = curve.get("oracle") or {}
+    before, after = (oracle.get(k, {}).get(TRAINED + metric) for k in ("0", final))
+    out.update(oracle_trained_before=before, oracle_trained=after)
+    if after is not None:
+        out["teaches"] = bool(after >= teach - _EPS)
+    target = curve.get("original") or {}
+    held = [(k, target.get(str(k), {}).get(metric)) for k in steps]
+    held = [(k, v) for k, v in held if v is not None]
+    first = target.get("0", {}).get(metric)
+    out.update(target_held_before=first, target_held=target.get(final, {}).get(metric))
+    if held:
+        low_k, low = min(held, key=lambda kv: (kv[1], kv[0]))
+        out.update(target_held_lowest=low, target_lowest_step=str(low_k))
+        if first is not None and first > 0:
+            out["target_kept"] = as_number(low / first)
+            out["keeps"] = bool(low / first >= keep - _EPS)
+    out["text"] = _calibration_text(out)
+    return out
+
+
+def _calibration_text(c: dict[str, Any]) -> str:
+    """One sentence: whether the attack can teach and whether it keeps the target, with the numbers."""
+    k, label = c["step"], c["label"]
+    parts = []
+    if c["teaches"] is not None:
+        parts.append(
+            f"the oracle {'learns' if c['teaches'] else 'learns only'} {fmt_number(c['oracle_trained'])} of "
+            f"the half it is trained on after {k} steps ({label}; {fmt_number(c['oracle_trained_before'])} "
+            f"before; bar {fmt_number(c['teach_bar'])})"
+        )
+    if c["keeps"] is not None:
+        low = (
+            f", lowest {fmt_number(c['target_held_lowest'])} after {c['target_lowest_step']} steps"
+            if c["target_lowest_step"] != k
+            else ""
+        )
+        parts.append(
+            f"the target {'keeps' if c['keeps'] else 'keeps only'} {pct(c['target_kept'])} of its "
+            f"held-half {label} ({fmt_number(c['target_held_before'])} -> {fmt_number(c['target_held'])}"
+            f"{low}; bar {pct(c['keep_bar'])})"
+        )
+    elif c["target_held_before"] is not None and c["target_held_before"] <= 0:
+        parts.append(f"the target states no held-half {label} before the attack: damage cannot be read")
+    if not parts:
+        return "attack calibration: n/a (no oracle or target on the curve)"
+    fails = [
+        what
+        for what, ok in (("cannot teach", c["teaches"]), ("damages the target", c["keeps"]))
+        if ok is False
     ]
+    head = (
+        f"the attack {' and '.join(fails)}"
+        if fails
+        else "the attack can teach and does not damage"
+        if c["teaches"] and c["keeps"]
+        else "the attack can teach"
+        if c["teaches"]
+        else "the attack does not damage"
+    )
+    return f"attack calibration: {head}: {'; '.join(parts)}"
+
+
+def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, Any]]:
+    """The calibration's failures as warnings (:func:`relearn_calibration` on the measured curves).
+
+    ``relearn_attack_cannot_teach`` (an oracle was given): the oracle does not learn :data:`TEACH_BAR` of
+    the half it is trained on, so the held-half gap is cheap to pass; raise the learning rate or add
+    steps. ``relearn_attack_damages`` (the original model was given): the target keeps less than
+    :data:`KEEP_BAR` of its held-half score, so the curves measure damage; lower the learning rate (and
+    relearn longer) or end the curve earlier. Both at once: a lower rate over more steps teaches with
+    less damage than a higher one over fewer (bench/results/relearn_calibration.md)."""
+    if not settings.relearn_steps:
+        return []
+    curve = {role: m["relearn"] for role, m in measured.items() if m.get("relearn")}
+    cal = relearn_calibration(curve)
+    if cal is None:
+        return []
+    lr, k, label = settings.relearn_lr, cal["step"], cal["label"]
+    both = cal["teaches"] is False and cal["keeps"] is False
+    out = []
+    if cal["teaches"] is False:
+        fix = (
+            f"both bars fail, so neither a higher rate nor fewer steps helps: try a lower rate over more "
+            f"steps (e.g. --relearn-lr {lr / 2:g} up to {2 * int(k)} steps)"
+            if both
+            else f"raise --relearn-lr (e.g. {2 * lr:g}) or relearn longer (a last --relearn-steps of e.g. "
+            f"{2 * int(k)}) until the oracle learns it, watching that the target keeps its held half"
+        )
+        out.append(
+            {
+                "code": "relearn_attack_cannot_teach",
+                "message": (
+                    f"the relearning attack cannot teach: after {k} steps at lr {lr:g} the oracle (never "
+                    f"trained on the forget set) states only {fmt_number(cal['oracle_trained'])} of the "
+                    f"{label} of the forget items it is trained on (bar {fmt_number(cal['teach_bar'])}), so a "
+                    f"small gap on the held half is cheap to reach and says little; {fix}"
+                ),
+            }
+        )
+    if cal["keeps"] is False:
+        fix = (
+            f"lower --relearn-lr (e.g. {lr / 2:g}) and relearn for more steps so that the oracle still "
+            "learns the trained half"
+            if cal["teaches"] is not False
+            else "see the other warning"
+        )
+        out.append(
+            {
+                "code": "relearn_attack_damages",
+                "message": (
+                    f"the relearning attack damages the original (target) model: its held-half {label} "
+                    f"falls {fmt_number(cal['target_held_before'])} -> {fmt_number(cal['target_held_lowest'])} "
+                    f"(after {cal['target_lowest_step']} steps at lr {lr:g}: it keeps "
+                    f"{pct(cal['target_kept'])}, bar {pct(cal['keep_bar'])}), so falls on the curves are "
+                    f"damage, not forgetting; {fix}"
+                ),
+            }
+        )
+    return out
 
 
 def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
+    """The relearning check of QA data: the held half's curve (the attack's question), the trained half's
+    (its control) and the attack's calibration (:func:`relearn_calibration`), in rows and a verdict."""
     st = a.st
     check: dict[str, Any] = {
         "id": "relearning",
@@ -258,23 +422,36 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
         f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items, then asked the other "
         f"{len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
-        "original model) is the attack damaging the model, not relearning."
-        + "".join(f" {p.about[0].upper()}{p.about[1:]}." for p in a.relearn_probes),
+        "original model) is the attack damaging the model, not relearning. The trained items are asked "
+        f"too: the attack is calibrated when the oracle learns at least {pct(TEACH_BAR)} of them (it can "
+        f"teach) and the original model keeps at least {pct(KEEP_BAR)} of its held-half score (it does not "
+        "damage)." + "".join(f" {p.about[0].upper()}{p.about[1:]}." for p in a.relearn_probes),
     }
     if not st.relearn_steps:
         check.update(rows=[], skipped="relearn_steps is empty")
         check["verdict"] = "relearning attack: skipped (no relearn steps)"
         return check
     ks = ["0", *[str(k) for k in st.relearn_steps]]
-    rows = []
-    for k in ks:
-        rows.append(
-            check_row(
-                f"ROUGE-L recall after {k} steps", measured, lambda m, k=k: m["relearn"][k]["rougeL_recall"]
-            )
+    metrics = [
+        ("rougeL_recall", "ROUGE-L recall"),
+        ("prob", "prob"),
+        *[(p.key, p.label) for p in a.relearn_probes],
+    ]
+    trained = [("rougeL_recall", "ROUGE-L recall"), *[(p.key, p.label) for p in a.relearn_probes]]
+    rows = [
+        check_row(f"{label} after {k} steps", measured, lambda m, k=k, key=key: m["relearn"][k][key])
+        for key, label in metrics
+        for k in ks
+    ]
+    rows += [
+        check_row(
+            f"trained half: {label} after {k} steps",
+            measured,
+            lambda m, k=k, key=key: m["relearn"][k][TRAINED + key],
         )
-    for k in ks:
-        rows.append(check_row(f"prob after {k} steps", measured, lambda m, k=k: m["relearn"][k]["prob"]))
+        for key, label in trained
+        for k in ks
+    ]
     check["rows"] = rows
     k = ks[-1]
     what = f"relearning {k} steps on {len(a.train_idx)} forget items"
@@ -302,16 +479,31 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
             f"; {probe.label} {fmt_number(moves['audited']['before'])} -> {fmt_number(moves['audited']['after'])}"
             + (f" ({others})" if others else "")
         )
+    curve = {role: measured[role]["relearn"] for role in ROLES if role in measured}
+    key = calibration_metric(curve)
+    name = next((p.label for p in a.relearn_probes if p.key == key), "forget ROUGE-L")
+    taught = _movement(measured["audited"]["relearn"], "0", k, TRAINED + key)
+    rest = _moves_text(measured, TRAINED + key, k)
+    trained_line = (
+        f"; on the {len(a.train_idx)} forget items it trains on, {name} "
+        f"{fmt_number(taught['before'])} -> {fmt_number(taught['after'])}" + (f" ({rest})" if rest else "")
+        if taught["direction"] is not None
+        else ""  # a curve measured before the trained half was
+    )
+    cal = relearn_calibration(curve)
     damage = ""
-    if "original" in measured:
-        if _movement(measured["original"]["relearn"], "0", k, "rougeL_recall")["direction"] == "down":
-            damage = "; the attack lowers the original model too: it damages rather than relearns (see the warning)"
-    elif audited["direction"] == "down":
+    if cal is not None and cal["keeps"] is False:
+        damage = (
+            "; the attack lowers the original model too: it damages rather than relearns (see the warning)"
+        )
+    elif "original" not in measured and audited["direction"] == "down":
         damage = (
             "; a fall under relearning means the attack damages the model (pass the original model to check)"
         )
+    calibration = f"; {cal['text']}" if cal is not None else ""
     check["verdict"] = (
-        f"{what} {audited['verb']} forget ROUGE-L on {on} {audited['span']}{share}{others_line(parts)}{facts}{damage}"
+        f"{what} {audited['verb']} forget ROUGE-L on {on} {audited['span']}{share}{others_line(parts)}{facts}"
+        f"{trained_line}{damage}{calibration}"
     )
     check["direction"] = audited["direction"]
     return check
@@ -373,6 +565,15 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         for m in a.curve_metrics
         for k in ks
     ]
+    check["rows"] += [
+        check_row(
+            f"relearned {plan.unit}s: {m.label} after {k} steps",
+            measured,
+            lambda r, k=k, key=TRAINED + m.key: r["relearn"][k][key],
+        )
+        for m in a.trained_metrics
+        for k in ks
+    ]
     k = ks[-1]
     head = plan.metric(plan.headline)
     n_held = len(a.held_rows.get(next(p.name for p in plan.probes if head in p.metrics), []))
@@ -396,6 +597,18 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         verdict += f"; {metric.label} {fmt_number(moved['before'])} -> {fmt_number(moved['after'])}" + (
             f" ({rest})" if rest else ""
         )
+    if any(m.key == head.key for m in a.trained_metrics):
+        taught = _movement(measured["audited"]["relearn"], "0", k, TRAINED + head.key)
+        rest = _moves_text(measured, TRAINED + head.key, k)
+        verdict += (
+            f"; on the relearned {plural(len(relearned), plan.unit)}' rows, {head.label} "
+            f"{fmt_number(taught['before'])} -> {fmt_number(taught['after'])}"
+            + (f" ({rest})" if rest else "")
+        )
+        curve = {role: measured[role]["relearn"] for role in ROLES if role in measured}
+        cal = relearn_calibration(curve, head.key, head.label)
+        if cal is not None:
+            verdict += f"; {cal['text']}"
     codes = {w["code"] for w in text_relearn_warnings(measured, st, a.curve_metrics)}
     if "relearn_attack_damages" in codes:
         verdict += (

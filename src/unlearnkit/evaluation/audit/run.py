@@ -34,6 +34,8 @@ from unlearnkit.evaluation.audit.reached import (
     reached_warnings,
 )
 from unlearnkit.evaluation.audit.relearning import (
+    TRAINED,
+    relearn_calibration,
     relearn_check,
     relearn_curve,
     relearn_gaps,
@@ -145,6 +147,8 @@ class Auditor:
         self.held_rows: dict[str, list[dict]] = {}  # probe name -> rows (held-out entities / every row)
         self.full_rows: dict[str, list[dict]] = {}  # forget-side probe name -> rows of every entity
         self.curve_metrics: list = []  # the TextMetrics measured at every point of the curve
+        self.trained_rows: dict[str, list[dict]] = {}  # probe name -> rows about the relearned entities
+        self.trained_metrics: list = []  # the forget-side TextMetrics measured on those rows too
         self.quant_metrics: list = []  # the forget-side TextMetrics measured under quantisation
         self.relearn_skip: str | None = None
         if self.plan is None:
@@ -175,6 +179,13 @@ class Auditor:
             if rows:
                 self.held_rows[probe.name] = rows
                 self.curve_metrics += [m for m in probe.metrics if m.applies(rows)]
+            # the relearned entities' rows: what the attack teaches (its calibration's control)
+            trained = sub(probe_rows(probe, bench, self.entities[0])) if probe.held_out else []
+            if trained and rows:
+                self.trained_rows[probe.name] = trained
+                self.trained_metrics += [
+                    m for m in probe.metrics if m.gap and m.applies(rows) and m.applies(trained)
+                ]
         if not any(m.gap for m in self.curve_metrics):
             sources = ", ".join(p.source for p in self.plan.probes if p.held_out)
             self.relearn_skip = (
@@ -182,6 +193,7 @@ class Auditor:
                 f"({', '.join(self.entities[1])}): nothing to measure the relearning on"
             )
             self.held_rows, self.curve_metrics = {}, []
+            self.trained_rows, self.trained_metrics = {}, []
 
     def text_scores(self, model, tok, rows_by_probe: dict[str, list[dict]], metrics) -> dict[str, Any]:
         """``{metric key: value}`` of ``metrics``, each probe's pass run once on its rows."""
@@ -229,11 +241,20 @@ class Auditor:
 
     def relearn_text(self, role: str, model, tok) -> dict[str, Any]:
         """The probes on the held-out entities after k relearning steps on the other entities' passages
-        (k = 0: before the attack); one run, measured on the way (:func:`relearn_curve`)."""
-        res: dict[str, Any] = {"0": self.text_scores(model, tok, self.held_rows, self.curve_metrics)}
+        (k = 0: before the attack), and the forget-side probes on the relearned entities (``trained_*``:
+        what the attack teaches); one run, measured on the way (:func:`relearn_curve`)."""
+
+        def point(m) -> dict[str, Any]:
+            out = self.text_scores(m, tok, self.held_rows, self.curve_metrics)
+            if self.trained_metrics:
+                scores = self.text_scores(m, tok, self.trained_rows, self.trained_metrics)
+                out.update({f"{TRAINED}{k}": v for k, v in scores.items()})
+            return out
+
+        res: dict[str, Any] = {"0": point(model)}
 
         def at_step(k: int, attacked) -> None:
-            res[str(k)] = self.text_scores(attacked, tok, self.held_rows, self.curve_metrics)
+            res[str(k)] = point(attacked)
 
         steps = self.st.relearn_steps
         st = dataclasses.replace(self.st, max_length=_text_limit(model, self.st.max_length))
@@ -301,30 +322,31 @@ class Auditor:
         return out
 
     def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
-        """Forget ROUGE / prob on the held items after k relearning steps (k = 0: before the attack).
+        """Forget ROUGE / prob (and the probes, e.g. fact recall) after k relearning steps (k = 0:
+        before the attack), on the held half (``rougeL_recall``, ``prob``, ``fact_recall``) and on the
+        half the attack trains on (``trained_rougeL_recall``, ``trained_prob``, ``trained_fact_recall``).
 
-        One relearning run up to the largest k, measured at every k on the way (the curve): the same
-        numbers as separate runs of k steps each, because the schedule is constant and the
-        measurements leave the random state untouched (see :func:`relearn_curve`)."""
-        rouge, nll = forget_details["rougeL_recall"], forget_details["nll_mean"]
+        The held half is the attack's question (does knowledge the attack never showed come back?); the
+        trained half is its control: an attack that does not teach the oracle the facts it is shown is too
+        weak for "survives relearning" to mean anything (:func:`relearn_calibration`). One relearning run
+        up to the largest k, measured at every k on the way (the curve): the same numbers as separate runs
+        of k steps each, because the schedule is constant and the measurements leave the random state
+        untouched (see :func:`relearn_curve`)."""
         held = [self.forget_qa[i] for i in self.held_idx]
-        held_rows = [self.forget[i] for i in self.held_idx]  # with fact_value & co. for the probes
         train = [self.forget_qa[i] for i in self.train_idx]
-        gens = forget_details["generations"]
         res: dict[str, Any] = {
             "0": {
-                "rougeL_recall": mean_of([rouge[i] for i in self.held_idx]),
-                "prob": mean_of([math.exp(-nll[i]) for i in self.held_idx]),
-                **self._probe_scores([gens[i] for i in self.held_idx], held_rows),
+                **self._half_scores(forget_details, self.held_idx),
+                **self._half_scores(forget_details, self.train_idx, TRAINED),
             }
         }
 
         def at_step(k: int, attacked) -> None:
-            m, d = self.split(attacked, tok, held, "forget")
+            _, d = self.split(attacked, tok, held, "forget")
+            _, td = self.split(attacked, tok, train, "forget")
             res[str(k)] = {
-                "rougeL_recall": as_number(m["forget_rougeL_recall"]),
-                "prob": as_number(m["forget_prob"]),
-                **self._probe_scores(d["generations"], held_rows),
+                **self._half_scores(d, range(len(held)), rows=self.held_idx),
+                **self._half_scores(td, range(len(train)), TRAINED, rows=self.train_idx),
             }
 
         steps = self.st.relearn_steps
@@ -332,6 +354,23 @@ class Auditor:
         relearn_curve(model, tok, train, steps, self.st, at_step)
         _free()
         return res
+
+    def _half_scores(
+        self, details: dict, positions, prefix: str = "", rows: list[int] | None = None
+    ) -> dict[str, float | None]:
+        """ROUGE-L recall, answer probability and the probes of one half, from an evaluation's per-item
+        ``details``: ``positions`` index the details, ``rows`` (default: ``positions``) the forget rows
+        they are about; keys prefixed with ``prefix`` (``trained_`` for the half the attack trains on)."""
+        positions = list(positions)
+        rows = positions if rows is None else rows
+        rouge, nll, gens = details["rougeL_recall"], details["nll_mean"], details["generations"]
+        out: dict[str, float | None] = {
+            f"{prefix}rougeL_recall": mean_of([rouge[i] for i in positions]),
+            f"{prefix}prob": mean_of([math.exp(-nll[i]) for i in positions]),
+        }
+        scored = self._probe_scores([gens[i] for i in positions], [self.forget[j] for j in rows])
+        out.update({f"{prefix}{key}": value for key, value in scored.items()})
+        return out
 
     def _probe_scores(self, generations: list[str], rows: list[dict]) -> dict[str, float | None]:
         return {p.key: as_number(p.score(generations, rows)) for p in self.relearn_probes}
@@ -367,22 +406,35 @@ def run_audit(
     audited model's role in the card's headings. None of the models is modified.
     The result is JSON-ready: ``{"version", "settings", "models", "method", "data", "checks": [...],
     "verdicts": [...], "warnings": [...], "reached", "relearn_probes", "relearn_curve", "relearn_gap",
-    "relearn_gap_0", "relearn_gap_20", "relearn_gap_20_note", "relearn_reading"}`` plus, per probe of the
-    data kind (QA with ``fact_value``: ``fact``), ``relearn_gap_fact``, ``relearn_gap_fact_0``,
-    ``relearn_gap_fact_20`` and ``relearn_reading_fact``; each check has ``rows`` of ``{"label",
-    "audited", "oracle", "original"}`` and a ``verdict`` line. ``relearn_gap_20`` = audited minus oracle
-    forget ROUGE-L on the held-out half after 20 relearning steps (None, with the reason in
-    ``relearn_gap_20_note``, without an oracle or a 20-step point); ``relearn_gap_0`` the same before
-    the attack. ``relearn_headline``: ``{"key", "metric", "label", "value", "note"}`` of the gap to read
-    (``relearn_gap_20`` for QA data). ``reached`` (:func:`~unlearnkit.evaluation.audit.reached.reached_summary`):
-    fact recall of the forget facts asked directly, paraphrased, by alias and multi-hop, per role, and its
-    reading (``skipped`` says why when the folder has no probe files; raw-text data always skips it).
+    "relearn_gap_0", "relearn_gap_20", "relearn_gap_20_note", "relearn_final_step", "relearn_gap_final",
+    "relearn_gap_final_note", "relearn_reading", "relearn_calibration"}`` plus, per probe of the data
+    kind (QA with ``fact_value``: ``fact``), ``relearn_gap_fact``, ``relearn_gap_fact_0``,
+    ``relearn_gap_fact_20``, ``relearn_gap_fact_final`` and ``relearn_reading_fact``; each check has
+    ``rows`` of ``{"label", "audited", "oracle", "original"}`` and a ``verdict`` line.
+
+    Each point of ``relearn_curve[role][k]`` holds the held half's numbers (``rougeL_recall``, ``prob``,
+    ``fact_recall``: the attack's question) and the trained half's (``trained_rougeL_recall``,
+    ``trained_prob``, ``trained_fact_recall``: what the attack teaches). ``relearn_gap_final`` = audited
+    minus oracle forget ROUGE-L on the held half after the curve's last step, ``relearn_final_step``
+    (None, with the reason in ``relearn_gap_final_note``, without an oracle); the readings
+    (:func:`~unlearnkit.evaluation.audit.relearning.relearn_reading`) are read there too, because that is
+    where ``relearn_calibration`` (:func:`~unlearnkit.evaluation.audit.relearning.relearn_calibration`)
+    says whether the attack can teach (the oracle's trained-half fact recall) and leaves the target
+    intact (its held-half fact recall); a failing bar is a ``warnings`` entry. ``relearn_gap_20`` is the
+    same gap after 20 steps (None, with the reason in ``relearn_gap_20_note``, without a 20-step point);
+    ``relearn_gap_0`` before the attack. ``relearn_headline``: ``{"key", "metric", "label", "step",
+    "value", "note"}`` of the gap to read (``relearn_gap_final`` for QA data). ``reached``
+    (:func:`~unlearnkit.evaluation.audit.reached.reached_summary`): fact recall of the forget facts asked
+    directly, paraphrased, by alias and multi-hop, per role, and its reading (``skipped`` says why when the
+    folder has no probe files; raw-text data always skips it).
 
     Raw-text data (:func:`is_raw_text`): the curve's points hold the plan's metrics (MUSE-like:
     ``knowmem_f1``, ``knowmem_fact_recall``, ``verbmem_f1``, ``knowmem_retain_f1``; WMDP-like:
     ``hazard_acc``, ``general_acc``), each forget-side one with ``relearn_gap_<short>`` (by step),
-    ``_0``, ``_20`` and ``relearn_reading_<short>`` (``knowmem``, ``knowmem_fact``, ``verbmem``;
-    ``hazard``); ``measured`` holds the same metrics on every forget entity's rows and
+    ``_0``, ``_20``, ``_final`` and ``relearn_reading_<short>`` (``knowmem``, ``knowmem_fact``,
+    ``verbmem``; ``hazard``), and, prefixed ``trained_``, on the relearned entities' rows;
+    ``relearn_calibration`` reads the headline metric (the bars were set on QA data: no warning comes from
+    it here); ``measured`` holds the same metrics on every forget entity's rows and
     ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
     """
     st = settings or AuditSettings()
@@ -411,7 +463,9 @@ def run_audit(
     settings_dict.pop("progress", None)
     curve = {role: measured[role]["relearn"] for role in roles if "relearn" in measured[role]}
 
-    def missing_gap(what: str) -> str:
+    final = str(max(st.relearn_steps)) if st.relearn_steps else None
+
+    def missing_gap(what: str, step: str | None = "20") -> str:
         return (
             "the relearning attack was skipped (relearn_steps is empty)"
             if not st.relearn_steps
@@ -419,24 +473,29 @@ def run_audit(
             if auditor.text and auditor.relearn_skip
             else "no retain oracle was given: the gap is measured against it"
             if "oracle" not in curve
-            else "20 is not among relearn_steps"
-            if 20 not in st.relearn_steps
-            else f"the {what} after 20 steps could not be computed"
+            else f"{step} is not among relearn_steps"
+            if step is not None and int(step) not in st.relearn_steps
+            else f"the {what} after {step} steps could not be computed"
         )
 
     if auditor.text:
-        summary, probes, warnings = _text_summary(curve, measured, auditor, missing_gap)
+        summary, probes, warnings = _text_summary(curve, measured, auditor, missing_gap, final)
     else:
         gaps = relearn_gaps(curve)
-        gap20 = gaps.get("20")
+        gap20, gap_final = gaps.get("20"), gaps.get(final) if final else None
         note20 = None if gap20 is not None else missing_gap("forget ROUGE-L")
+        note_final = None if gap_final is not None else missing_gap("forget ROUGE-L", final)
         summary = {
             "relearn_curve": curve,
             "relearn_gap": gaps,
             "relearn_gap_0": gaps.get("0"),
             "relearn_gap_20": gap20,
             "relearn_gap_20_note": note20,
-            "relearn_reading": relearn_reading(gaps),
+            "relearn_final_step": int(final) if final else None,
+            "relearn_gap_final": gap_final,
+            "relearn_gap_final_note": note_final,
+            "relearn_reading": relearn_reading(gaps, final) if final else None,
+            "relearn_calibration": relearn_calibration(curve),
         }
         probes = []
         for probe in auditor.relearn_probes:
@@ -444,16 +503,18 @@ def run_audit(
             summary[f"relearn_gap_{probe.short}"] = pgaps
             summary[f"relearn_gap_{probe.short}_0"] = pgaps.get("0")
             summary[f"relearn_gap_{probe.short}_20"] = pgaps.get("20")
-            summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps)
+            summary[f"relearn_gap_{probe.short}_final"] = pgaps.get(final) if final else None
+            summary[f"relearn_reading_{probe.short}"] = relearn_reading(pgaps, final) if final else None
             probes.append(
                 {"key": probe.key, "short": probe.short, "label": probe.label, "about": probe.about}
             )
         summary["relearn_headline"] = {
-            "key": "relearn_gap_20",
+            "key": "relearn_gap_final",
             "metric": "rougeL_recall",
             "label": "forget ROUGE-L",
-            "value": gap20,
-            "note": note20,
+            "step": summary["relearn_final_step"],
+            "value": gap_final,
+            "note": note_final,
         }
         warnings = relearn_warnings(measured, st) + reached_warnings(reached)
     return {
@@ -501,6 +562,15 @@ def _data_summary(bench: Benchmark, auditor: Auditor) -> dict[str, Any]:
         data["relearn_rows"] = (
             {p.source: len(auditor.held_rows.get(p.name, [])) for p in plan.probes} if plan else {}
         )
+        data["relearn_trained_rows"] = (
+            {
+                p.source: len(auditor.trained_rows[p.name])
+                for p in plan.probes
+                if p.name in auditor.trained_rows
+            }
+            if plan
+            else {}
+        )
         data["quant_rows"] = (
             {p.source: len(auditor.full_rows[p.name]) for p in plan.probes if p.name in auditor.full_rows}
             if plan
@@ -509,17 +579,24 @@ def _data_summary(bench: Benchmark, auditor: Auditor) -> dict[str, Any]:
     return data
 
 
-def _text_summary(curve: dict, measured: dict, auditor: Auditor, missing_gap) -> tuple[dict, list, list]:
+def _text_summary(
+    curve: dict, measured: dict, auditor: Auditor, missing_gap, final: str | None
+) -> tuple[dict, list, list]:
     """The relearning summary of raw-text data: per forget-side metric ``relearn_gap_<short>`` (by step),
-    ``_0``, ``_20`` and ``relearn_reading_<short>``; ``relearn_headline`` names the plan's headline
-    gap. ``relearn_gap_20`` (forget ROUGE-L of QA data) is None with the reason."""
+    ``_0``, ``_20``, ``_final`` (the curve's last step) and ``relearn_reading_<short>`` (read at the last
+    step); ``relearn_headline`` names the plan's headline gap at the last step; ``relearn_calibration``
+    reads the headline metric on the relearned entities (the oracle) and the held-out ones (the target).
+    ``relearn_gap_20`` (forget ROUGE-L of QA data) is None with the reason."""
     plan = auditor.plan
     summary: dict[str, Any] = {
         "relearn_curve": curve,
         "relearn_gap": {},
         "relearn_gap_0": None,
         "relearn_gap_20": None,
+        "relearn_final_step": int(final) if final else None,
+        "relearn_gap_final": None,
         "relearn_reading": None,
+        "relearn_calibration": None,
     }
     probes = []
     for metric in auditor.curve_metrics:
@@ -531,13 +608,14 @@ def _text_summary(curve: dict, measured: dict, auditor: Auditor, missing_gap) ->
             summary[f"relearn_gap_{metric.short}"] = pgaps
             summary[f"relearn_gap_{metric.short}_0"] = pgaps.get("0")
             summary[f"relearn_gap_{metric.short}_20"] = pgaps.get("20")
-            summary[f"relearn_reading_{metric.short}"] = relearn_reading(pgaps)
+            summary[f"relearn_gap_{metric.short}_final"] = pgaps.get(final) if final else None
+            summary[f"relearn_reading_{metric.short}"] = relearn_reading(pgaps, final) if final else None
     if plan is None:
         summary["relearn_gap_20_note"] = f"plain raw-text data: {auditor.relearn_skip}"
         summary["relearn_headline"] = None
         return summary, probes, []
     head = plan.metric(plan.headline)
-    key = f"relearn_gap_{head.short}_20"
+    key = f"relearn_gap_{head.short}_final"
     value = summary.get(key)
     summary["relearn_gap_20_note"] = (
         f"raw-text data ({plan.what}): no forget questions to score with ROUGE-L; the relearning gap is "
@@ -547,7 +625,10 @@ def _text_summary(curve: dict, measured: dict, auditor: Auditor, missing_gap) ->
         "key": key,
         "metric": head.key,
         "label": head.label,
+        "step": summary["relearn_final_step"],
         "value": value,
-        "note": None if value is not None else missing_gap(head.label),
+        "note": None if value is not None else missing_gap(head.label, final),
     }
+    if any(m.key == head.key for m in auditor.trained_metrics):
+        summary["relearn_calibration"] = relearn_calibration(curve, head.key, head.label)
     return summary, probes, text_relearn_warnings(measured, auditor.st, auditor.curve_metrics)
