@@ -2,8 +2,8 @@
 
 ::
 
-    report = audit(result, data="bench", oracle=oracle_model, original=target, relearn_steps=(5, 20))
-    report.metrics["relearn_gap_20"], report.verdicts
+    report = audit(result, data="bench", oracle=oracle_model, original=target, relearn_steps=(20, 250))
+    report.metrics["relearn_gap_final"], report.verdicts
 
 Membership inference, the relearning attack, quantisation, paraphrase probes and the forget facts
 reached another way (alias, multi-hop), each on the audited
@@ -30,15 +30,15 @@ FLAGS = {"retain-model": "oracle", "original-model": "original", "relearn-steps"
 @dataclass
 class AuditResult:
     """The audit: ``report`` is ``audit.json`` (every check's rows and verdict, the relearning curve,
-    the measurements); ``metrics`` its numbers, flat (``relearn_gap_20``, ``audited/forget_rougeL_recall``
+    the measurements); ``metrics`` its numbers, flat (``relearn_gap_final``, ``audited/forget_rougeL_recall``
     ... : each model's measurements under its role)."""
 
     report: dict[str, Any] = field(repr=False)
 
     @property
     def metrics(self) -> dict[str, float]:
-        """Every number of the audit, flat: the summary gaps (``relearn_gap_0``, ``relearn_gap_20``,
-        ``relearn_gap_fact_20`` ...) and each model's measurements (``oracle/mia_min_k_auc`` ...; the fact
+        """Every number of the audit, flat: the summary gaps (``relearn_gap_0``, ``relearn_gap_final``
+        read at ``relearn_final_step``, ``relearn_gap_fact_final``, ``relearn_gap_20`` when 20 is a step ...) and each model's measurements (``oracle/mia_min_k_auc`` ...; the fact
         recall of each way into the forget facts as ``audited/reached_alias`` ...)."""
         out: dict[str, float] = {}
         for key, value in self.report.items():

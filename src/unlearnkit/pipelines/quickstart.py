@@ -690,12 +690,17 @@ def _audit_section(
     for row in also:
         for verdict in audits[row].get("verdicts", []):
             log(f"  {row}: {verdict}")
-    gaps = {robust_row: audit.get("relearn_gap_20")}
-    oracle_20 = audit["relearn_curve"]["oracle"].get("20", {}).get("rougeL_recall")
+    # the headline gap, read at the curve's last step (where the calibrated attack teaches the oracle)
+    gaps = {robust_row: audit.get("relearn_gap_final")}
+    last = str(audit.get("relearn_final_step", ""))
+    oracle_last = audit["relearn_curve"]["oracle"].get(last, {}).get("rougeL_recall")
     for row, other in audits.items():
-        other_20 = other["relearn_curve"]["audited"].get("20", {}).get("rougeL_recall")
-        gaps[row] = None if oracle_20 is None or other_20 is None else other_20 - oracle_20
-    log("  relearn_gap_20: " + ", ".join(f"{k} {v:+.2f}" for k, v in gaps.items() if v is not None))
+        other_last = other["relearn_curve"]["audited"].get(last, {}).get("rougeL_recall")
+        gaps[row] = None if oracle_last is None or other_last is None else other_last - oracle_last
+    log(
+        f"  relearn_gap_final (step {last}): "
+        + ", ".join(f"{k} {v:+.2f}" for k, v in gaps.items() if v is not None)
+    )
     compare = {f"{row} ({label})": audits[row] for row, (label, _) in others.items()}
     card = audit_card_html(audit, heading=False, compare=compare)
     best = f" and {', '.join(also)} (the verdict's best)" if also else ""
@@ -718,9 +723,9 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
     )
     for verdict in audit.get("verdicts", []):
         log(f"  {verdict}")
-    gap = audit.get("relearn_gap_20")
+    gap = audit.get("relearn_gap_final")
     if gap is not None:
-        log(f"  relearn_gap_20: {row} {gap:+.2f}")
+        log(f"  relearn_gap_final (step {audit.get('relearn_final_step')}): {row} {gap:+.2f}")
     return (f"Audit card: {row} (the verdict's best)", audit_card_html(audit, heading=False))
 
 
