@@ -278,7 +278,7 @@ def main() -> None:
 def write(sections: list[str], results: dict, args, seeds: list[int], done: list[str]) -> None:
     settings = embedded_settings(args, seeds=seeds, benchmarks=done)
     settings["world_seed"] = seeds
-    from unlearnkit.pipelines.quickstart import TUNED_DIR
+    from unlearnkit.pipelines.quickstart import TUNED_DIR, TUNING_WORLD_SEED
 
     swept = ", ".join(sorted(p.stem.upper() for p in TUNED_DIR.glob("*.yaml"))) or "no method"
     md = [
@@ -286,8 +286,9 @@ def write(sections: list[str], results: dict, args, seeds: list[int], done: list
         "",
         "A tiny Llama (hidden 128, 2 layers) is pretrained on the world's corpus (the base); each miniature's "
         "target and oracle come from it as in the real benchmark (`unlearnkit.pipelines.embedded`). Every method runs the "
-        f"quickstart's tiny-scale recipe (TOFU-like: the swept one from `configs/tiny/` for {swept}, tuned on an "
-        "earlier lab and not re-tuned on this one; the shared one for the rest).",
+        f"quickstart's tiny-scale recipe (TOFU-like: the swept one from `src/unlearnkit/resources/recipes/tiny/` "
+        f"for {swept}, tuned by `python bench/sweep.py` on this lab's world of seed {TUNING_WORLD_SEED}, which "
+        "no row here reads; the shared one for the rest).",
         "",
         *sections,
     ]
