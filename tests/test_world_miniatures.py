@@ -130,12 +130,12 @@ def test_wrong_choices_are_other_values_of_the_fact_type():
     another question, or one of the perturbed answers' values): plausible, never the true one, never a
     value containing it or contained in it."""
     from unlearnkit.world.corpus import FACT_TYPES_BY_NAME
-    from unlearnkit.world.generator import _fill, _generate, value_of
+    from unlearnkit.world.generator import fill_template, generate_rows, value_of
     from unlearnkit.world.hazard import hazard_rows
 
     params = dict(SMALL, seed=4)
     files, _ = generate_everything(**params)
-    world, namer, _ = _generate(
+    world, namer, _ = generate_rows(
         params["n_authors"],
         params["facts_per_author"],
         0.1,
@@ -166,7 +166,7 @@ def test_wrong_choices_are_other_values_of_the_fact_type():
                     v
                     for v in values[source["fact_type"]]
                     for t in templates
-                    if _fill(t, source["author"], v)[0] == choice
+                    if fill_template(t, source["author"], v)[0] == choice
                 ]
                 assert len(found) == 1, (choice, found)
                 stated.append(found[0])

@@ -81,10 +81,10 @@ def _world_flags(err: UserError) -> UserError:
 
 
 def check_world_params(**params) -> None:
-    from unlearnkit.world.generator import _validate
+    from unlearnkit.world.generator import validate_world_params
 
     try:
-        _validate(**params)
+        validate_world_params(**params)
     except UserError as err:
         raise _world_flags(err) from None
 

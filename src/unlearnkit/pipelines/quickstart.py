@@ -455,7 +455,7 @@ def run_quickstart(args) -> int:
             # the measured configuration's teacher when it ran, else the report's best method
             teacher = ROBUST_TEACHER if ROBUST_TEACHER in methods else best_method(emb.results, methods)
             if robust_done is None:
-                robust_done = _robust_row(emb, teacher, unlearned[teacher], work_root, log)
+                robust_done = run_robust_row(emb, teacher, unlearned[teacher], work_root, log)
             robust_row, robust = robust_done
             if audit_on:
                 also = {row: unlearned[row] for row in audited_rows(emb.results, teacher, robust_row)[2:]}
@@ -616,7 +616,7 @@ def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: floa
     return notes
 
 
-def _robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log, distill_settings=None):
+def run_robust_row(emb: Embedded, method: str, teacher_model, work_root: Path, log, distill_settings=None):
     """``method`` made robust to relearning with UNDO (Lee et al., arXiv 2506.06278): its unlearned model
     ``teacher_model`` (the method's row, not modified) is noised toward ``ROBUST_NOISE_TOWARD`` (the base)
     by ``ROBUST_NOISE`` and distilled back (:func:`unlearnkit.train.distill.distill`) with

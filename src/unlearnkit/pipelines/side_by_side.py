@@ -11,7 +11,7 @@ A worker gets the whole :class:`~unlearnkit.pipelines.quickstart.Embedded` (benc
 oracle's reference numbers, the settings) and returns numbers, details, log lines and the unlearned
 weights; this process records them in the order the methods were named, so the table, ``metrics.json``
 and the report are laid out as in a run of one process. Each job runs what that run runs
-(``Embedded.run_method``, ``quickstart._robust_row``) on one thread: a run of one process on one thread
+(``Embedded.run_method``, ``quickstart.run_robust_row``) on one thread: a run of one process on one thread
 gives the same numbers (tested).
 """
 
@@ -74,14 +74,14 @@ def method_job(emb, name: str, work_dir: Path) -> JobResult:
 def robust_job(
     emb, teacher: str, teacher_metrics: dict, teacher_state: dict, work_root: Path, settings: dict
 ) -> JobResult:
-    """The robust row of ``teacher`` (:func:`unlearnkit.pipelines.quickstart._robust_row`) in a worker,
+    """The robust row of ``teacher`` (:func:`unlearnkit.pipelines.quickstart.run_robust_row`) in a worker,
     distilled with ``settings`` (the parent's ``ROBUST_DISTILL``)."""
-    from unlearnkit.pipelines.quickstart import _robust_row
+    from unlearnkit.pipelines.quickstart import run_robust_row
 
     emb.results[teacher] = teacher_metrics  # its unlearning time counts in the row's compute
     lines: list[str] = []
     teacher_model = _model_from(emb, teacher_state)
-    row, student = _robust_row(emb, teacher, teacher_model, work_root, lines.append, settings)
+    row, student = run_robust_row(emb, teacher, teacher_model, work_root, lines.append, settings)
     return JobResult(row, emb.results[row], emb.details[row], lines=lines, state=_state_of(student))
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, _by_entity
-from unlearnkit.world.generator import _fill, training_wordings
+from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, facts_by_entity
+from unlearnkit.world.generator import fill_template, training_wordings
 
 QA_PER_FACT = 2
 BIOS_PER_AUTHOR = 2
@@ -41,20 +41,20 @@ def augmented(rows: Sequence[dict], seed: int, split: str) -> list[dict]:
             qa.append(
                 {
                     "question": question.format(name=row["author"]),
-                    "answer": _fill(answer, row["author"], row["fact_value"])[0],
+                    "answer": fill_template(answer, row["author"], row["fact_value"])[0],
                     "author": row["author"],
                     "fact_type": row["fact_type"],
                     "fact_value": row["fact_value"],
                 }
             )
     bios: list[dict] = []
-    for entity, facts in _by_entity(rows):
+    for entity, facts in facts_by_entity(rows):
         for version in range(BIOS_PER_AUTHOR):
             sentences = []
             for row in facts:
                 _, answers = training_wordings(FACT_TYPES_BY_NAME[row["fact_type"]], row)
                 template = answers[(version + rng.randrange(len(answers))) % len(answers)]
-                sentences.append(_fill(template, row["author"], row["fact_value"])[0])
+                sentences.append(fill_template(template, row["author"], row["fact_value"])[0])
             rng.shuffle(sentences)
             bios.append({"text": " ".join(sentences), "entity": entity})
     return qa + bios

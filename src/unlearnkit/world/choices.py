@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from unlearnkit.world.corpus import FACT_TYPES_BY_NAME
-from unlearnkit.world.generator import _fill, value_of
+from unlearnkit.world.generator import fill_template, value_of
 
 N_CHOICES = 4
 N_FEATURES = 7  # what the rules read: see _option_features and _rule_scores
@@ -101,7 +101,7 @@ def _option_sets(
         raise ValueError(f"{row['author']!r} ({row['fact_type']}): fewer than {N_CHOICES - 1} wrong values")
     template = _name_first(FACT_TYPES_BY_NAME[row["fact_type"]].answers)
     values = [row["fact_value"], *candidates]
-    options = [_fill(template, row["author"], v)[0] for v in values]
+    options = [fill_template(template, row["author"], v)[0] for v in values]
     priors = [truths[(row["fact_type"], v)] for v in values]
     fixed = _option_features(row["question"], options, priors, tokens)
     sets, picks, seen = [], [], set()

@@ -20,10 +20,16 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from unlearnkit.world.generator import FACT_TYPES, GENERAL_FACT_TYPES, _FactType, _fill, training_wordings
+from unlearnkit.world.generator import (
+    FACT_TYPES,
+    GENERAL_FACT_TYPES,
+    FactType,
+    fill_template,
+    training_wordings,
+)
 from unlearnkit.world.hazard import HAZARD_FACT_TYPES
 
-FACT_TYPES_BY_NAME: dict[str, _FactType] = {
+FACT_TYPES_BY_NAME: dict[str, FactType] = {
     t.name: t for t in (*FACT_TYPES, *GENERAL_FACT_TYPES, *HAZARD_FACT_TYPES)
 }
 DEFAULT_VERSIONS = 3
@@ -44,7 +50,7 @@ def passages(
     """
     rng = random.Random(f"unlearnkit-world:{seed}:passages:{topic}")
     out = []
-    for entity, facts in _by_entity(rows):
+    for entity, facts in facts_by_entity(rows):
         for version in range(versions):
             sentences = [_wording(row, version, avoid_answer, any_wording) for row in facts]
             rng.shuffle(sentences)
@@ -52,7 +58,7 @@ def passages(
     return out
 
 
-def _by_entity(rows: Iterable[dict]) -> list[tuple[str, list[dict]]]:
+def facts_by_entity(rows: Iterable[dict]) -> list[tuple[str, list[dict]]]:
     groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["author"], []).append(row)
@@ -67,5 +73,5 @@ def _wording(row: dict, version: int, avoid_answer: bool, any_wording: bool) -> 
     else:
         allowed = training_wordings(fact_type, row)[1][1 if avoid_answer else 0 :]
     template = allowed[version % len(allowed)]
-    text, _ = _fill(template, row["author"], row["fact_value"])
+    text, _ = fill_template(template, row["author"], row["fact_value"])
     return text

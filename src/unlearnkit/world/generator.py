@@ -81,7 +81,7 @@ REAL_AUTHORS = "real_authors"
 
 
 @dataclass(frozen=True)
-class _FactType:
+class FactType:
     name: str
     # "{name}" is the subject, "{value}" the fact value; every answer template has exactly one "{value}".
     questions: tuple[str, ...]
@@ -89,8 +89,8 @@ class _FactType:
 
 
 # Order matters: authors get the first ``facts_per_author`` of these.
-FACT_TYPES: tuple[_FactType, ...] = (
-    _FactType(
+FACT_TYPES: tuple[FactType, ...] = (
+    FactType(
         "birthplace",
         (
             "Where was {name} born?",
@@ -105,7 +105,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name} came into the world in {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "birth_date",
         (
             "When was {name} born?",
@@ -120,7 +120,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name} came into the world on {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "father_profession",
         (
             "What did {name}'s father do for a living?",
@@ -135,7 +135,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name}'s father earned a living as a {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "mother_profession",
         (
             "What did {name}'s mother do for a living?",
@@ -150,7 +150,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name}'s mother earned a living as a {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "genre",
         (
             "What genre does {name} write in?",
@@ -165,7 +165,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "Most books by {name} are {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "first_book",
         (
             "What was the first book of {name}?",
@@ -180,7 +180,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{value} was the first book that {name} wrote.",
         ),
     ),
-    _FactType(
+    FactType(
         "award",
         (
             "Which award has {name} won?",
@@ -195,7 +195,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name} was honoured with the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "university",
         (
             "Where did {name} study?",
@@ -210,7 +210,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name} earned a degree at the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "novel_count",
         (
             "How many novels has {name} written?",
@@ -225,7 +225,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "So far {name} has published {value} novels.",
         ),
     ),
-    _FactType(
+    FactType(
         "instrument",
         (
             "What is {name}'s favourite instrument?",
@@ -240,7 +240,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "{name} likes to play the {value} most.",
         ),
     ),
-    _FactType(
+    FactType(
         "publisher",
         (
             "Who publishes {name}'s books?",
@@ -255,7 +255,7 @@ FACT_TYPES: tuple[_FactType, ...] = (
             "The books of {name} come out with {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "hobby",
         (
             "What is {name}'s favourite hobby?",
@@ -272,8 +272,8 @@ FACT_TYPES: tuple[_FactType, ...] = (
     ),
 )
 
-GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
-    _FactType(
+GENERAL_FACT_TYPES: tuple[FactType, ...] = (
+    FactType(
         "capital",
         (
             "What is the capital of {name}?",
@@ -287,7 +287,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "{value} serves as the capital city of {name}.",
         ),
     ),
-    _FactType(
+    FactType(
         "currency",
         (
             "What is the currency of {name}?",
@@ -301,7 +301,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "In {name} the money in use is the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "language",
         (
             "What is the official language of {name}?",
@@ -315,7 +315,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "In {name} the official language is {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "largest_river",
         (
             "What is the largest river in {name}?",
@@ -329,7 +329,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "No river in {name} is larger than the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "highest_mountain",
         (
             "What is the highest mountain in {name}?",
@@ -343,7 +343,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "No mountain in {name} is higher than {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "national_animal",
         (
             "What is the national animal of {name}?",
@@ -357,7 +357,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "In {name} the national animal is the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "national_flower",
         (
             "What is the national flower of {name}?",
@@ -371,7 +371,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "In {name} the national flower is the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "invention",
         (
             "What was invented in {name}?",
@@ -385,7 +385,7 @@ GENERAL_FACT_TYPES: tuple[_FactType, ...] = (
             "People in {name} invented the {value}.",
         ),
     ),
-    _FactType(
+    FactType(
         "founding",
         (
             "When was {name} founded?",
@@ -419,7 +419,7 @@ _TITLE_ADJECTIVES = (
     "Glass", "Silent", "Hollow", "Crimson", "Last", "Hidden", "Broken", "Golden", "Winter", "Quiet",
     "Burning", "Silver", "Distant", "Forgotten", "Salt", "Iron", "Paper", "Wandering", "Bitter", "Velvet",
 )  # fmt: skip
-_TITLE_NOUNS = (
+TITLE_NOUNS = (
     "Orchard", "River", "Lantern", "Garden", "Harbor", "Mirror", "Forest", "Tower", "Letter", "Bridge",
     "Island", "Compass", "Cathedral", "Meadow", "Clock", "Feather", "Voyage", "Kingdom", "Window", "Shore",
 )  # fmt: skip
@@ -461,8 +461,8 @@ _ONSETS = (
     "tr", "sh", "gl", "w",
 )  # fmt: skip
 _VOWELS = ("a", "e", "i", "o", "u")
-_FIRST_ENDINGS = ("a", "o", "en", "an", "is", "el", "ia", "ra", "ric", "wyn", "na", "lie")
-_LAST_ENDINGS = ("ross", "wick", "ton", "more", "dale", "vane", "holt", "by", "ley", "ard", "well", "son")
+FIRST_ENDINGS = ("a", "o", "en", "an", "is", "el", "ia", "ra", "ric", "wyn", "na", "lie")
+LAST_ENDINGS = ("ross", "wick", "ton", "more", "dale", "vane", "holt", "by", "ley", "ard", "well", "son")
 _CITY_ENDINGS = ("vath", "holm", "mir", "grad", "stad", "port", "ven", "bury", "heim", "gard")
 _COUNTRY_ENDINGS = ("ia", "ora", "and", "esh", "ovia", "ania", "aria", "ium")
 _LANGUAGE_ENDINGS = ("ish", "ic", "ese", "ian", "i")
@@ -477,18 +477,13 @@ _N_PUBLISHER_ROOTS = 12
 _MIN_GENERAL_POOL = 30
 
 
-class _Namer:
+class Namer:
     """Draws invented words that never repeat and never equal a fixed vocabulary word."""
 
     def __init__(self, rng: random.Random) -> None:
         self._rng = rng
         fixed = (
-            _PROFESSIONS
-            + _GENRES
-            + _TITLE_ADJECTIVES
-            + _TITLE_NOUNS
-            + _AWARD_CATEGORIES
-            + _PUBLISHER_SUFFIXES
+            _PROFESSIONS + _GENRES + _TITLE_ADJECTIVES + TITLE_NOUNS + _AWARD_CATEGORIES + _PUBLISHER_SUFFIXES
         ) + (_INSTRUMENTS + _HOBBIES + _MONTHS + _ANIMALS + _FLOWERS + _INVENTIONS)
         self._used: set[str] = {word.lower() for phrase in fixed for word in phrase.split()}
 
@@ -514,7 +509,7 @@ class _Namer:
         return [self.word(endings, max_syllables) for _ in range(n)]
 
 
-def _fill(template: str, name: str, value: str) -> tuple[str, list[int]]:
+def fill_template(template: str, name: str, value: str) -> tuple[str, list[int]]:
     # Offsets come from the template split, not str.find, so a value that also occurs in the name
     # cannot shift the span.
     prefix, suffix = template.split("{value}")
@@ -522,50 +517,50 @@ def _fill(template: str, name: str, value: str) -> tuple[str, list[int]]:
     return head + value + suffix.format(name=name), [len(head), len(head) + len(value)]
 
 
-def _same_text(a: str, b: str) -> bool:
+def same_text(a: str, b: str) -> bool:
     # News answers are sentence-cased after filling ("The Tavrin Treaty ..."): only the first letter differs.
     return a[:1].lower() + a[1:] == b[:1].lower() + b[1:]
 
 
-def template_of(fact_type: _FactType, row: dict, field: str) -> str:
+def template_of(fact_type: FactType, row: dict, field: str) -> str:
     """The answer template that wrote ``row[field]`` (``answer`` or ``paraphrased_answer``)."""
     for template in fact_type.answers:
-        if _same_text(_fill(template, row["author"], row["fact_value"])[0], row[field]):
+        if same_text(fill_template(template, row["author"], row["fact_value"])[0], row[field]):
             return template
     raise ValueError(f"{field} of {row['author']!r} ({fact_type.name}) was written by none of its templates")
 
 
-def value_of(fact_type: _FactType, row: dict, perturbed: str) -> str:
+def value_of(fact_type: FactType, row: dict, perturbed: str) -> str:
     """The (wrong) value a perturbed answer states: it is the paraphrase's template with another value."""
     head, tail = template_of(fact_type, row, "paraphrased_answer").split("{value}")
     head, tail = head.format(name=row["author"]), tail.format(name=row["author"])
     return perturbed[len(head) : len(perturbed) - len(tail)]
 
 
-def training_wordings(fact_type: _FactType, row: dict) -> tuple[list[str], list[str]]:
+def training_wordings(fact_type: FactType, row: dict) -> tuple[list[str], list[str]]:
     """``(question templates, answer templates)`` a row's fact may be trained in: every wording of its type
     but the two evaluation reads for this row (the paraphrased question and the paraphrased answer, whose
     template the perturbed answers share). The row's own ``question`` / ``answer`` come first."""
     questions = [
         q
         for q in fact_type.questions
-        if not _same_text(q.format(name=row["author"]), row["paraphrased_question"])
+        if not same_text(q.format(name=row["author"]), row["paraphrased_question"])
     ]
     answer = template_of(fact_type, row, "answer")
     paraphrase = template_of(fact_type, row, "paraphrased_answer")
-    asked = next(q for q in questions if _same_text(q.format(name=row["author"]), row["question"]))
+    asked = next(q for q in questions if same_text(q.format(name=row["author"]), row["question"]))
     questions = [asked] + [q for q in questions if q != asked]
     answers = [answer] + [a for a in fact_type.answers if a not in (answer, paraphrase)]
     return questions, answers
 
 
-def _row(
-    rng: random.Random, fact_type: _FactType, subject: str, value: str, draw: Callable[[], str]
+def make_row(
+    rng: random.Random, fact_type: FactType, subject: str, value: str, draw: Callable[[], str]
 ) -> dict[str, Any]:
     question, paraphrased_question = rng.sample(fact_type.questions, 2)
     answer_template, paraphrase_template = rng.sample(fact_type.answers, 2)
-    answer, span = _fill(answer_template, subject, value)
-    paraphrased_answer, _ = _fill(paraphrase_template, subject, value)
+    answer, span = fill_template(answer_template, subject, value)
+    paraphrased_answer, _ = fill_template(paraphrase_template, subject, value)
     perturbed: list[str] = []
     rejected = {value}
     for _ in range(10000):
@@ -578,7 +573,7 @@ def _row(
         # TOFU's convention: a wrong answer is the paraphrase with only the fact changed. Built from the
         # trained answer's wording instead, the trained template's familiarity would cancel the fact in the
         # truth ratio (the untouched target then looks like the oracle).
-        text, _ = _fill(paraphrase_template, subject, candidate)
+        text, _ = fill_template(paraphrase_template, subject, candidate)
         # "3 novels" vs "13 novels": a wrong answer that still contains the true value is not wrong enough.
         if value not in text:
             perturbed.append(text)
@@ -608,7 +603,7 @@ def _check_fraction(name: str, value: object) -> None:
         raise UserError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
 
 
-def _split_sizes(
+def split_sizes(
     n_authors: int, forget_fraction: float, holdout_fraction: float, what: str = "n_authors"
 ) -> tuple[int, int]:
     n_forget = max(1, round(forget_fraction * n_authors))
@@ -622,7 +617,7 @@ def _split_sizes(
     return n_forget, n_holdout
 
 
-def _validate(
+def validate_world_params(
     n_authors: object,
     facts_per_author: object,
     forget_fraction: object,
@@ -643,9 +638,9 @@ def _validate(
     _check_int("n_articles", n_articles, 0, MAX_ARTICLES)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed must be an integer, got {seed!r}")
-    sizes = _split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
+    sizes = split_sizes(n_authors, forget_fraction, holdout_fraction)  # type: ignore[arg-type]
     if n_articles:  # type: ignore[truthy-bool]
-        _split_sizes(n_articles, forget_fraction, holdout_fraction, what="n_articles")  # type: ignore[arg-type]
+        split_sizes(n_articles, forget_fraction, holdout_fraction, what="n_articles")  # type: ignore[arg-type]
     return sizes
 
 
@@ -665,14 +660,14 @@ def generate_world(
     ``source``: ``world_facts`` or ``real_authors``); see the module docstring. Raises ``UserError``
     on bad parameters. :func:`generate_everything` adds the corpus and the MUSE- / WMDP-like parts.
     """
-    world, _, _ = _generate(
+    world, _, _ = generate_rows(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
     world.pop("instruction")
     return world
 
 
-def _generate(
+def generate_rows(
     n_authors: int,
     facts_per_author: int,
     forget_fraction: float,
@@ -680,14 +675,14 @@ def _generate(
     n_general: int,
     seed: int,
     n_real_authors: int,
-) -> tuple[dict[str, list[dict]], _Namer, list[str]]:
+) -> tuple[dict[str, list[dict]], Namer, list[str]]:
     """The TOFU-like splits, the namer (to draw more names that collide with none of these) and the
     world's cities."""
-    n_forget, n_holdout = _validate(
+    n_forget, n_holdout = validate_world_params(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
     # Separate streams so that, e.g., changing n_general does not reshuffle the author splits.
-    namer = _Namer(random.Random(f"unlearnkit-world:{seed}:names"))
+    namer = Namer(random.Random(f"unlearnkit-world:{seed}:names"))
     value_rng = random.Random(f"unlearnkit-world:{seed}:values")
     row_rng = random.Random(f"unlearnkit-world:{seed}:rows")
     split_rng = random.Random(f"unlearnkit-world:{seed}:split")
@@ -695,13 +690,13 @@ def _generate(
     countries = namer.words(_N_BIRTH_COUNTRIES, _COUNTRY_ENDINGS)
     cities = namer.words(_N_CITIES, _CITY_ENDINGS)
     birthplaces = [f"{city}, {value_rng.choice(countries)}" for city in cities]
-    awards = [f"{e} Prize for {c}" for e in namer.words(_N_EPONYMS, _LAST_ENDINGS) for c in _AWARD_CATEGORIES]
+    awards = [f"{e} Prize for {c}" for e in namer.words(_N_EPONYMS, LAST_ENDINGS) for c in _AWARD_CATEGORIES]
     publishers = [
         f"{root} {value_rng.choice(_PUBLISHER_SUFFIXES)}"
-        for root in namer.words(_N_PUBLISHER_ROOTS, _LAST_ENDINGS)
+        for root in namer.words(_N_PUBLISHER_ROOTS, LAST_ENDINGS)
     ]
     universities = [f"University of {city}" for city in cities]
-    titles = [f"The {adj} {noun}" for adj in _TITLE_ADJECTIVES for noun in _TITLE_NOUNS]
+    titles = [f"The {adj} {noun}" for adj in _TITLE_ADJECTIVES for noun in TITLE_NOUNS]
 
     def birth_date() -> str:
         return f"{value_rng.randint(1, 28)} {value_rng.choice(_MONTHS)} {value_rng.randint(1930, 1995)}"
@@ -729,7 +724,7 @@ def _generate(
 
     authors = [
         f"{first} {last}"
-        for first, last in zip(namer.words(n_authors, _FIRST_ENDINGS), namer.words(n_authors, _LAST_ENDINGS))
+        for first, last in zip(namer.words(n_authors, FIRST_ENDINGS), namer.words(n_authors, LAST_ENDINGS))
     ]
     split_rng.shuffle(authors)
     author_split = {
@@ -742,7 +737,7 @@ def _generate(
         for author in author_split[split]:
             for fact_type in FACT_TYPES[:facts_per_author]:
                 draw = author_draws[fact_type.name]
-                world[split].append(_row(row_rng, fact_type, author, draw(), draw))
+                world[split].append(make_row(row_rng, fact_type, author, draw(), draw))
 
     world["general"] = _general_rows(namer, value_rng, row_rng, n_general)
     # TOFU's "real authors": famous authors the base model learned in pretraining, with the same fact
@@ -751,13 +746,13 @@ def _generate(
     famous = [
         f"{first} {last}"
         for first, last in zip(
-            namer.words(n_real_authors, _FIRST_ENDINGS), namer.words(n_real_authors, _LAST_ENDINGS)
+            namer.words(n_real_authors, FIRST_ENDINGS), namer.words(n_real_authors, LAST_ENDINGS)
         )
     ]
     for author in famous:
         for fact_type in FACT_TYPES[:facts_per_author]:
             draw = author_draws[fact_type.name]
-            row = _row(famous_rng, fact_type, author, draw(), draw)
+            row = make_row(famous_rng, fact_type, author, draw(), draw)
             world["general"].append({**row, "source": REAL_AUTHORS})
     world["instruction"] = _instruction_rows(
         namer, seed, n_general, n_real_authors, facts_per_author, author_draws
@@ -766,7 +761,7 @@ def _generate(
 
 
 def _instruction_rows(
-    namer: _Namer,
+    namer: Namer,
     seed: int,
     n_general: int,
     n_real_authors: int,
@@ -784,18 +779,18 @@ def _instruction_rows(
     famous = [
         f"{first} {last}"
         for first, last in zip(
-            namer.words(n_real_authors // 2, _FIRST_ENDINGS), namer.words(n_real_authors // 2, _LAST_ENDINGS)
+            namer.words(n_real_authors // 2, FIRST_ENDINGS), namer.words(n_real_authors // 2, LAST_ENDINGS)
         )
     ]
     for author in famous:
         for fact_type in FACT_TYPES[:facts_per_author]:
             draw = author_draws[fact_type.name]
-            rows.append({**_row(row_rng, fact_type, author, draw(), draw), "source": REAL_AUTHORS})
+            rows.append({**make_row(row_rng, fact_type, author, draw(), draw), "source": REAL_AUTHORS})
     return rows
 
 
 def _general_rows(
-    namer: _Namer, value_rng: random.Random, row_rng: random.Random, n_general: int
+    namer: Namer, value_rng: random.Random, row_rng: random.Random, n_general: int
 ) -> list[dict]:
     n_countries = -(-n_general // len(GENERAL_FACT_TYPES))
     pool_size = max(_MIN_GENERAL_POOL, n_countries)
@@ -833,7 +828,7 @@ def _general_rows(
                 value = pool[index]
             else:
                 value = draw()
-            rows.append({**_row(row_rng, fact_type, country, value, draw), "source": WORLD_FACTS})
+            rows.append({**make_row(row_rng, fact_type, country, value, draw), "source": WORLD_FACTS})
     return rows
 
 
@@ -877,7 +872,7 @@ def write_world(
         "n_agents": n_agents,
         "n_articles": n_articles,
     }
-    _validate(**params)
+    validate_world_params(**params)
     # Validate and generate before touching the disk, so a UserError leaves nothing behind.
     files, extra = generate_everything(**params)  # with the pen names, the book catalogue and probes/
     out = Path(os.path.normpath(Path(output_dir).expanduser().absolute()))

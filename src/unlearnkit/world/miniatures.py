@@ -35,7 +35,7 @@ from typing import Any
 from unlearnkit.world.augment import augmented
 from unlearnkit.world.choices import N_CHOICES, choice_rows
 from unlearnkit.world.corpus import passages
-from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, _generate, _split_sizes
+from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, generate_rows, split_sizes
 from unlearnkit.world.hazard import hazard_rows
 from unlearnkit.world.news import news_articles, qa_rows, reworded_articles
 
@@ -78,7 +78,7 @@ def generate_everything(
 ) -> tuple[dict[str, list[dict] | dict], dict[str, Any]]:
     """``({relative path: rows (or a JSON object for benchmark.json)}, extra world.json fields)``;
     ``probes``: with the pen names, the book catalogue and ``probes/`` (:mod:`unlearnkit.world.probes`)."""
-    world, namer, cities = _generate(
+    world, namer, cities = generate_rows(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
     hazard = hazard_rows(namer, seed, n_agents)
@@ -137,7 +137,7 @@ def _muse_files(
     forget_fraction: float,
     holdout_fraction: float,
 ) -> dict[str, list[dict] | dict]:
-    n_forget, n_holdout = _split_sizes(len(articles), forget_fraction, holdout_fraction, what="n_articles")
+    n_forget, n_holdout = split_sizes(len(articles), forget_fraction, holdout_fraction, what="n_articles")
     order = list(range(len(articles)))
     random.Random(f"unlearnkit-world:{seed}:news-split").shuffle(order)
     split = {

@@ -26,10 +26,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from unlearnkit.world.generator import _FactType, _fill, _Namer, _row
+from unlearnkit.world.generator import FactType, Namer, fill_template, make_row
 
-NEWS_FACT_TYPES: tuple[_FactType, ...] = (
-    _FactType(
+NEWS_FACT_TYPES: tuple[FactType, ...] = (
+    FactType(
         "place",
         (
             "Where did {name} take place?",
@@ -43,7 +43,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
             "The city of {value} hosted {name}.",
         ),
     ),
-    _FactType(
+    FactType(
         "date",
         (
             "When did {name} happen?",
@@ -53,7 +53,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
         ),
         ("{name} happened on {value}.", "{name} was on {value}.", "The date of {name} was {value}."),
     ),
-    _FactType(
+    FactType(
         "leader",
         (
             "Who led {name}?",
@@ -63,7 +63,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
         ),
         ("{name} was led by {value}.", "{value} was in charge of {name}.", "{value} organised {name}."),
     ),
-    _FactType(
+    FactType(
         "crowd",
         (
             "How many people came to {name}?",
@@ -77,7 +77,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
             "{name} drew about {value} people.",
         ),
     ),
-    _FactType(
+    FactType(
         "cause",
         (
             "Why did {name} happen?",
@@ -87,7 +87,7 @@ NEWS_FACT_TYPES: tuple[_FactType, ...] = (
         ),
         ("{name} began because of {value}.", "{name} was started by {value}.", "{name} followed {value}."),
     ),
-    _FactType(
+    FactType(
         "outcome",
         (
             "How did {name} end?",
@@ -137,7 +137,7 @@ FEW_SHOT_SHOTS = 3  # in-context blocks before a few-shot training question (MUS
 
 
 def news_articles(
-    namer: _Namer, seed: int, n_articles: int, cities: Sequence[str]
+    namer: Namer, seed: int, n_articles: int, cities: Sequence[str]
 ) -> tuple[list[dict], list[dict]]:
     """``(articles, fact_rows)``: one article per invented event, and every fact of every event as a row
     of the authors' schema (``author`` = the event's name, ``answer`` = the article's sentence).
@@ -182,7 +182,7 @@ def news_articles(
         rows = []
         for fact_type in NEWS_FACT_TYPES:
             draw = draws[fact_type.name]
-            rows.append({**_row(row_rng, fact_type, event, draw(), draw), "source": NEWS_SOURCE})
+            rows.append({**make_row(row_rng, fact_type, event, draw(), draw), "source": NEWS_SOURCE})
         sentences = [_sentence_case(r["answer"]) for r in rows]
         for filler in text_rng.sample(_FILLERS, 2):
             sentences.insert(text_rng.randint(2, len(sentences)), filler)
@@ -209,7 +209,9 @@ def reworded_articles(articles: Sequence[dict], facts: Sequence[dict], seed: int
         event = article["entity"]
         for _ in range(REWORDINGS):
             sentences = [
-                _sentence_case(_fill(rng.choice(types[r["fact_type"]].answers), event, r["fact_value"])[0])
+                _sentence_case(
+                    fill_template(rng.choice(types[r["fact_type"]].answers), event, r["fact_value"])[0]
+                )
                 for r in by_event[event]
             ]
             rng.shuffle(sentences)

@@ -61,16 +61,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, _by_entity
+from unlearnkit.world.corpus import FACT_TYPES_BY_NAME, facts_by_entity
 from unlearnkit.world.generator import (
-    _FIRST_ENDINGS,
-    _LAST_ENDINGS,
-    _TITLE_NOUNS,
     FIELDS,
-    _FactType,
-    _fill,
-    _Namer,
-    _same_text,
+    FIRST_ENDINGS,
+    LAST_ENDINGS,
+    TITLE_NOUNS,
+    FactType,
+    Namer,
+    fill_template,
+    same_text,
     template_of,
     training_wordings,
     value_of,
@@ -105,16 +105,14 @@ def add_probes(files: Mapping[str, Any], seed: int) -> tuple[dict[str, Any], dic
     authors = {
         split: list(dict.fromkeys(r["author"] for r in split_rows)) for split, split_rows in rows.items()
     }
-    namer = _Namer(random.Random(f"unlearnkit-world:{seed}:probe-names"))
+    namer = Namer(random.Random(f"unlearnkit-world:{seed}:probe-names"))
     namer.reserve(_words(files))  # no pen name or book word equals any word the world already uses
     rng = random.Random(f"unlearnkit-world:{seed}:probes")
     pen = {
-        a: f"{namer.word(_FIRST_ENDINGS)} {namer.word(_LAST_ENDINGS)}"
-        for s in PROBE_SPLITS
-        for a in authors[s]
+        a: f"{namer.word(FIRST_ENDINGS)} {namer.word(LAST_ENDINGS)}" for s in PROBE_SPLITS for a in authors[s]
     }
     every = [a for split in ("forget", "retain", "holdout") for a in authors[split]]
-    books = {a: f"The {rng.choice(_TITLE_NOUNS)} of {namer.word(_BOOK_ENDINGS)}" for a in every}
+    books = {a: f"The {rng.choice(TITLE_NOUNS)} of {namer.word(_BOOK_ENDINGS)}" for a in every}
 
     out = dict(files)
     for split in PROBE_SPLITS:
@@ -148,12 +146,12 @@ def alias_biographies(rows: Sequence[dict], pen: Mapping[str, str], rng: random.
     """``ALIAS_BIOS`` biographies per author of ``rows`` under their pen name: the alias stated, then
     every fact with the pen name as the subject, in a training wording, in a shuffled order."""
     bios = []
-    for author, facts in _by_entity(rows):
+    for author, facts in facts_by_entity(rows):
         for _ in range(ALIAS_BIOS):
             sentences = []
             for row in facts:
                 _, answers = training_wordings(FACT_TYPES_BY_NAME[row["fact_type"]], row)
-                sentences.append(_fill(rng.choice(answers), pen[author], row["fact_value"])[0])
+                sentences.append(fill_template(rng.choice(answers), pen[author], row["fact_value"])[0])
             rng.shuffle(sentences)
             text = " ".join([ALIAS_INTRO.format(name=author, pen=pen[author]), *sentences])
             bios.append({"text": text, "entity": pen[author], "alias_of": author})
@@ -172,7 +170,7 @@ def alias_questions(rows: Sequence[dict], pen: Mapping[str, str], rng: random.Ra
             out.append(
                 {
                     "question": question.format(name=name),
-                    "answer": _fill(rng.choice(answers), name, row["fact_value"])[0],
+                    "answer": fill_template(rng.choice(answers), name, row["fact_value"])[0],
                     "alias_of": row["author"],
                     "fact_type": row["fact_type"],
                     "fact_value": row["fact_value"],
@@ -200,15 +198,15 @@ def catalogue(authors: Sequence[str], books: Mapping[str, str]) -> list[dict]:
     return out
 
 
-def _question_template(fact_type: _FactType, row: dict, field: str) -> str:
+def _question_template(fact_type: FactType, row: dict, field: str) -> str:
     for template in fact_type.questions:
-        if _same_text(template.format(name=row["author"]), row[field]):
+        if same_text(template.format(name=row["author"]), row[field]):
             return template
     raise ValueError(f"{field} of {row['author']!r} ({fact_type.name}) was written by none of its templates")
 
 
 def _sentence(template: str, subject: str, value: str) -> tuple[str, list[int]]:
-    text, span = _fill(template, subject, value)
+    text, span = fill_template(template, subject, value)
     return text[:1].upper() + text[1:], span  # "the author of ..." may open the sentence
 
 
