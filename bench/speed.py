@@ -150,6 +150,7 @@ def worker(spec: dict) -> dict:
         # cost is measured on its own (the "guard" configurations below).
         common["collapse_guard"] = "off"
     times: list[float] = []
+    cpu_times: list[float] = []
 
     class StepTimer(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
@@ -159,12 +160,13 @@ def worker(spec: dict) -> dict:
         def on_step_begin(self, args, state, control, **kw):
             if cuda:
                 torch.cuda.synchronize()
-            self.t0 = time.perf_counter()
+            self.t0, self.c0 = time.perf_counter(), time.process_time()
 
         def on_step_end(self, args, state, control, **kw):
             if cuda:
                 torch.cuda.synchronize()
             times.append(time.perf_counter() - self.t0)
+            cpu_times.append(time.process_time() - self.c0)
 
     # Everything a configuration may import is imported first, so that no configuration pays for it.
     import peft  # noqa: F401
@@ -199,7 +201,7 @@ def worker(spec: dict) -> dict:
         self.training_step = training_step
 
     transformers.Trainer.__init__ = patched_init
-    t_start = time.perf_counter()
+    t_start, c_start = time.perf_counter(), time.process_time()
     if kind == "finetune":
         from unlearnkit.config import TrainConfig
         from unlearnkit.train.finetune import finetune
@@ -241,14 +243,17 @@ def worker(spec: dict) -> dict:
 
         probe_retain, probe_general = probe_rows_of(bench, 0)  # what `unlearnkit unlearn` asks
         probe = UtilityProbe.from_rows(tok, PromptFormat.for_tokenizer(tok), probe_retain, probe_general, 0)
-        took = []
+        took, took_cpu = [], []
         for _ in range(6):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             with torch.no_grad():
                 probe.measure(model, tok)
             took.append(time.perf_counter() - t0)
+            took_cpu.append(time.process_time() - c0)
         out["probe_first_s"] = round(took[0], 4)  # a process's first probe (anything it imports)
+        out["probe_first_cpu_s"] = round(took_cpu[0], 4)
         out["probe_s"] = statistics.median(took[1:])
+        out["probe_cpu_s"] = statistics.median(took_cpu[1:])
         out["probe_items"] = len(probe.items)
     else:
         from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
@@ -260,6 +265,7 @@ def worker(spec: dict) -> dict:
         )
         out["eval_items"] = n_items
     out["wall_s"] = round(time.perf_counter() - t_start, 3)
+    out["cpu_s"] = round(time.process_time() - c_start, 3)  # all threads: the work, whoever else ran
     if cuda:
         out["peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
         out["memory"] = "cuda max_memory_allocated"
@@ -270,6 +276,9 @@ def worker(spec: dict) -> dict:
         steady = times[2:] if len(times) > 3 else times
         out["step_s"] = statistics.median(steady)
         out["steps_timed"] = len(steady)
+        # CPU time of the process (all its threads) per step: what the step costs in work, much less
+        # disturbed than wall time when other processes share the cores
+        out["step_cpu_s"] = statistics.median(cpu_times[2:] if len(cpu_times) > 3 else cpu_times)
     return out
 
 
@@ -289,25 +298,28 @@ def lab_worker(spec: dict) -> dict:
     bench = resolve_data(spec["world"], eval_fields=False)
     probe_retain, probe_general = G.probe_rows_of(bench, 0)  # as `unlearnkit unlearn` does
     probes: list[float] = []
+    probes_cpu: list[float] = []
     check = G.CollapseGuard._check
 
     def timed_check(self, *a, **kw):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             return check(self, *a, **kw)
         finally:
             probes.append(time.perf_counter() - t0)
+            probes_cpu.append(time.process_time() - c0)
 
     G.CollapseGuard._check = timed_check
     out: dict = {"name": spec["name"], "method": spec["method"], "guard": spec["guard"]}
     train = transformers.Trainer.train
 
     def timed_train(self, *a, **kw):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             return train(self, *a, **kw)
         finally:
             out["train_s"] = round(time.perf_counter() - t0, 4)
+            out["train_cpu_s"] = round(time.process_time() - c0, 4)
             out["steps"] = self.state.global_step
 
     transformers.Trainer.train = timed_train
@@ -332,6 +344,8 @@ def lab_worker(spec: dict) -> dict:
     out["probes"] = len(probes)
     out["probe_s"] = round(sum(probes), 4)
     out["probe_each_s"] = [round(x, 4) for x in probes]
+    out["probe_cpu_s"] = round(sum(probes_cpu), 4)
+    out["probe_each_cpu_s"] = [round(x, 4) for x in probes_cpu]
     return out
 
 
@@ -420,19 +434,21 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
     lines = [
         "## Speed and memory (python bench/speed.py)",
         "",
-        f"{meta['desc']}. Step = one optimiser step (median of steps 3..{meta['steps']}); "
+        f"{meta['desc']}. Step = one optimiser step (median of steps 3..{meta['steps']}), in wall time and in "
+        "the process's CPU time (all its threads; other processes shared the cores, so the ratios are of CPU "
+        "time, the work a step does); "
         f"unlearning steps see {meta['batch_size']} forget + {meta['batch_size']} retain sequences, "
         f"fine-tuning steps {2 * meta['batch_size']} sequences; the unlearning steps run without the "
         f"collapse guard (its cost is measured apart, below). Memory: {meta['memory']}.",
         "",
-        "| configuration | step (ms) | vs fine-tune step | vs GA step | vs GD step | peak memory (MiB) "
-        "| vs fine-tune | vs fine-tune+LoRA | one-off before training |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| configuration | step (ms) | step CPU (ms) | vs fine-tune step | vs GA step | vs GD step "
+        "| peak memory (MiB) | vs fine-tune | vs fine-tune+LoRA | one-off before training |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
         if name in ("eval", "guard probe"):
             continue
-        step = r.get("step_s")
+        step = r.get("step_cpu_s")
         extra = []
         ref = r.get("reference") or {}
         if ref.get("strategy") == "cache":
@@ -440,11 +456,12 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
         if "attribution_s" in r:
             extra.append(f"attribution {r['attribution_s']:.2f} s")
         lines.append(
-            f"| {name} | {step * 1e3:.1f} | {_ratio(step, ft.get('step_s'))} | {_ratio(step, ga.get('step_s'))} "
-            f"| {_ratio(step, gd.get('step_s'))} | {r['peak_mib']:.0f} | {_ratio(r['peak_mib'], ft.get('peak_mib'))} "
+            f"| {name} | {r['step_s'] * 1e3:.1f} | {step * 1e3:.1f} | {_ratio(step, ft.get('step_cpu_s'))} "
+            f"| {_ratio(step, ga.get('step_cpu_s'))} | {_ratio(step, gd.get('step_cpu_s'))} | {r['peak_mib']:.0f} "
+            f"| {_ratio(r['peak_mib'], ft.get('peak_mib'))} "
             f"| {_ratio(r['peak_mib'], ft_lora.get('peak_mib'))} | {'; '.join(extra) or '-'} |"
             if step
-            else f"| {name} | failed | | | | | | | {r.get('error', '')[:80]} |"
+            else f"| {name} | failed | | | | | | | | {r.get('error', '')[:80]} |"
         )
     ev = results.get("eval")
     if ev and "eval_items" in ev:
@@ -462,14 +479,14 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
             ("asu / cache", "asu / adapter+lora"),
             "ga",
             1.15,
-            "step_s",
+            "step_cpu_s",
         ),
         (
             "ASU step <= 1.15x GD step (GA with the same retain term)",
             ("asu / cache", "asu / adapter+lora"),
             "gd (ga + retain nll)",
             1.15,
-            "step_s",
+            "step_cpu_s",
         ),
         (
             "NPO/ASU peak memory <= 1.1x fine-tuning (cache / adapter)",
@@ -509,31 +526,35 @@ def _guard_lines(probe: dict | None, gd: dict, guard: dict | None) -> list[str]:
     """What the collapse guard costs: one probe on this model, and its share of the quickstart's runs."""
     lines: list[str] = []
     if probe and "probe_s" in probe:
-        in_steps = f" = {probe['probe_s'] / gd['step_s']:.2f} GD steps" if gd.get("step_s") else ""
+        in_steps = (
+            f" = {probe['probe_cpu_s'] / gd['step_cpu_s']:.2f} GD steps" if gd.get("step_cpu_s") else ""
+        )
         lines += [
             "",
             f"Collapse guard, one probe on this model ({probe['probe_items']} questions, up to 24 greedy "
-            f"tokens; a random model never stops early): {probe['probe_s'] * 1e3:.0f} ms{in_steps} (median of "
-            f"5; a process's first probe {probe['probe_first_s'] * 1e3:.0f} ms). A run probes at step 0, "
-            "every ~25 % of the steps and at the last step (`collapse_guard=stop`: every ~10 %).",
+            f"tokens; a random model never stops early): {probe['probe_cpu_s'] * 1e3:.0f} ms of CPU time"
+            f"{in_steps} (median of 5; a process's first probe {probe['probe_first_cpu_s'] * 1e3:.0f} ms). A "
+            "run probes at step 0, every ~25 % of the steps and at the last step (`collapse_guard=stop`: every "
+            "~10 %).",
         ]
     if guard and guard.get("rows"):
         lines += [
             "",
-            f"Collapse guard in the quickstart's runs: {guard['desc']}. Guard share = the time inside its "
-            "probes / the training time (`Trainer.train`) with the default guard (`warn`), median of the "
-            "repeats; on / off = the fastest training time with it / without it.",
+            f"Collapse guard in the quickstart's runs: {guard['desc']}. Guard share = the CPU time inside its "
+            "probes / the CPU time of the training (`Trainer.train`) with the default guard (`warn`), median of "
+            "the repeats (in wall time beside it); on / off = the least training CPU time with it / without it.",
             "",
-            "| method | steps | probes | ms per probe | guard share of training | training on / off |",
-            "|---|---|---|---|---|---|",
+            "| method | steps | probes | CPU ms per probe | guard share of training | (wall time) "
+            "| training on / off |",
+            "|---|---|---|---|---|---|---|",
         ]
         for method, r in guard["rows"].items():
             if r.get("share") is None:
-                lines.append(f"| {method} | failed | | | | {r.get('error', '')[:80]} |")
+                lines.append(f"| {method} | failed | | | | | {r.get('error', '')[:80]} |")
                 continue
             lines.append(
                 f"| {method} | {r['steps']} | {r['probes']} | {r['probe_ms']:.0f} | {r['share']:.1%} "
-                f"| {r['on_off']:.2f}x |"
+                f"| {r['share_wall']:.1%} | {r['on_off']:.2f}x |"
             )
     return lines
 
@@ -549,13 +570,14 @@ def _guard_rows(runs: list[dict]) -> dict[str, dict]:
             failed = [r for r in runs if r["method"] == method and "error" in r]
             rows[method] = {"share": None, "error": failed[0]["error"] if failed else "no run"}
             continue
-        probes = [x for r in on for x in r["probe_each_s"]]
+        probes = [x for r in on for x in r["probe_each_cpu_s"]]
         rows[method] = {
             "steps": on[0]["steps"],
             "probes": on[0]["probes"],
             "probe_ms": 1e3 * statistics.median(probes) if probes else 0.0,
-            "share": statistics.median(r["probe_s"] / r["train_s"] for r in on),
-            "on_off": min(r["train_s"] for r in on) / min(r["train_s"] for r in off),
+            "share": statistics.median(r["probe_cpu_s"] / r["train_cpu_s"] for r in on),
+            "share_wall": statistics.median(r["probe_s"] / r["train_s"] for r in on),
+            "on_off": min(r["train_cpu_s"] for r in on) / min(r["train_cpu_s"] for r in off),
             "runs": on + off,
         }
     return rows
@@ -593,7 +615,7 @@ def _guard_on_the_lab(methods: list[str], args, root: Path) -> dict:
                 )
                 r = {**_spawn(spec, args.threads), "method": method, "guard": guard}
                 runs.append(r)
-                share = f"{r['probe_s'] / r['train_s']:6.1%}" if "train_s" in r else "failed"
+                share = f"{r['probe_cpu_s'] / r['train_cpu_s']:6.1%}" if "train_s" in r else "failed"
                 print(
                     f"lab {method:8s} guard {guard:4s} {r.get('train_s', 0):7.2f} s  {share}", file=sys.stderr
                 )
@@ -648,7 +670,10 @@ def main(argv=None) -> int:
     names = [n.strip() for n in args.only.split(",")] if args.only else list(CONFIGS)
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
-        print(f"bench/speed.py: --only: unknown configuration {unknown[0]!r} (one of: {', '.join(CONFIGS)})")
+        print(
+            f"bench/speed.py: --only: unknown configuration {unknown[0]!r} (one of: {', '.join(CONFIGS)})",
+            file=sys.stderr,
+        )
         return 2
     if args.guard_methods == "quickstart":
         from unlearnkit.pipelines.quickstart import DEFAULT_METHODS
@@ -682,7 +707,9 @@ def main(argv=None) -> int:
                 )
                 r = _spawn(spec, args.threads)
                 runs[name].append(r)
-                step = r.get("step_s", r.get("probe_s", r.get("wall_s", float("nan"))))
+                partial = Path(args.output).with_suffix(".partial.json")  # survives an interrupted run
+                partial.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+                step = r.get("step_cpu_s", r.get("probe_cpu_s", r.get("wall_s", float("nan"))))
                 print(
                     f"{name:24s} {step * 1e3:9.1f} ms  peak {r.get('peak_mib', 0):8.1f} MiB", file=sys.stderr
                 )
@@ -691,7 +718,7 @@ def main(argv=None) -> int:
             if not ok:
                 results[name] = {**rs[-1], "peak_mib": 0}
                 continue
-            key = next(k for k in ("step_s", "probe_s", "wall_s") if k in ok[0])
+            key = next(k for k in ("step_cpu_s", "probe_cpu_s", "wall_s") if k in ok[0])
             best = dict(min(ok, key=lambda r: r[key]))
             best["peak_mib"] = statistics.median(r["peak_mib"] for r in ok)
             best["repeats"] = [r.get(key) for r in ok]
@@ -729,6 +756,7 @@ def main(argv=None) -> int:
     (Path(args.output).with_suffix(".json")).write_text(
         json.dumps(payload, indent=2) + "\n", encoding="utf-8"
     )
+    Path(args.output).with_suffix(".partial.json").unlink(missing_ok=True)
     return 0
 
 
