@@ -585,7 +585,11 @@ def _guard_rows(runs: list[dict]) -> dict[str, dict]:
 
 def _spawn(spec: dict, threads: int) -> dict:
     """One worker in a fresh process: its RESULT line, or the error it ended with."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false")
+    # Waiting OpenMP threads sleep instead of spinning: with other processes on the cores a spinning
+    # thread burns CPU time while its partner is descheduled, and a step's CPU time would not be its work.
+    env = dict(
+        os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE", TOKENIZERS_PARALLELISM="false"
+    )
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env
     )
