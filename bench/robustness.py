@@ -72,6 +72,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RunCache, embedded_settings, write_result  # noqa: E402
 
+from unlearnkit.pipelines.embedded import LAB_VERSION  # noqa: E402
+
 WORK = Path(".bench_work") / "robustness"
 NAME = "robustness"
 SEEDS = (0, 1, 2)
@@ -771,6 +773,7 @@ def main() -> int:
         "eval": EVAL,
         "relearn_steps": list(RELEARN_STEPS),
         "relearn_lr": RELEARN_LR,
+        "lab_version": LAB_VERSION,  # BENCHMARKS.md marks the section stale when the lab moves on
     }
 
     def save() -> None:

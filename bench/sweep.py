@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, code_version, matches, provenance, unrecorded, write_result  # noqa: E402
 
+from unlearnkit.pipelines.embedded import LAB_VERSION  # noqa: E402
 from unlearnkit.pipelines.quickstart import TUNING_WORLD_SEED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -418,6 +419,7 @@ def main() -> int:
         "budget_minutes": args.budget_minutes,
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
+        "lab_version": LAB_VERSION,  # the recipes of the tuning world's base, target and oracle
     }
 
     def save() -> None:
