@@ -519,7 +519,7 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-GUARD_LIMIT = 0.05  # issue 29: "by default the guard should cost no more than a few percent of a run's time"
+GUARD_LIMIT = 0.05  # the aim: "by default the guard should cost no more than a few percent of a run's time"
 
 
 def _guard_lines(probe: dict | None, gd: dict, guard: dict | None) -> list[str]:

@@ -1,4 +1,4 @@
-"""The relearning attack's calibration (issue 29: "an attack that can teach") on hand-made curves: the
+"""The relearning attack's calibration ("an attack that can teach") on hand-made curves: the
 oracle must learn >= 0.8 of the facts of the half it is trained on, the target keep >= 0.9 of its
 held-half fact recall; the reading, its warnings and the card's lines. No model is trained: every number
 below is worked out by hand from the curves written here."""
@@ -73,7 +73,7 @@ def test_an_attack_that_teaches_without_damage_passes_and_warns_nothing():
 
 
 def test_an_attack_that_cannot_teach_warns_to_raise_the_rate():
-    # lr 1e-4 x 50 steps on the lab (issue 29): the oracle learns 0.74 < 0.8 of the trained half; the
+    # lr 1e-4 x 50 steps on the lab: the oracle learns 0.74 < 0.8 of the trained half; the
     # target keeps 0.96 -> 0.96 (100 %).
     c = curve(
         oracle=[(0.02, 0.02), (0.04, 0.16), (0.04, 0.50), (0.04, 0.74)],

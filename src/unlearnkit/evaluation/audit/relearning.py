@@ -234,7 +234,7 @@ def relearn_reading(gaps: dict[str, float | None], step: str = "20") -> dict[str
 
 #: The attack can teach: after the curve's last step a model that never saw the forget data (the oracle)
 #: states at least this share of the facts of the half it is trained on. Below it, a model that
-#: "survives" the attack has only survived an attack that could not have taught it anything (issue 29).
+#: "survives" the attack has only survived an attack that could not have taught it anything.
 TEACH_BAR = 0.8
 #: The attack does not damage: at every step the original (target) model keeps at least this share of
 #: the held-half score it had before the attack. Below it, falls on the curves are damage, not forgetting.
