@@ -93,7 +93,7 @@ def main() -> None:
                 {"tau": tau, "forget_weight": lam},
                 row=key,
                 keep_model=True,
-                tuned=False,  # the shared recipe: a swept configs/tiny/asu.yaml would set lr, epochs, lambda
+                tuned=False,  # the shared recipe: a swept recipes/tiny/asu.yaml would set lr, epochs, lambda
             )
             rows[key] = metrics
             if lam == 1.0:
