@@ -232,6 +232,9 @@ def test_the_chosen_trials_test_utility_is_not_its_selection_utility(tmp_path, a
         assert info["selection_rows"] and info["test_rows"], part
     chosen_selection = summary["chosen_selection_metrics"]
     chosen_test = summary["test"]["gd (tuned)"]
+    # scored on the test half's forget items only (the whole benchmark would score them all)
+    assert chosen_test["forget_quality_n"] == parts["forget"]["test_rows"] < parts["forget"]["rows"]
+    assert chosen_selection["forget_quality_n"] == parts["forget"]["selection_rows"]
     assert chosen_test["model_utility"] != chosen_selection["model_utility"]
     assert chosen_test["retain_rougeL_recall"] != chosen_selection["retain_rougeL_recall"] or (
         chosen_test["retain_prob"] != chosen_selection["retain_prob"]

@@ -162,6 +162,7 @@ HEADLINE = (
     "forget_truth_ratio",
     "forget_exact_memorisation",
     "forget_extraction_strength",
+    "forget_quality_n",  # the forget items the KS test read: a half's count, never the whole benchmark's
     # the components of model utility: a refusal names the one that is degenerate
     *(f"{part}_{m}" for part in ("retain", "general") for m in ("prob", "rougeL_recall", "truth_ratio")),
     *(
