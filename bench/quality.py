@@ -53,6 +53,7 @@ TITLES = {
 NULL_ORACLE = "oracle, another seed"
 NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same world, base, data and recipe
 DEFAULT_SEEDS = "0,1,2,3,4"
+RESULT_NAMES = ("quality", "quality_rawtext")  # BENCHMARKS.md's first two sections
 
 
 def mean_sd(values: list[float]) -> tuple[float, float]:
@@ -191,7 +192,9 @@ def run_seed(benchmark: str, methods: list[str], args, seed: int) -> tuple[dict,
     return emb.results, emb.bench
 
 
-def run_benchmark(benchmark: str, methods: list[str], args, seeds: list[int]) -> tuple[str, dict]:
+def run_benchmark(
+    benchmark: str, methods: list[str], args, seeds: list[int], name: str = "quality"
+) -> tuple[str, dict]:
     per_seed: dict[int, dict] = {}
     bench = None
     for seed in seeds:
@@ -232,7 +235,7 @@ def run_benchmark(benchmark: str, methods: list[str], args, seeds: list[int]) ->
         "",
         what,
         f"Each cell: mean \u00b1 sd over seeds {', '.join(map(str, seeds))} (each seed its own world, base, "
-        "target and oracle); every seed's rows are in bench/results/quality.json.",
+        f"target and oracle); every seed's rows are in bench/results/{name}.json.",
         "",
         seed_table(per_seed, list(COLUMNS[benchmark])),
         "",
@@ -257,6 +260,14 @@ def main() -> None:
     p.add_argument(
         "--lab-only", default="", help="benchmarks to measure base / target / oracle only (no methods)"
     )
+    p.add_argument(
+        "--result-name",
+        default="quality",
+        choices=RESULT_NAMES,
+        help="bench/results/<name>.md / .json: the raw-text miniatures (muse,wmdp) may be measured apart "
+        "(--result-name quality_rawtext, another process on the same --cache-dir) and BENCHMARKS.md "
+        "shows both sections",
+    )
     args = p.parse_args()
     benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
@@ -268,7 +279,7 @@ def main() -> None:
             methods = [*METHODS_FOR[benchmark], *(EXTRA_METHODS[benchmark] if args.extra_methods else ())]
         if benchmark in args.lab_only.split(","):
             methods = []
-        md, rows = run_benchmark(benchmark, methods, args, seeds)
+        md, rows = run_benchmark(benchmark, methods, args, seeds, args.result_name)
         sections.append(md)
         results[benchmark] = rows
         # written after every miniature: a run stopped part-way keeps the finished ones (said in the line)
@@ -281,8 +292,13 @@ def write(sections: list[str], results: dict, args, seeds: list[int], done: list
     from unlearnkit.pipelines.quickstart import TUNED_DIR, TUNING_WORLD_SEED
 
     swept = ", ".join(sorted(p.stem.upper() for p in TUNED_DIR.glob("*.yaml"))) or "no method"
+    title = (
+        "## The miniatures: a pretrained base, then TOFU, MUSE and WMDP in miniature"
+        if args.result_name == "quality"
+        else "## The miniatures, continued: " + " and ".join(TITLES[b].split(" (")[0] for b in done)
+    )
     md = [
-        "## The miniatures: a pretrained base, then TOFU, MUSE and WMDP in miniature",
+        title,
         "",
         "A tiny Llama (hidden 128, 2 layers) is pretrained on the world's corpus (the base); each miniature's "
         "target and oracle come from it as in the real benchmark (`unlearnkit.pipelines.embedded`). Every method runs the "
@@ -292,7 +308,12 @@ def write(sections: list[str], results: dict, args, seeds: list[int], done: list
         "",
         *sections,
     ]
-    write_result("quality", "\n".join(md), results, "python bench/quality.py", settings)
+    command = "python bench/quality.py" + (
+        ""
+        if args.result_name == "quality"
+        else f" --benchmarks {','.join(done)} --result-name {args.result_name}"
+    )
+    write_result(args.result_name, "\n".join(md), results, command, settings)
 
 
 def _no_models():
