@@ -39,11 +39,14 @@ last attack step (``RELEARN_STEPS[-1]``).
 Why lr 2e-5 for 250 steps (the quickstart's audit, calibrated by ``python bench/audit_all.py
 --calibrate``, bench/results/relearn_calibration.md): an attack must be able to teach (the oracle,
 which never saw the forget set, learns >= 0.8 of the facts of the half it is trained on) without damaging
-(the target keeps >= 0.9 of its fact recall on the held half). On the TOFU-like lab (seed 0, 5 attack
-splits) lr 2e-5 x 250 steps is the only setting of the grid that passes both on every split (the oracle
-0.86-0.96, the target keeping at worst 90 %); 1e-4 x 50 steps (the earlier setting) teaches the oracle
-only 0.68-0.78, and longer runs at 1e-4 or 5e-5, or any run at 3e-4 / 1e-3, damage the target on some
-split before the oracle has learned. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
+(the target keeps >= 0.9 of its fact recall on the held half). On the TOFU-like lab (lab version 9, seed 0,
+5 attack splits) no setting of the grid passes both on any split: the oracle learns 0.8 of the trained
+half only once the target has lost about a fifth of its held half, at every rate from 1e-4 to 2e-5
+(1e-4 x 50 steps, the earlier setting, teaches the oracle only 0.71 while the target keeps 79 %); lr 2e-5
+x 250 steps teaches (the oracle 0.84 on the mean) and keeps as much as any (80 % on the worst split), so the gaps
+below are read beside the target's own fall, which the audit reports. (On lab version 8 the same
+setting passed both on every split: the lab-9 target, fine-tuned for fewer epochs with more replay, is
+more fragile.) WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
 --calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, 3 splits: after 250 steps the
 oracle's hazardous accuracy on the relearned agents' questions is 0.42 at 2e-5, 0.53 at 1e-4, 0.67 at
 1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'

@@ -731,11 +731,13 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
 
 def quickstart_audit_settings(seed: int):
     """The audit the quickstart runs, calibrated (``python bench/audit_all.py --calibrate``,
-    bench/results/relearn_calibration.md): at lr 2e-5 for 250 steps the oracle learns >= 0.8 of the facts
-    of the half it is trained on (the attack can teach) while the target keeps >= 0.9 of its held-half
-    fact recall (it does not damage), on each of 5 attack splits of the TOFU-like lab; at 1e-4 the target
-    falls below 0.9 before the oracle learns 0.8 on some splits, and 1e-3 destroys it (fact recall 0.96 ->
-    0.22 in 20 steps). The 20-step point keeps ``relearn_gap_20``; the headline gap is read at 250."""
+    bench/results/relearn_calibration.md). On the TOFU-like lab no rate of the grid passes both bars on
+    any of 5 attack splits: the oracle learns 0.8 of the facts of the half it is trained on only when the
+    target has lost about a fifth of its held-half fact recall, at every rate from 1e-4 down to 2e-5.
+    lr 2e-5 for 250 steps teaches (the oracle 0.84) and damages least at that point (the target keeps 80 %
+    on the mean), so the audit says ``relearn_attack_damages`` and its gaps are read beside the target's
+    own fall; 1e-3 destroys the target (held-half fact recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps
+    ``relearn_gap_20``; the headline gap is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
 
     return AuditSettings(

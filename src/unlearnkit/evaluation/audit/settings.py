@@ -16,11 +16,12 @@ class AuditSettings:
     oracle learns >= 0.8 of the facts of the half it is trained on by the last step) without damaging
     (the target keeps >= 0.9 of its held-half fact recall); the audit reads both
     (``relearn_calibration``) and warns when either fails. The default 1e-3 is the scale of a tiny model
-    trained from scratch; the embedded lab's pretrained-base TOFU-like miniature needs 2e-5 for 250 steps
-    (at 1e-3 the target itself falls from fact recall 0.96 to 0.22 in 20 steps; at 1e-4 it loses held
-    facts on most attack splits before the oracle has learned the trained ones: ``python
-    bench/audit_all.py --calibrate``; the quickstart and bench/robustness.py use 2e-5), and pretrained
-    1B+ models about 1e-5 (the usual fine-tuning rate): set them explicitly and read the calibration."""
+    trained from scratch; on the embedded lab's pretrained-base TOFU-like miniature it destroys the target
+    (held-half fact recall about 0.95 -> 0.18 in 20 steps), and no rate from 1e-4 to 2e-5 passes both bars there (the
+    oracle reaches 0.8 only once the target has lost about a fifth of its held facts: ``python
+    bench/audit_all.py --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps, which
+    teaches and damages least. Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them
+    explicitly and read the calibration."""
 
     relearn_steps: tuple[int, ...] = (5, 10, 20, 50)  # the curve's points; () skips the attack
     relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
