@@ -266,7 +266,7 @@ def test_quickstart_tofu_like_on_the_base(small_lab, tmp_path, capsys):
     # the notes are written from the settings used, not typed by hand
     from unlearnkit.pipelines.quickstart import method_overrides
 
-    asu = method_overrides("asu", 0)  # the shared recipe, or the swept one where the packaged recipes/tiny/ has it
+    asu = method_overrides("asu", 0)  # the shared recipe, or the packaged swept one (recipes/tiny/)
     assert (
         "ga: lr 0.0005, epochs 5" in html
         and f"asu: lr {asu['lr']:g}" in html
