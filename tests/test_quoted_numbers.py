@@ -9,7 +9,8 @@ A passage that quotes measurements is wrapped in two markers naming its sources:
 Every decimal (``0.58``, ``+0.18``, ``0.49x``) and every number in e-notation (``1e-27``) between the
 markers, outside backticks (commands and settings), must be a number of one of the sources rounded to
 the precision it is quoted at. When a bench is re-run and a number moves, this fails and names the
-sentence to update; a quote the tables never held cannot be written in the first place.
+sentence to update; a quote the tables never held cannot be written in the first place. bench/NOTES.md is
+all measurement: no figure in it may stand outside a marked passage.
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ def test_every_quoted_number_is_in_its_source_table(doc):
     )
 
 
+def outside_passages(text: str) -> list[str]:
+    """The quoted numbers of ``text`` outside every marked passage (and outside backticks)."""
+    rest = re.sub(r"<!-- numbers from: [^>]*? -->.*?<!-- /numbers -->", " ", text, flags=re.S)
+    return QUOTED.findall(re.sub(r"`[^`]*`", " ", rest))
+
+
+def test_notes_quote_no_number_outside_a_marked_passage():
+    """bench/NOTES.md is all measurement: every figure in it names its table."""
+    stray = outside_passages((ROOT / "bench" / "NOTES.md").read_text(encoding="utf-8"))
+    assert not stray, f"bench/NOTES.md quotes {stray} outside a <!-- numbers from: ... --> passage"
+
+
 def test_the_check_rejects_a_number_the_table_does_not_hold(tmp_path):
     table = tmp_path / "t.md"
     table.write_text("| a | 0.583 | 9.99e-28 | 1.26 |\n", encoding="utf-8")
@@ -113,6 +126,7 @@ def test_the_check_rejects_a_number_the_table_does_not_hold(tmp_path):
     doc = "<!-- numbers from: t.md -->\nsays 0.77 and `--lr 0.12`\n<!-- /numbers -->"
     [(line, names, passage)] = quoted_passages(doc)
     assert (line, names) == (1, ["t.md"]) and unsupported(passage, [table]) == ["0.77"]
+    assert outside_passages(doc + " and 0.5 after") == ["0.5"]
 
 
 def test_json_sources_are_read_as_values(tmp_path):
