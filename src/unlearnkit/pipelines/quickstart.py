@@ -735,7 +735,7 @@ def quickstart_audit_settings(seed: int):
     any of 5 attack splits: the oracle learns 0.8 of the facts of the half it is trained on only when the
     target has lost about a fifth of its held-half fact recall, at every rate from 1e-4 down to 2e-5.
     lr 2e-5 for 250 steps teaches (the oracle 0.84) and damages least at that point (the target keeps 80 %
-    on the mean), so the audit says ``relearn_attack_damages`` and its gaps are read beside the target's
+    on the worst split), so the audit says ``relearn_attack_damages`` and its gaps are read beside the target's
     own fall; 1e-3 destroys the target (held-half fact recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps
     ``relearn_gap_20``; the headline gap is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
