@@ -295,7 +295,9 @@ def write(sections: list[str], results: dict, args, seeds: list[int], done: list
     title = (
         "## The miniatures: a pretrained base, then TOFU, MUSE and WMDP in miniature"
         if args.result_name == "quality"
-        else "## The miniatures, continued: " + " and ".join(TITLES[b].split(" (")[0] for b in done)
+        else "## The miniatures, continued: "
+        + " and ".join(TITLES[b].split(" (")[0].removesuffix(" in miniature") for b in done)
+        + " in miniature"
     )
     md = [
         title,

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from unlearnkit.errors import ArgumentError
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -523,3 +525,80 @@ def test_distill_records_the_teacher_and_its_cost(in_sandbox):
     assert card["compute"]["teacher_cost"] == teacher.compute["cost"] > 0
     assert card["compute"]["total_cost"] == card["compute"]["cost"] + teacher.compute["cost"]
     assert card["placement"]["precision"] == "fp32" and card["config"]["precision"] == "fp32"
+
+
+def test_finetune_from_python_writes_the_folder_the_command_writes(in_sandbox, capsys):
+    """The same base, data and settings: the same record, weights and files, and the notes in the
+    Python keywords (the recorded recipe is read from the base's card on both sides)."""
+    from unlearnkit import finetune
+    from unlearnkit.cli import main
+
+    base = json.loads((in_sandbox / "target" / "unlearnkit.json").read_text())
+    base["finetune_defaults"] = {"source": "a test recipe", "train": {"lr": 2e-4, "epochs": 1.0}}
+    shutil.copytree(in_sandbox / "target", in_sandbox / "base")
+    (in_sandbox / "base" / "unlearnkit.json").write_text(json.dumps(base))
+    settings = ["--set", "max_steps=2", "--check-items", "3"]
+    assert main(["finetune", "--model", "base", "--data", "bench", "--split", "retain", "--output", "cli",
+                 *settings]) == 0  # fmt: skip
+    cli_err = capsys.readouterr().err
+    result = finetune("base", data="bench", split="retain", max_steps=2, check_items=3)
+    api_err = capsys.readouterr().err
+    result.save("api")
+    cli, api = _card(in_sandbox / "cli"), _card(in_sandbox / "api")
+    assert api == cli
+    assert cli["kind"] == "retain oracle" and cli["trained_on"] == ["retain"]
+    assert cli["config"]["lr"] == 2e-4 and cli["config"]["max_steps"] == 2 and cli["learned"]["trained"]
+    assert (in_sandbox / "api" / "model.safetensors").read_bytes() == (
+        in_sandbox / "cli" / "model.safetensors"
+    ).read_bytes()
+    assert sorted(p.name for p in (in_sandbox / "api").iterdir()) == sorted(
+        p.name for p in (in_sandbox / "cli").iterdir()
+    )
+    assert "records a test recipe: lr=0.0002, epochs=1.0" in cli_err and "--set KEY=VALUE" in cli_err
+    assert "records a test recipe" in api_err and "--set" not in api_err
+    assert result.settings["lr"] == 2e-4 and result.split == "retain" and result.learned is not None
+    with pytest.raises(ArgumentError, match="path"):
+        result.save("api")  # not empty: refused without overwrite=True
+    result.save("api", overwrite=True)
+
+
+def test_finetune_from_python_takes_rows_and_a_loaded_model(in_sandbox):
+    """Rows in memory under the caller's names train the tiny model; a loaded model is cast, not reloaded,
+    and a row too long for max_length is named by its place in the argument."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from unlearnkit import finetune
+    from unlearnkit.data import load_benchmark
+
+    bench = load_benchmark("bench")
+    data = {"forget": bench.forget[:4], "retain": bench.retain[:6]}
+    tiny = finetune("tiny", data=data, max_steps=2, check_items=0, quiet=True)
+    assert tiny.provenance["base_model"] == "tiny" and tiny.learned is None
+    assert tiny.provenance["data"].startswith("rows given in Python") and tiny.n_examples == 10
+    model = AutoModelForCausalLM.from_pretrained("target")
+    tokenizer = AutoTokenizer.from_pretrained("target")
+    loaded = finetune(model, data=data, tokenizer=tokenizer, max_steps=1, check_items=0, quiet=True)
+    assert loaded.provenance["base_model"] == str((in_sandbox / "target").resolve())
+    long = dict(data, retain=[*data["retain"], {"question": "Why? " * 400, "answer": "Because."}])
+    with pytest.raises(ArgumentError, match=r"data\['retain'\]\[6\]") as err:
+        finetune("target", data=long, max_length=64, quiet=True)
+    assert "--" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "call, needle",
+    [
+        (dict(data=None), "data: give the benchmark"),
+        (dict(data="bench", split="forget"), "split='forget'"),
+        (dict(data="bench", check_items=-1), "check_items=-1"),
+        (dict(data="bench", lrr=1), "lrr"),
+        (dict(data="bench", replay=["no_such.jsonl"]), "replay no_such.jsonl: no such file"),
+        (dict(data="bench", tokenizer="x"), "tokenizer: only with a loaded model"),
+    ],
+)  # fmt: skip
+def test_finetune_bad_input_is_an_argument_error_naming_the_python_argument(in_sandbox, call, needle):
+    from unlearnkit import finetune
+
+    with pytest.raises(ArgumentError) as err:
+        finetune("target", **call)
+    assert needle in str(err.value) and "--" not in str(err.value), str(err.value)

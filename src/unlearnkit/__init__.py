@@ -2,7 +2,7 @@
 
 The Python API (``docs/API.md``)::
 
-    from unlearnkit import unlearn, evaluate, audit, distill
+    from unlearnkit import unlearn, evaluate, audit, distill, finetune
     from unlearnkit.methods import NPOConfig
 
 Each name is imported on first use, so ``import unlearnkit`` (and the command line's argument checks)
@@ -21,10 +21,12 @@ _API = {
     "evaluate": "unlearnkit.api.evaluate",
     "audit": "unlearnkit.api.audit",
     "distill": "unlearnkit.api.distill",
+    "finetune": "unlearnkit.api.finetune",
     "UnlearnResult": "unlearnkit.pipelines.unlearn",
     "EvalResult": "unlearnkit.api.evaluate",
     "AuditResult": "unlearnkit.api.audit",
     "DistillResult": "unlearnkit.api.distill",
+    "FinetuneResult": "unlearnkit.api.finetune",
     "ArgumentError": "unlearnkit.errors",
     "UserError": "unlearnkit.errors",
 }
