@@ -16,6 +16,7 @@ several attack splits of the lab, and whether the audit settings the quickstart 
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import sys
 import time
@@ -66,6 +67,14 @@ def main() -> None:
         choices=("tofu", "wmdp"),
         help="--calibrate: the miniature (wmdp: hazardous accuracy on the relearned / held-out agents)",
     )
+    p.add_argument(
+        "--relearn-retain",
+        type=float,
+        default=None,
+        metavar="R",
+        help="retain rows the attack mixes in per forget row (AuditSettings.relearn_retain; default: the "
+        "quickstart's); --calibrate with R > 0 writes relearn_calibration_retain.md",
+    )
     args = p.parse_args()
     if args.calibrate:
         calibrate(args)
@@ -76,6 +85,8 @@ def main() -> None:
     oracle, otok = load(str(emb.oracle_dir))
     # the quickstart's audit (calibrated: python bench/audit_all.py --calibrate)
     settings = quickstart_audit_settings(args.seed)
+    if args.relearn_retain is not None:
+        settings = dataclasses.replace(settings, relearn_retain=args.relearn_retain)
     audits = {}
     for name in args.methods.split(","):
         _, res = emb.run_method(name, work / name, keep_model=True)
@@ -96,6 +107,7 @@ def main() -> None:
             methods=args.methods,
             relearn_steps=list(settings.relearn_steps),
             relearn_lr=settings.relearn_lr,
+            relearn_retain=settings.relearn_retain,
         ),
     )
 
@@ -136,8 +148,10 @@ def calibrate(args) -> None:
     steps = tuple(sorted(int(x) for x in args.steps.split(",")))
     splits = [int(x) for x in args.splits.split(",")]
     default = quickstart_audit_settings(args.seed)
+    mix = default.relearn_retain if args.relearn_retain is None else args.relearn_retain
     benchmark = args.benchmark
     metric, label, _, name = CALIBRATED[benchmark]
+    name += "_retain" if mix > 0 else ""
     world, _, target_dir, oracle_dir = ensure_lab(
         benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
     )
@@ -152,6 +166,7 @@ def calibrate(args) -> None:
                 relearn_steps=steps,
                 relearn_lr=lr,
                 relearn_batch_size=default.relearn_batch_size,
+                relearn_retain=mix,
                 quant_bits=(),
                 max_items=default.max_items,
                 max_new_tokens=default.max_new_tokens,
@@ -179,7 +194,12 @@ def calibrate(args) -> None:
         "splits": splits,
         "teach_bar": TEACH_BAR,
         "keep_bar": KEEP_BAR,
-        "defaults": {"relearn_lr": default.relearn_lr, "relearn_steps": list(default.relearn_steps)},
+        "relearn_retain": mix,
+        "defaults": {
+            "relearn_lr": default.relearn_lr,
+            "relearn_steps": list(default.relearn_steps),
+            "relearn_retain": default.relearn_retain,
+        },
         "rows": rows,
         "curves": curves,
         "seconds": seconds,
@@ -188,7 +208,9 @@ def calibrate(args) -> None:
         name,
         render_calibration(rows, data),
         data,
-        "python bench/audit_all.py --calibrate" + ("" if tofu else f" --benchmark {benchmark}"),
+        "python bench/audit_all.py --calibrate"
+        + ("" if tofu else f" --benchmark {benchmark}")
+        + (f" --relearn-retain {mix:g}" if mix != default.relearn_retain else ""),
         embedded_settings(
             args,
             max_items=default.max_items,
@@ -197,6 +219,7 @@ def calibrate(args) -> None:
             steps=list(steps),
             splits=splits,
             batch_size=default.relearn_batch_size,
+            relearn_retain=mix,
             benchmark=benchmark,
         ),
     )
@@ -258,6 +281,11 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     n = len(data["splits"])
     _, label, trains_on, _ = CALIBRATED[data.get("benchmark", "tofu")]
     title = "" if data.get("benchmark", "tofu") == "tofu" else " (WMDP-like)"
+    mix = data.get("relearn_retain", 0.0)
+    title += f", {mix:g} retain row{'' if mix == 1 else 's'} mixed in per forget row" if mix else ""
+    trains_on += (
+        f" and {mix:g} retain item{'' if mix == 1 else 's'} per forget item (`relearn_retain`)" if mix else ""
+    )
     lines = [
         f"## Relearning attack calibration{title}",
         "",
@@ -289,12 +317,16 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     ]
     d = data["defaults"]
     last = max(d["relearn_steps"])
+    same_mix = d.get("relearn_retain", 0.0) == data.get("relearn_retain", 0.0)
     mine = next((r for r in rows if r["lr"] == d["relearn_lr"] and r["steps"] == last), None)
+    mine = mine if same_mix else None
     said = (
         f"{mine['passes']} / {n} splits pass at {last} steps (oracle {_f(mine['oracle_trained_mean'])}, "
         f"worst {_f(mine['oracle_trained_min'])}; target keeps at worst {_pct(mine['target_kept_min'])})"
         if mine
         else "not in the grid (add its lr and last step to --lrs / --steps)"
+        if same_mix
+        else f"they mix {d.get('relearn_retain', 0.0):g} retain rows per forget row, not this grid's"
     )
     lines += [
         "",

@@ -244,3 +244,27 @@ def test_the_card_shows_both_halves_and_the_calibration():
     assert lines[1] == "relearn_gap_fact_final = +0.920 (the same gap in fact recall)"
     assert lines[2] == cal["text"]
     assert "**Warning:** the relearning attack cannot teach" in md
+
+
+def test_the_attack_mixes_in_the_asked_share_of_retain_rows_seeded_and_never_the_forget_rows():
+    from unlearnkit.evaluation.audit.relearning import with_retain
+
+    forget = [{"question": f"f{i}?", "answer": "x"} for i in range(10)]
+    retain = [{"question": f"r{i}?", "answer": "y"} for i in range(7)]
+    assert with_retain(forget, retain, 0.0, 0) == forget
+    assert with_retain(forget, [], 1.0, 0) == forget
+    one = with_retain(forget, retain, 1.0, 0)
+    assert one[:10] == forget and len(one) == 20  # 10 retain rows from 7: all 7, then 3 again
+    mixed = [r["question"] for r in one[10:]]
+    assert sorted(set(mixed)) == sorted(r["question"] for r in retain) and len(set(mixed[:7])) == 7
+    assert one == with_retain(forget, retain, 1.0, 0)  # seeded
+    assert [r["question"] for r in with_retain(forget, retain, 1.0, 1)[10:]] != mixed
+    assert len(with_retain(forget, retain, 0.5, 0)) == 15
+
+
+@pytest.mark.parametrize("value", [-0.5, 11, True, "1", float("nan")])
+def test_relearn_retain_out_of_range_is_one_clear_error(value):
+    from unlearnkit.errors import UserError
+
+    with pytest.raises(UserError, match="relearn_retain must be a number in \\[0, 10\\]"):
+        AuditSettings(relearn_retain=value)

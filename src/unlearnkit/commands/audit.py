@@ -66,6 +66,15 @@ def add_audit_arguments(parser) -> None:
         help="share of the forget items relearned on (default: %(default)s)",
     )
     parser.add_argument(
+        "--relearn-retain",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="retain rows mixed into the relearning attack's data per forget row (0: forget rows only, as "
+        "the papers attack; 1: as many retain rows, so the attack teaches without rewriting what the model "
+        "knew around them; default: %(default)s)",
+    )
+    parser.add_argument(
         "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
     )
     parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
@@ -96,6 +105,7 @@ def settings_from_args(args):
         relearn_steps=parse_int_list(str(args.relearn_steps), "--relearn-steps"),
         relearn_fraction=args.relearn_fraction,
         relearn_lr=args.relearn_lr,
+        relearn_retain=args.relearn_retain,
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,
         max_new_tokens=args.max_new_tokens,

@@ -55,6 +55,23 @@ def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[i
     return sorted(order[:n_train]), sorted(order[n_train:])
 
 
+def with_retain(rows: list[dict], retain: Sequence[dict], ratio: float, seed: int) -> list[dict]:
+    """The attack's training rows: ``rows`` and ``round(ratio * len(rows))`` retain rows, a seeded
+    sample without repeats while the retain split lasts (then it starts over). ``ratio`` 0: ``rows``."""
+    n = round(ratio * len(rows))
+    if n <= 0 or not retain:
+        return list(rows)
+    order = list(range(len(retain)))
+    random.Random(f"unlearnkit-audit:{seed}:relearn-retain").shuffle(order)
+    return list(rows) + [dict(retain[order[i % len(order)]]) for i in range(n)]
+
+
+def _mix_text(settings: AuditSettings) -> str:
+    """How the check's description names the retain rows mixed in (``relearn_retain``), or nothing."""
+    r = settings.relearn_retain
+    return f" (with {r:g} retain row{'' if r == 1 else 's'} per forget row mixed in)" if r > 0 else ""
+
+
 def _relearn_config(steps: int, settings: AuditSettings):
     """The attack's fine-tuning recipe: constant lr, no warm-up, no weight decay, seeded."""
     from unlearnkit.config import TrainConfig
@@ -420,7 +437,7 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         "id": "relearning",
         "title": "Relearning attack",
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
-        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items, then asked the other "
+        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items{_mix_text(st)}, then asked the other "
         f"{len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
         "original model) is the attack damaging the model, not relearning. The trained items are asked "
         f"too: the attack is calibrated when the oracle learns at least {pct(TEACH_BAR)} of them (it can "
@@ -553,7 +570,7 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     relearned, held = a.entities
     check["about"] = (
         f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch {st.relearn_batch_size}, "
-        f"every token a target) on the {len(a.attack_rows)} forget {plan.passages} of {len(relearned)} of the "
+        f"every token a target) on the {len(a.attack_rows)} forget {plan.passages}{_mix_text(st)} of {len(relearned)} of the "
         f"{len(relearned) + len(held)} {plan.unit}s (split by entity, seed {st.seed}: no {plan.unit} on both "
         f"sides), then measured on the other {len(held)}. A rise is knowledge coming back; a fall of the "
         "original model, or of a utility number, is the attack damaging the model, not relearning."

@@ -44,6 +44,7 @@ from unlearnkit.evaluation.audit.relearning import (
     relearn_warnings,
     text_relearn_check,
     text_relearn_warnings,
+    with_retain,
 )
 from unlearnkit.evaluation.audit.settings import AuditSettings
 
@@ -103,6 +104,8 @@ class Auditor:
 
         self.kind = data_kind(bench)
         self.text = is_raw_text(bench)
+        # what the relearning attack mixes in (relearn_retain): the retain rows, never the forget set's
+        self.retain_pool: list[dict] = list(bench.retain) if settings.relearn_retain > 0 else []
         self.forget = subsample(bench.forget, settings.max_items, settings.seed)
         self.holdout = subsample(bench.holdout, settings.max_items, settings.seed)
         self.train_idx: list[int] = []
@@ -258,11 +261,17 @@ class Auditor:
 
         steps = self.st.relearn_steps
         st = dataclasses.replace(self.st, max_length=_text_limit(model, self.st.max_length))
+        rows = with_retain(self.attack_rows, self.retain_pool, self.st.relearn_retain, self.st.seed)
+        mixed = (
+            f" and {len(rows) - len(self.attack_rows)} retain rows"
+            if len(rows) > len(self.attack_rows)
+            else ""
+        )
         self.log(
             f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} forget {self.plan.passages} "
-            f"of {plural(len(self.entities[0]), self.plan.unit)} (measured at {steps})"
+            f"of {plural(len(self.entities[0]), self.plan.unit)}{mixed} (measured at {steps})"
         )
-        relearn_curve(model, tok, self.attack_rows, steps, st, at_step)
+        relearn_curve(model, tok, rows, steps, st, at_step)
         _free()
         return res
 
@@ -350,8 +359,12 @@ class Auditor:
             }
 
         steps = self.st.relearn_steps
-        self.log(f"{role}: relearning {max(steps)} steps on {len(train)} forget items (measured at {steps})")
-        relearn_curve(model, tok, train, steps, self.st, at_step)
+        rows = with_retain(train, self.retain_pool, self.st.relearn_retain, self.st.seed)
+        mixed = f" and {len(rows) - len(train)} retain items" if len(rows) > len(train) else ""
+        self.log(
+            f"{role}: relearning {max(steps)} steps on {len(train)} forget items{mixed} (measured at {steps})"
+        )
+        relearn_curve(model, tok, rows, steps, self.st, at_step)
         _free()
         return res
 

@@ -27,6 +27,10 @@ class AuditSettings:
     relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
     relearn_lr: float = 1e-3
     relearn_batch_size: int = 8
+    # retain rows mixed into the attack's data, per forget row it trains on (0: forget rows only, the
+    # attack of the papers; 1: as many retain rows as forget rows): fine-tuning on a few dozen items
+    # alone also rewrites what the model knew around them, which the held half then reads as forgetting
+    relearn_retain: float = 0.0
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
     max_new_tokens: int = 64
@@ -48,6 +52,12 @@ class AuditSettings:
         self.relearn_steps = tuple(sorted(self.relearn_steps))
         _number("relearn_fraction", self.relearn_fraction, 0.0, 1.0, "strictly between 0 and 1")
         _number("relearn_lr", self.relearn_lr, 0.0, math.inf, "> 0")
+        ok = isinstance(self.relearn_retain, (int, float)) and not isinstance(self.relearn_retain, bool)
+        if not ok or not 0.0 <= self.relearn_retain <= 10.0:
+            raise UserError(
+                f"relearn_retain must be a number in [0, 10] (retain rows per forget row the attack trains "
+                f"on; 0 = forget rows only), got {self.relearn_retain!r}"
+            )
         for name in ("relearn_batch_size", "group_size", "max_new_tokens", "batch_size"):
             _positive_int(name, getattr(self, name))
         _positive_int("max_items", self.max_items)
