@@ -171,3 +171,39 @@ def test_a_folder_of_ones_own_records_its_corpus_as_the_replay(world, tmp_path, 
     assert main([*argv, "--check-items", "0", "--overwrite"]) == 0
     assert "learned" not in json.loads((out / "unlearnkit.json").read_text())
     assert not capsys.readouterr().out.strip().splitlines()[-1].startswith("learned:")
+
+
+def test_pretrain_from_python_writes_the_folder_the_command_writes(world, uninterrupted, tmp_path, capsys):
+    """The same world and settings: the same record, weights and files; errors name the keywords."""
+    from unlearnkit import ArgumentError, pretrain
+
+    torch.set_num_threads(1)
+    result = pretrain(
+        world / "world", epochs=2, batch_size=4, hidden=32, layers=2, check_items=100, quiet=True
+    )
+    result.save(tmp_path / "api")
+    cli = json.loads((uninterrupted / "unlearnkit.json").read_text())
+    api = json.loads((tmp_path / "api" / "unlearnkit.json").read_text())
+    for card in (cli, api):
+        card["compute"].pop("wall_seconds")
+    assert api == cli and api["finetune_defaults"]["train"]["lr"] > 0
+    assert (
+        load_file(tmp_path / "api" / "model.safetensors").keys()
+        == load_file(uninterrupted / "model.safetensors").keys()
+    )
+    for name, tensor in load_file(tmp_path / "api" / "model.safetensors").items():
+        assert torch.equal(tensor, load_file(uninterrupted / "model.safetensors")[name]), name
+    assert sorted(p.name for p in (tmp_path / "api").iterdir()) == sorted(
+        p.name for p in uninterrupted.iterdir()
+    )
+    assert result.learned is not None and result.without == ()
+    for call, needle in (
+        (dict(without="nope"), "without nope: no such corpus part"),
+        (dict(hidden=0), "hidden=0: must be a positive integer"),
+        (dict(check_items=-2), "check_items=-2"),
+    ):
+        with pytest.raises(ArgumentError) as err:
+            pretrain(world / "world", quiet=True, **call)
+        assert needle in str(err.value) and "--" not in str(err.value), str(err.value)
+    with pytest.raises(ArgumentError, match="hidden: the shape keys are for"):
+        pretrain(world / "world", model=str(uninterrupted), hidden=16, quiet=True)

@@ -2,7 +2,7 @@
 
 The Python API (``docs/API.md``)::
 
-    from unlearnkit import unlearn, evaluate, audit, distill, finetune
+    from unlearnkit import unlearn, evaluate, audit, distill, finetune, pretrain
     from unlearnkit.methods import NPOConfig
 
 Each name is imported on first use, so ``import unlearnkit`` (and the command line's argument checks)
@@ -22,11 +22,13 @@ _API = {
     "audit": "unlearnkit.api.audit",
     "distill": "unlearnkit.api.distill",
     "finetune": "unlearnkit.api.finetune",
+    "pretrain": "unlearnkit.api.pretrain",
     "UnlearnResult": "unlearnkit.pipelines.unlearn",
     "EvalResult": "unlearnkit.api.evaluate",
     "AuditResult": "unlearnkit.api.audit",
     "DistillResult": "unlearnkit.api.distill",
     "FinetuneResult": "unlearnkit.api.finetune",
+    "PretrainResult": "unlearnkit.api.pretrain",
     "ArgumentError": "unlearnkit.errors",
     "UserError": "unlearnkit.errors",
 }

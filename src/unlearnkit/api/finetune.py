@@ -39,15 +39,14 @@ SPLITS = ("all", "retain")
 
 
 @dataclass
-class FinetuneResult:
-    """The fine-tuned model: ``model``, its ``settings`` (every training setting), ``train_loss``,
-    ``n_examples``, ``compute`` and ``learned`` (how much of its data it states, None when not asked);
-    ``save(path)`` writes it as ``unlearnkit finetune`` does."""
+class TrainedModel:
+    """A model trained by :func:`finetune` or :func:`~unlearnkit.api.pretrain.pretrain`: ``model``, its
+    ``settings`` (every training setting), ``train_loss``, ``n_examples``, ``compute`` and ``learned``
+    (how much of its data it states, None when not asked); ``save(path)`` writes it as the command does."""
 
     model: Any
     tokenizer: Any = field(repr=False)
     settings: dict[str, Any]
-    split: str
     train_loss: float
     n_examples: int
     compute: dict[str, Any]
@@ -56,9 +55,9 @@ class FinetuneResult:
     log_history: list[dict] = field(repr=False, default_factory=list)
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
-        """Write the model folder: weights, tokenizer, ``unlearnkit.json`` (base, data, split, replay,
-        settings, compute, what it learned, the unlearning recipe a tiny-scale model records), model
-        card, training log and loss plot. Atomic; an existing non-empty ``path`` is refused unless
+        """Write the model folder: weights, tokenizer, ``unlearnkit.json`` (what it was trained from and
+        on, settings, compute, what it learned, the recipes a tiny-scale model records), model card,
+        training log and loss plot. Atomic; an existing non-empty ``path`` is refused unless
         ``overwrite``."""
         from unlearnkit.io import check_output_dir
         from unlearnkit.models import save_model
@@ -74,6 +73,21 @@ class FinetuneResult:
                 overwrite=overwrite,
                 files=training_files(self.log_history),
             )
+
+    def report(self, flags: Mapping[str, str] | None = None) -> None:
+        """How much it learned, then the warnings, on stderr (``flags``: the command's flags as keywords)."""
+        if self.learned is None:
+            return
+        print(self.learned.line(), file=sys.stderr)
+        for text in self.learned.warnings():  # worded for the command: its flags as keywords
+            print(f"unlearnkit: warning: {reworded(text, flags)}", file=sys.stderr)
+
+
+@dataclass
+class FinetuneResult(TrainedModel):
+    """The fine-tuned target (``split="all"``) or oracle (``"retain"``)."""
+
+    split: str = "all"
 
 
 @dataclass
@@ -208,10 +222,8 @@ def finetune(
     finally:
         if temporary:
             shutil.rmtree(work, ignore_errors=True)
-    if result.learned is not None and not quiet:
-        print(result.learned.line(), file=sys.stderr)
-        for text in result.learned.warnings():  # worded for the command: its flags as keywords
-            print(f"unlearnkit: warning: {reworded(text, FLAGS)}", file=sys.stderr)
+    if not quiet:
+        result.report(FLAGS)
     return result
 
 
