@@ -28,8 +28,10 @@ class AuditSettings:
     relearn_lr: float = 1e-3
     relearn_batch_size: int = 8
     # retain rows mixed into the attack's data, per forget row it trains on (0: forget rows only, the
-    # attack of the papers; 1: as many retain rows as forget rows): fine-tuning on a few dozen items
-    # alone also rewrites what the model knew around them, which the held half then reads as forgetting
+    # attack of the papers). Tried against the damage on the embedded lab: with 1 the oracle learns
+    # slower and the target loses as much of its held half at equal teaching (the loss is interference
+    # between facts of the same kinds, not drift), so it stays off (bench/audit_all.py --calibrate
+    # --relearn-retain 1)
     relearn_retain: float = 0.0
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
