@@ -145,3 +145,25 @@ def test_the_readme_tree_lists_every_module_and_nothing_else():
     assert not drawn - actual, (
         f"README 'Where things live' names what does not exist: {sorted(drawn - actual)}"
     )
+
+
+def test_one_docstring_format_args_blocks_only_where_tensors_come_in():
+    """docs/CONTRIBUTING.md: prose docstrings everywhere; an ``Args:`` block (with shapes) only in the
+    objectives and the attention patch, where every public loss has one."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        tensors = rel.startswith("objectives/") or rel == "attention.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+                continue
+            doc = ast.get_docstring(node) or ""
+            for header in ("Parameters\n----", ":param ", ":returns:", "Returns:\n"):
+                assert header not in doc, f"{rel}: {getattr(node, 'name', 'module')} uses {header!r}"
+            if "Args:" in doc:
+                assert tensors, f"{rel}: {node.name} has an Args: block (prose, as docs/CONTRIBUTING.md says)"
+            if tensors and isinstance(node, ast.FunctionDef) and node.name.endswith("_loss"):
+                if not node.name.startswith("_"):
+                    assert "Args:" in doc or "as in :func:" in doc, (
+                        f"{rel}: {node.name} lists no Args: (shapes)"
+                    )
