@@ -75,6 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RunCache, embedded_settings, write_result  # noqa: E402
 
+from unlearnkit.evaluation.audit.relearning import TRAINED  # noqa: E402
 from unlearnkit.pipelines.embedded import LAB_VERSION  # noqa: E402
 
 WORK = Path(".bench_work") / "robustness"
@@ -444,6 +445,13 @@ def cached_or_run(lab: Lab, cfg: str, oracle: dict | None = None) -> dict:
 # ------------------------------------------------------------------------------------ aggregation
 
 
+def trained(run: dict, key: str, step: str = HEADLINE) -> float | None:
+    """What the attack taught ``run``: its ``key`` on the half of the forget set it relearned on, after
+    ``step`` (the oracle's is the attack's calibration: can it teach at all?)."""
+    value = run.get("relearn", {}).get("curve", {}).get(step, {}).get(TRAINED + key)
+    return None if value is None else float(value)
+
+
 def gap(run: dict, oracle: dict, key: str, step: str = HEADLINE) -> float | None:
     a = run.get("relearn", {}).get("curve", {}).get(step, {}).get(key)
     b = oracle.get("relearn", {}).get("curve", {}).get(step, {}).get(key)
@@ -477,6 +485,7 @@ def rows_of(benchmark: str, runs: dict[int, dict[str, dict]]) -> dict[str, dict]
                         add(name, f"gap_{k}", gap(p, oracle, k))
                         add(name, f"gap{EARLY}_{k}", gap(p, oracle, k, EARLY))
                     add(name, "mia", p["relearn"].get("mia_min_k_auc"))
+                    add(name, "trained", trained(p, keys[0]))
                 continue
             add(cfg, "compute_fraction", run.get("compute_fraction"))
             add(cfg, "utility", run["metrics"].get(UTILITY[benchmark]))
@@ -487,6 +496,7 @@ def rows_of(benchmark: str, runs: dict[int, dict[str, dict]]) -> dict[str, dict]
                 add(cfg, f"gap0_{k}", gap(run, oracle, k, "0"))
                 add(cfg, f"gap{EARLY}_{k}", gap(run, oracle, k, EARLY))
             add(cfg, "mia", run.get("relearn", {}).get("mia_min_k_auc"))
+            add(cfg, "trained", trained(run, keys[0]))
             add(cfg, "weight_shift", run.get("weight_shift"))
             # UNDO: every checkpoint, for reads at equal compute (equal_compute)
             for i, point in enumerate(run.get("curve", [])):
@@ -715,7 +725,8 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, li
         "entities no stop rule or bar has read), the relearning gap after "
         f"{HEADLINE} attack steps at lr "
         f"{RELEARN_LR:g} (audited minus "
-        "oracle; fact-level first), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
+        "oracle; fact-level first), the same score on the half the attack trained on (what it taught; the "
+        "oracle's is the attack's calibration, 0.8 the bar), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
         "training stopped at fraction f of its compute (the same-compute retrain). Mean ± sd. **Bold**: on "
         "the frontier of compute, fact-level gap and |MIA - 0.5| among configurations keeping 0.95x the "
         "oracle's utility.",
@@ -735,8 +746,8 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, li
             "",
             "| configuration | compute / oracle | utility (test) | forget side (test) | "
             + " | ".join(f"gap {k} @{HEADLINE}" for k in keys)
-            + f" | gap {keys[0]} @{EARLY} | MIA AUC |",
-            "|---|---:|---:|---:|" + "---:|" * len(keys) + "---:|---:|",
+            + f" | gap {keys[0]} @{EARLY} | trained half {keys[0]} @{HEADLINE} | MIA AUC |",
+            "|---|---:|---:|---:|" + "---:|" * len(keys) + "---:|---:|---:|",
         ]
         for cfg, r in table.items():
             name = f"**{cfg}**" if cfg in front else cfg
@@ -744,6 +755,7 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, li
                 f"| {name} | {_fmt(r.get('compute_fraction'))} | {_fmt(r.get('utility'))} | {_fmt(r.get('forget'))} | "
                 + " | ".join(_fmt(r.get(f"gap_{k}")) for k in keys)
                 + f" | {_fmt(r.get(f'gap{EARLY}_{keys[0]}'))}"
+                + f" | {_fmt(r.get('trained'))}"
                 + f" | {_fmt(r.get('mia'))} |"
             )
         lines += ["", *(f"- {s}" for s in statements(benchmark, table)), ""]

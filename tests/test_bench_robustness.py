@@ -411,3 +411,30 @@ def test_markdown_bolds_the_frontier_and_writes_the_statements():
     assert "| **oracle** | 1.000 ± 0.000 (n=2) |" in text
     # npo: gaps 0.05 <= 0.10, selection utility 0.58 >= 0.57: the cheapest configuration
     assert "- Cheapest configuration with" in text and "**npo** at 0.15x" in text
+
+
+def test_every_row_reports_what_the_attack_taught_beside_its_gap_and_mia():
+    """The trained half after the last step, mean over seeds, in the row beside the gap and MIA; a run
+    whose curve lacks it shows a dash, not a zero."""
+
+    def with_trained(r: dict, value: float) -> dict:
+        r["relearn"]["curve"][rb.HEADLINE]["trained_fact_recall"] = value
+        return r
+
+    oracle = with_trained(run(0.50, 0.60, 0.10, 0.30, 1.0, 0.5), 0.80)
+    results = {
+        "tofu": {
+            0: {"oracle": oracle, "npo": with_trained(run(0.49, 0.58, 0.15, 0.35, 0.10, 0.55), 0.60)},
+            1: {"oracle": oracle, "npo": with_trained(run(0.47, 0.58, 0.15, 0.35, 0.20, 0.55), 0.70)},
+        }
+    }
+    table = rb.rows_of("tofu", results["tofu"])
+    assert table["npo"]["trained"] == pytest.approx((0.65, 0.0707107, 2), rel=1e-4)
+    assert (
+        rb.trained(oracle, "fact_recall") == 0.80
+        and rb.trained(run(0.5, 0.6, 0.1, 0.3, 1.0, 0.5), "fact_recall") is None
+    )
+    text = rb.markdown(results, {"tofu": [0, 1]})
+    assert f"| trained half fact_recall @{rb.HEADLINE} | MIA AUC |" in text
+    npo = next(line for line in text.splitlines() if line.startswith("| **npo**") or line.startswith("| npo"))
+    assert npo.endswith("| 0.650 ± 0.071 (n=2) | 0.550 ± 0.000 (n=2) |"), npo
