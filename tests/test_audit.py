@@ -522,7 +522,12 @@ def test_add_audit_arguments_keeps_an_existing_trust_flag():
     parser.add_argument("--trust-remote-code", action="store_true")
     add_audit_arguments(parser)  # no "conflicting option string" error
     args = parser.parse_args(["--model", "m", "--data", "d", "--output", "o", "--trust-remote-code"])
-    assert args.trust_remote_code and args.relearn_steps == "5,10,20,50" and args.max_items == 200
+    assert (
+        args.trust_remote_code
+        and args.relearn_steps is None
+        and args.relearn_lr is None
+        and args.max_items == 200
+    )
     assert AuditSettings().relearn_steps == (5, 10, 20, 50)
 
 

@@ -105,8 +105,8 @@ def audit(
     a model folder. ``data``: a benchmark folder or name, a ``Benchmark``, or a dict of splits (the
     membership check needs ``holdout`` rows, the paraphrase probes ``paraphrased_question``).
     ``settings``: :class:`~unlearnkit.evaluation.audit.AuditSettings` fields with the command's defaults
-    (``relearn_steps=(5, 10, 20, 50)``, ``relearn_lr=1e-3``, ``quant_bits=(8, 4)``, ``max_items=200``,
-    ``max_new_tokens=64`` ...). ``method`` names the audited model's role in the card.
+    (``quant_bits=(8, 4)``, ``max_items=200``, ``max_new_tokens=64`` ...; ``relearn_lr`` and
+    ``relearn_steps`` by the model's lineage, as the command: :mod:`unlearnkit.evaluation.audit.lineage`). ``method`` names the audited model's role in the card.
     """
     from unlearnkit.evaluation.audit import AuditSettings, run_audit
 
@@ -120,6 +120,16 @@ def audit(
         raise ArgumentError(
             f"audit(): unknown setting {unknown[0]!r}; the settings are {', '.join(sorted(known))}"
         )
+    if "relearn_lr" not in settings or "relearn_steps" not in settings:
+        from unlearnkit.api.unlearn import model_source
+        from unlearnkit.evaluation.audit.lineage import relearn_defaults
+
+        lr, steps, why = relearn_defaults(model_source(model, None))
+        chosen = {k: v for k, v in (("relearn_lr", lr), ("relearn_steps", steps)) if k not in settings}
+        settings = {**settings, **chosen}
+        if not quiet and settings["relearn_steps"]:
+            said = " and ".join(f"{k}={v}" for k, v in chosen.items())
+            print(f"unlearnkit: note: relearning attack {said} for {why}", file=sys.stderr)
     with python_errors(FLAGS):
         st = AuditSettings(**settings, progress=not quiet)
     bench, _ = benchmark_of(data, "data", columns)

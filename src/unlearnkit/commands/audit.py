@@ -48,16 +48,17 @@ def add_audit_arguments(parser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     parser.add_argument(
         "--relearn-steps",
-        default="5,10,20,50",
+        default=None,
         help="comma-separated step counts at which the relearning curve is measured (one run to the "
-        "largest); 'none' skips the attack (default: %(default)s)",
+        "largest); 'none' skips the attack (default: by the model's lineage, as --relearn-lr)",
     )
     parser.add_argument(
         "--relearn-lr",
         type=float,
-        default=1e-3,
-        help="relearning learning rate; 1e-3 suits the tiny model, ~1e-5 pretrained 1B+ models "
-        "(default: %(default)s)",
+        default=None,
+        help="relearning learning rate (default: by what the model's cards lead to: 1e-3 for a tiny model "
+        "trained from scratch, 2e-5 up to 250 steps for one fine-tuned from a tiny pretrained base, 1e-5 "
+        "for a pretrained checkpoint; the audit's calibration line says whether it taught and kept)",
     )
     parser.add_argument(
         "--relearn-fraction",
@@ -97,14 +98,28 @@ def add_audit_arguments(parser) -> None:
 
 
 def settings_from_args(args):
+    """The audit's settings; the relearning attack's lr and steps, when not given, from the audited
+    model's lineage (:func:`unlearnkit.evaluation.audit.lineage.relearn_defaults`), said in a note."""
     from unlearnkit.evaluation.audit import AuditSettings
 
     given = {} if getattr(args, "batch_size", None) is None else {"batch_size": args.batch_size}
+    steps = None if args.relearn_steps is None else parse_int_list(str(args.relearn_steps), "--relearn-steps")
+    lr = args.relearn_lr
+    if lr is None or steps is None:
+        from unlearnkit.evaluation.audit.lineage import relearn_defaults
+
+        auto_lr, auto_steps, why = relearn_defaults(args.model)
+        chosen = [f"lr {auto_lr:g}"] if lr is None else []
+        chosen += [f"steps {','.join(map(str, auto_steps))}"] if steps is None else []
+        lr = auto_lr if lr is None else lr
+        steps = auto_steps if steps is None else steps
+        if steps:
+            note(f"relearning attack {' and '.join(chosen)} for {why}; --relearn-lr / --relearn-steps choose")
     return AuditSettings(
         **given,
-        relearn_steps=parse_int_list(str(args.relearn_steps), "--relearn-steps"),
+        relearn_steps=steps,
         relearn_fraction=args.relearn_fraction,
-        relearn_lr=args.relearn_lr,
+        relearn_lr=lr,
         relearn_retain=args.relearn_retain,
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,

@@ -739,10 +739,10 @@ def quickstart_audit_settings(seed: int):
     own fall; 1e-3 destroys the target (held-half fact recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps
     ``relearn_gap_20``; the headline gap is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
+    from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
 
-    return AuditSettings(
-        relearn_steps=(20, 100, 250), relearn_lr=2e-5, max_items=100, max_new_tokens=48, seed=seed
-    )
+    lr, steps, _ = RELEARN_DEFAULTS["tiny base"]  # what `unlearnkit audit` picks for a lab model too
+    return AuditSettings(relearn_steps=steps, relearn_lr=lr, max_items=100, max_new_tokens=48, seed=seed)
 
 
 def _heatmap_fragment(heatmap: Path, method: str, info: dict) -> str:

@@ -1,0 +1,63 @@
+"""The relearning attack's defaults from where a model comes from: what its model cards lead to.
+
+One learning rate cannot suit every model. 1e-3 suits the ~1M Llama trained from scratch (``finetune
+--model tiny``) and destroys a model fine-tuned from a pretrained tiny base (the embedded lab's target:
+held-half fact recall 0.95 -> 0.18 in 20 steps), where the attack is calibrated at 2e-5 up to 250 steps
+(bench/results/relearn_calibration.md); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
+rate, about 1e-5 (Hu et al., arXiv 2406.13356, relearn at 1e-5 to 4e-5). :func:`relearn_defaults`
+follows the cards (:func:`unlearnkit.train.distill_inputs.base_chain`) and picks the row of
+:data:`RELEARN_DEFAULTS`; the calibration line of every audit then says whether the attack taught and
+kept on the models at hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: lineage -> (relearn_lr, relearn_steps, how the note names it)
+RELEARN_DEFAULTS: dict[str, tuple[float, tuple[int, ...], str]] = {
+    "scratch": (1e-3, (5, 10, 20, 50), "a tiny model trained from scratch"),
+    "tiny base": (
+        2e-5,
+        (20, 100, 250),
+        "fine-tuned from a tiny pretrained base (the embedded lab's calibrated attack)",
+    ),
+    "pretrained": (1e-5, (5, 10, 20, 50), "a pretrained checkpoint (its usual fine-tuning rate)"),
+    "unknown": (1e-3, (5, 10, 20, 50), "a model whose cards name no origin"),
+}
+
+
+def lineage(model: str | Path | None) -> tuple[str, str]:
+    """``(lineage, the card chain read)`` of a model folder or hub id: ``tiny base`` when a card on the
+    way says ``"kind": "base"`` with a recorded fine-tuning recipe (``unlearnkit pretrain``'s tiny
+    base), ``scratch`` when the chain ends at ``"base_model": "tiny"``, ``pretrained`` when it ends at
+    a hub id or a folder without an unlearnkit card (a downloaded checkpoint), else ``unknown``."""
+    from unlearnkit.train.distill_inputs import BASE_KIND, base_chain, read_card
+
+    if model is None:
+        return "unknown", "a model in memory"
+    start = Path(str(model)).expanduser()
+    if not start.is_dir():
+        return "pretrained", f"{model} (a hub id)"
+    chain = [start, *base_chain(start)]
+    text = " -> ".join(str(p) for p in chain)
+    for folder in chain:
+        card = read_card(folder)
+        if card.get("kind") == BASE_KIND and card.get("finetune_defaults"):
+            return "tiny base", text
+    last = read_card(chain[-1])
+    link = last.get("base_model") or last.get("teacher")
+    if not last:
+        return "pretrained", text + " (no unlearnkit.json)"
+    if link == "tiny":
+        return "scratch", text + " -> 'tiny'"
+    if isinstance(link, str) and link and not Path(link).expanduser().exists():
+        return "pretrained", f"{text} -> {link!r}"
+    return "unknown", text
+
+
+def relearn_defaults(model: str | Path | None) -> tuple[float, tuple[int, ...], str]:
+    """``(relearn_lr, relearn_steps, the line that says why)`` for auditing ``model``."""
+    kind, chain = lineage(model)
+    lr, steps, why = RELEARN_DEFAULTS[kind]
+    return lr, steps, f"{why}: {chain}"
