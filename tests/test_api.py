@@ -602,3 +602,37 @@ def test_finetune_bad_input_is_an_argument_error_naming_the_python_argument(in_s
     with pytest.raises(ArgumentError) as err:
         finetune("target", **call)
     assert needle in str(err.value) and "--" not in str(err.value), str(err.value)
+
+
+def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight(in_sandbox, capsys):
+    """A tiny base records the lab's recipe, the one for a folder whose facts come in one wording (no
+    augment/: more epochs) and how many times its replay is trained per epoch; finetune reads all three."""
+    from unlearnkit import finetune
+
+    replay = in_sandbox / "replay.jsonl"
+    replay.write_text("".join(json.dumps({"text": f"passage {i}."}) + "\n" for i in range(5)))
+    base = json.loads((in_sandbox / "target" / "unlearnkit.json").read_text())
+    base["replay"] = [str(replay)]
+    base["finetune_defaults"] = {
+        "source": "a test recipe",
+        "train": {"lr": 2e-4, "epochs": 1.0},
+        "train_without_augmentation": {"lr": 2e-4, "epochs": 4.0},
+        "replay_repeats": 3,
+    }
+    shutil.copytree(in_sandbox / "target", in_sandbox / "base")
+    (in_sandbox / "base" / "unlearnkit.json").write_text(json.dumps(base))
+    shutil.copytree(in_sandbox / "bench", in_sandbox / "plain", ignore=shutil.ignore_patterns("augment"))
+    assert (in_sandbox / "bench" / "augment").is_dir() and not (in_sandbox / "plain" / "augment").exists()
+    n_qa = sum(1 for name in ("forget", "retain") for _ in open(in_sandbox / "plain" / f"{name}.jsonl"))
+    for data, epochs in (("bench", 1.0), ("plain", 4.0)):
+        result = finetune("base", data=data, max_steps=1, check_items=0)
+        err = capsys.readouterr().err
+        assert result.settings["epochs"] == epochs
+        assert ("for a folder without augment/" in err) == (data == "plain"), err
+        # the replay weight goes with the lab's recipe (a world folder's replay)
+        assert ("replaying 5 rows of replay.jsonl 3 times each per epoch" in err) == (data == "bench"), err
+        assert result.provenance.get("replay_repeats") == (3 if data == "bench" else None)
+    assert result.n_examples == n_qa + 5
+    # replay files given by hand are trained once each
+    once = finetune("base", data="bench", replay=[replay], max_steps=1, check_items=0, quiet=True)
+    assert "replay_repeats" not in once.provenance

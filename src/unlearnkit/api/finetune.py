@@ -105,13 +105,14 @@ class FinetunePlan:
     cfg: Any
     recorded: dict[str, Any] | None  # the recipe the base's card records
     replay: list[Path]
-    replayed: list[dict]
+    replayed: list[dict]  # every replayed row, as many times as it is trained per epoch
     rows: list[dict]  # trained on: the split's rows (+ replayed)
     trained: list[dict]  # the split's rows alone (what "learned" asks)
     tokenizer: Any = None
     model: Any = None  # built by prepare() for "tiny"; a loaded model the caller passed
     fmt: Any = None
     augment: list[Path] = field(default_factory=list)
+    replay_repeats: int = 1  # the replay's rows per epoch, each (the base's card records it)
 
     @property
     def from_scratch(self) -> bool:
@@ -246,13 +247,24 @@ def plan(
     command's words."""
     from unlearnkit.config import MethodConfig, build_configs
     from unlearnkit.models import read_card
-    from unlearnkit.train.finetune import HF_DEFAULTS, TINY_DEFAULTS, training_rows
+    from unlearnkit.train.finetune import HF_DEFAULTS, TINY_DEFAULTS, augmentation_files, training_rows
 
     user = dict(user)
     check_settings(user, seed)
     from_scratch = model_name == "tiny"
     card = read_card(model_name) if model_name else {}
-    recorded = card.get("finetune_defaults", {}).get("train") if isinstance(card, dict) else None
+    recipes = card.get("finetune_defaults", {}) if isinstance(card, dict) else {}
+    files = replay_paths(replay, card)
+    bench = bench() if callable(bench) else bench
+    recorded, source = recipes.get("train"), recipes.get("source", "a fine-tuning recipe")
+    plain = bool(
+        recorded and recipes.get("train_without_augmentation") and not augmentation_files(bench, split)
+    )
+    if plain:
+        # the recipe was measured with each fact restated in other wordings (augment/): a folder of
+        # question / answer rows alone needs as many passes over each fact, so more epochs
+        recorded = recipes["train_without_augmentation"]
+        source += " for a folder without augment/"
     defaults = TINY_DEFAULTS if from_scratch else (recorded or HF_DEFAULTS)
     values = dict(defaults, seed=seed)
     values.update(user)
@@ -260,23 +272,39 @@ def plan(
     if recorded:
         used = {k: v for k, v in recorded.items() if k not in user}
         say(
-            f"{model_name} records {card['finetune_defaults'].get('source', 'a fine-tuning recipe')}: "
+            f"{model_name} records {source}: "
             + ", ".join(f"{k}={v}" for k, v in used.items())
             + f"; {override_hint} overrides any of them"
         )
-    files = replay_paths(replay, card)
-    bench = bench() if callable(bench) else bench
+    # the replay the base records is trained this many times per epoch, as the lab fine-tunes a world
+    # folder (its replay holds QA about other entities); measured on a folder without augment/, whose
+    # replay is passages only, repeating it kept no more general knowledge (embedded.TINY_FINETUNE_PLAIN)
+    auto = files and replay.strip() in ("", "auto") and not plain
+    repeats = int(recipes.get("replay_repeats", 1)) if auto else 1
     rows = trained = training_rows(bench, split, from_scratch=from_scratch)
     replayed: list[dict] = []
     if files:
         from unlearnkit.train.pretrain import read_replay
 
-        replayed = read_replay(files)
+        replayed = read_replay(files) * repeats
         rows = rows + replayed
     if not rows:
         raise UserError(f"--data {data_name}: no rows to fine-tune on for --split {split}")
     return FinetunePlan(
-        model_name, bench, data_name, split, seed, user, values, cfg, recorded, files, replayed, rows, trained
+        model_name,
+        bench,
+        data_name,
+        split,
+        seed,
+        user,
+        values,
+        cfg,
+        recorded,
+        files,
+        replayed,
+        rows,
+        trained,
+        replay_repeats=repeats,
     )
 
 
@@ -323,8 +351,12 @@ def prepare(job: FinetunePlan, *, trust_remote_code: bool, say: Callable[[str], 
             "facts in other wordings; evaluation and unlearning never read them)"
         )
     if job.replay:
+        times = (
+            f" {job.replay_repeats} times each per epoch, as it records," if job.replay_repeats > 1 else ""
+        )
         say(
-            f"replaying {len(job.replayed)} rows of {', '.join(p.name for p in job.replay)} to keep what "
+            f"replaying {len(job.replayed) // job.replay_repeats} rows of {', '.join(p.name for p in job.replay)}"
+            f"{times} to keep what "
             f"{job.model_name or 'the model'} knew (--replay none to fine-tune on the benchmark alone)"
         )
     parts = getattr(bench, "general_parts", None)
@@ -406,6 +438,7 @@ def train(
             {n for n in job.splits if bench.split(n) and (n != "general" or job.from_scratch)}
         ),
         "replay": [str(p.resolve()) for p in job.replay],
+        **({"replay_repeats": job.replay_repeats} if job.replay_repeats > 1 else {}),
         "train_loss": result.train_loss,
         "compute": result.compute,  # the oracle's is the denominator of compute_fraction
         "config": vars(cfg),

@@ -196,7 +196,7 @@ def train(
     from unlearnkit.data.encode import PromptFormat
     from unlearnkit.evaluation.learned import LearnedSettings, measure_learned
     from unlearnkit.models import load_model, load_tokenizer, training_record
-    from unlearnkit.pipelines.embedded import TINY_FINETUNE
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE_DEFAULTS
     from unlearnkit.train.finetune import finetune as run_training
     from unlearnkit.train.pretrain import TINY_BASE, build_base, replay_files
 
@@ -232,16 +232,7 @@ def train(
         # what fine-tuning from this base replays (finetune --replay auto): never the evaluated questions
         "replay": [str(p.resolve()) for p in replay_files(job.world, job.without) if p.is_file()],
         # a tiny base is fine-tuned at its own scale (finetune reads this): the lab's measured recipe
-        **(
-            {
-                "finetune_defaults": {
-                    "source": "the embedded world's fine-tuning recipe",
-                    "train": TINY_FINETUNE,
-                }
-            }
-            if job.tiny
-            else {}
-        ),
+        **({"finetune_defaults": TINY_FINETUNE_DEFAULTS} if job.tiny else {}),
         "seed": job.seed,
         "train_loss": result.train_loss,
         "compute": result.compute,  # the data-filtering oracle's is the WMDP-like compute denominator

@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
     torch_threads()
     library.prepare(job, trust_remote_code=args.trust_remote_code, say=note)
     out = Path(args.output)
-    fingerprint = training_fingerprint("finetune", args.model, job.files(), job.cfg, split=args.split)
+    fingerprint = training_fingerprint(
+        "finetune", args.model, job.files(), job.cfg, split=args.split, replay_repeats=job.replay_repeats
+    )
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
     placement = library.resolve(
         job,
