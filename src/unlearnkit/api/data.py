@@ -205,6 +205,18 @@ def benchmark_of(
     )
 
 
+def labelled_sources(bench, name: str) -> list[tuple[list[dict], str]]:
+    """A split's rows by the file they came from (:func:`unlearnkit.data.sources.split_sources`); for
+    splits given in Python, one part named ``data['retain']``, as :func:`row_label` names its rows."""
+    from unlearnkit.data.sources import split_sources
+
+    if not bench.split(name):
+        return []
+    if str(bench.path).startswith("<"):
+        return [(bench.split(name), f"data[{name!r}]")]
+    return split_sources(bench, name)
+
+
 def row_label(where: str):
     """How an error names row ``i`` of ``where``: ``file:line`` for a row read from a file (it knows its
     line), ``argument[i]`` for a row given in Python."""

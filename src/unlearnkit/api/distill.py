@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from unlearnkit.api.data import benchmark_of, row_label
+from unlearnkit.api.data import benchmark_of, labelled_sources, row_label
 from unlearnkit.api.errors import SAVE_FLAGS, python_errors, reworded
 from unlearnkit.errors import ArgumentError, UserError
 
@@ -235,7 +235,7 @@ def make_ready(
     train_cfg, cfg = build_configs(DistillConfig, values)
     fmt = PromptFormat.for_settings(tokenizer, train_cfg)
     for name in qa_splits(cfg):
-        for rows, where in _sources(bench, name):
+        for rows, where in labelled_sources(bench, name):
             check_lengths(tokenizer, fmt, rows, where, train_cfg.max_length, label=row_label(where))
     if not quiet:
         print(f"unlearnkit: note: {line}", file=sys.stderr)
@@ -249,17 +249,6 @@ def make_ready(
     if isinstance(teacher, (str, Path)):
         teacher = load_model(str(teacher), trust_remote_code, dtype=placement.torch_dtype)
     return ReadyDistill(teacher, tokenizer, values, train_cfg, placement, trust_remote_code)
-
-
-def _sources(bench, name: str) -> list[tuple[list[dict], str]]:
-    """A split's rows by the file they came from; for splits given in Python, ``data['retain']``."""
-    from unlearnkit.data.sources import split_sources
-
-    if not bench.split(name):
-        return []
-    if str(bench.path).startswith("<"):
-        return [(bench.split(name), f"data[{name!r}]")]
-    return split_sources(bench, name)
 
 
 def train_ready(

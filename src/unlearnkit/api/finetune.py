@@ -74,6 +74,23 @@ class TrainedModel:
                 files=training_files(self.log_history),
             )
 
+    @classmethod
+    def of(cls, result: Any, tokenizer: Any, learned: Any, provenance: dict[str, Any], **fields: Any):
+        """The trained model from a training run's result (:func:`unlearnkit.train.finetune.finetune`)
+        and the record built for it; ``fields``: the subclass's own."""
+        return cls(
+            model=result.model,
+            tokenizer=tokenizer,
+            settings=provenance["config"],
+            train_loss=result.train_loss,
+            n_examples=result.n_examples,
+            compute=result.compute,
+            learned=learned,
+            provenance=provenance,
+            log_history=list(getattr(result, "log_history", None) or []),
+            **fields,
+        )
+
     def report(self, flags: Mapping[str, str] | None = None) -> None:
         """How much it learned, then the warnings, on stderr (``flags``: the command's flags as keywords)."""
         if self.learned is None:
@@ -456,18 +473,7 @@ def train(
     if check_items:
         learned = measure_learned(result.model, tokenizer, job.fmt, job.trained, asked, general, base_general)
         provenance["learned"] = learned.as_dict()
-    return FinetuneResult(
-        model=result.model,
-        tokenizer=tokenizer,
-        settings=vars(cfg),
-        split=job.split,
-        train_loss=result.train_loss,
-        n_examples=result.n_examples,
-        compute=result.compute,
-        learned=learned,
-        provenance=provenance,
-        log_history=list(getattr(result, "log_history", None) or []),
-    )
+    return FinetuneResult.of(result, tokenizer, learned, provenance, split=job.split)
 
 
 def replay_paths(spec: str, base_card: dict) -> list[Path]:
@@ -542,15 +548,9 @@ def fit_max_length(tokenizer, fmt, bench, splits, default: int, limit: int | Non
 def check_split_lengths(tokenizer, fmt, bench, splits, max_length: int) -> None:
     """Every question + answer of ``splits`` fits ``max_length`` (answers are never cut): the first that
     does not is named by its file and line (``data['retain'][i]`` for rows given in Python)."""
-    from unlearnkit.api.data import row_label
+    from unlearnkit.api.data import labelled_sources, row_label
     from unlearnkit.data.encode import check_lengths
-    from unlearnkit.data.sources import split_sources
 
     for name in splits:
-        if str(bench.path).startswith("<"):
-            if bench.split(name):
-                where = f"data[{name!r}]"
-                check_lengths(tokenizer, fmt, bench.split(name), where, max_length, label=row_label(where))
-            continue
-        for rows, where in split_sources(bench, name):
-            check_lengths(tokenizer, fmt, rows, where, max_length)
+        for rows, where in labelled_sources(bench, name):
+            check_lengths(tokenizer, fmt, rows, where, max_length, label=row_label(where))

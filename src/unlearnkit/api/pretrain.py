@@ -244,15 +244,4 @@ def train(
         provenance["resumed_from"] = resumed_from
     if learned is not None:
         provenance["learned"] = learned.as_dict()
-    return PretrainResult(
-        model=result.model,
-        tokenizer=tokenizer,
-        settings=vars(cfg),
-        train_loss=result.train_loss,
-        n_examples=result.n_examples,
-        compute=result.compute,
-        learned=learned,
-        provenance=provenance,
-        log_history=list(getattr(result, "log_history", None) or []),
-        without=job.without,
-    )
+    return PretrainResult.of(result, tokenizer, learned, provenance, without=job.without)

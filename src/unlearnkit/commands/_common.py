@@ -145,6 +145,15 @@ def check_placement_flags(args) -> None:
         resolve_device(args.device)
 
 
+def placement_flags(args) -> tuple[str, str, str | None]:
+    """``(--device, --dtype, the cuda:N pinned by check_placement_flags or None)``."""
+    return (
+        getattr(args, "device", "auto"),
+        getattr(args, "dtype", "auto"),
+        getattr(args, "asked_device", None),
+    )
+
+
 def placement_of(args, model: str, precision: str | None = None):
     """Resolve ``--device`` / ``--dtype`` (and the training precision) for ``model`` and print the one
     line that says what was chosen and why (stderr, like the notes)."""
@@ -451,7 +460,7 @@ def prepare_work(work: Path, resume_from: Path | None, fingerprint: dict, resume
 
 
 def checkpointed_training(args, out: Path, fingerprint: dict, train):
-    """Run ``train(work, resume)`` in ``out``'s work folder with ``--save-every`` / ``--resume``
+    """Run ``train(work, resumed_from)`` (the checkpoint resumed from, or None) in ``out``'s work folder with ``--save-every`` / ``--resume``
     semantics (``pretrain``, ``finetune``): checkpoints of an earlier run are resumed (settings checked)
     or refused without ``--resume`` / ``--overwrite``; a failed run keeps its checkpoints and says so.
     Returns ``(result, resumed_from)``."""
@@ -461,7 +470,7 @@ def checkpointed_training(args, out: Path, fingerprint: dict, train):
     resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
     prepare_work(work, resume_from, fingerprint, args.resume)
     try:
-        result = train(work, resume_from is not None)
+        result = train(work, resume_from)
     except BaseException:
         kept = cleanup_after_failure(work)
         if kept is not None:

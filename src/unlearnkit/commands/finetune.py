@@ -14,10 +14,10 @@ from unlearnkit.commands._common import (
     check_data,
     check_placement_flags,
     checkpointed_training,
-    checkpoints,
     load_data,
     note,
     overrides,
+    placement_flags,
     print_placement,
     resume_point,
     torch_threads,
@@ -97,23 +97,18 @@ def run(args: argparse.Namespace) -> int:
         "finetune", args.model, job.files(), job.cfg, split=args.split, replay_repeats=job.replay_repeats
     )
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
-    placement = library.resolve(
-        job,
-        getattr(args, "device", "auto"),
-        getattr(args, "dtype", "auto"),
-        getattr(args, "asked_device", None),
-    )
+    placement = library.resolve(job, *placement_flags(args))
     print_placement(placement, training_choices(job.cfg))
 
-    def train(work: Path, resume: bool):
+    def train(work: Path, resumed_from: Path | None):
         return library.train(
             job,
             placement,
             work,
             check_items=args.check_items,
             trust_remote_code=args.trust_remote_code,
-            resume=resume,
-            resumed_from=checkpoints(work)[-1].name if resume else None,  # what resume_point chose
+            resume=resumed_from is not None,
+            resumed_from=None if resumed_from is None else resumed_from.name,
         )
 
     result, _ = checkpointed_training(args, out, fingerprint, train)

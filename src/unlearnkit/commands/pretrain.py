@@ -13,9 +13,9 @@ from unlearnkit.commands._common import (
     apply_training_flags,
     check_placement_flags,
     checkpointed_training,
-    checkpoints,
     note,
     overrides,
+    placement_flags,
     print_placement,
     resume_point,
     torch_threads,
@@ -97,22 +97,17 @@ def run(args: argparse.Namespace) -> int:
     )
     resume_point(work_dir_of(out), fingerprint, out, args.resume, args.overwrite)  # refused before any work
     torch_threads()
-    placement = library.resolve(
-        job,
-        getattr(args, "device", "auto"),
-        getattr(args, "dtype", "auto"),
-        getattr(args, "asked_device", None),
-    )
+    placement = library.resolve(job, *placement_flags(args))
 
-    def train(work: Path, resume: bool):
+    def train(work: Path, resumed_from: Path | None):
         return library.train(
             job,
             placement,
             work,
             check_items=args.check_items,
             trust_remote_code=args.trust_remote_code,
-            resume=resume,
-            resumed_from=checkpoints(work)[-1].name if resume else None,  # what resume_point chose
+            resume=resumed_from is not None,
+            resumed_from=None if resumed_from is None else resumed_from.name,
             say=note,
             announce=lambda: print_placement(placement, training_choices(job.cfg)),
         )
