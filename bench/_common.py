@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -264,3 +265,112 @@ def previous(name: str, settings: dict | None = None, keys: tuple[str, ...] | No
         )
         return {}
     return data
+
+
+# ------------------------------------------------------------------------------------ seeds
+
+
+DEFAULT_SEEDS = "0,1,2,3,4"
+
+
+def add_seeds(p: argparse.ArgumentParser, default: str = DEFAULT_SEEDS) -> None:
+    """``--seeds``: the lab seeds a bench runs on (each its own world, base, target and oracle)."""
+    p.add_argument("--seeds", default=default, help="comma-separated lab seeds (each its own world and lab)")
+
+
+def parse_seeds(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def over_seeds(name: str, seeds: list[int], settings: dict[str, Any], run) -> dict[int, dict]:
+    """``{seed: run(seed)}``, each seed's result kept in ``.bench_work/seeds/<name>-seed<N>.json`` and
+    reused only when it was made by this code with these ``settings`` (:class:`RunCache`): a bench
+    stopped part-way resumes at the first unfinished seed, and a code change re-runs every seed."""
+    cache = RunCache(Path(".bench_work") / "seeds")
+    out: dict[int, dict] = {}
+    for seed in seeds:
+        key, want = f"{name}-seed{seed}", {**settings, "seed": seed}
+        got = cache.get(key, want)
+        if got is None:
+            got = cache.put(key, want, run(seed))
+        else:
+            print(f"{name}: seed {seed} from {cache.path(key)} (same code and settings)", flush=True)
+        out[seed] = got
+    return out
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value), NaNs and Nones dropped."""
+    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not xs:
+        return float("nan"), float("nan")
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return mean, sd
+
+
+def _cell(values: list[float]) -> str:
+    mean, sd = mean_sd(values)
+    if math.isnan(mean):
+        return "\u2013"
+    if 0 < abs(mean) < 1e-3 or abs(mean) >= 1e4:
+        return f"{mean:.2g} \u00b1 {sd:.1g}"
+    return f"{mean:.3f} \u00b1 {sd:.3f}"
+
+
+def seed_table(per_seed: dict[int, dict], columns: list[str], head: str = "row") -> str:
+    """Rows x columns, each cell the mean \u00b1 sd over the seeds that have it."""
+    rows = list(dict.fromkeys(r for results in per_seed.values() for r in results))
+    header = f"| {head} | " + " | ".join(columns) + " |"
+    lines = [header, "|" + "---|" * (len(columns) + 1)]
+    for row in rows:
+        cells = [
+            _cell([res[row][c] for res in per_seed.values() if row in res and c in res[row]]) for c in columns
+        ]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def every_seed(per_seed: dict[int, dict], rows: list[str], columns: list[str]) -> str:
+    """The numbers behind the checks, one line per seed."""
+    heads = [f"{r}: {c}" for r in rows for c in columns]
+    lines = ["| seed | " + " | ".join(heads) + " |", "|" + "---|" * (len(heads) + 1)]
+    for seed, res in per_seed.items():
+        cells = [f"{res[r][c]:.3g}" if r in res and c in res[r] else "\u2013" for r in rows for c in columns]
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def paired(per_seed: dict[int, dict], a: str, b: str, column: str) -> dict[str, Any] | None:
+    """Row ``a`` minus row ``b`` in ``column``, seed by seed: the mean and sd of the differences, on how
+    many seeds ``a`` is higher, and the reading: ``higher`` / ``lower`` only when the mean difference is
+    more than one sd of the differences from 0 *and* has the same sign on every seed, else ``tie``."""
+    diffs = [
+        float(res[a][column]) - float(res[b][column])
+        for res in per_seed.values()
+        if a in res and b in res and res[a].get(column) is not None and res[b].get(column) is not None
+    ]
+    if not diffs:
+        return None
+    mean, sd = mean_sd(diffs)
+    up = sum(d > 0 for d in diffs)
+    same_sign = up in (0, len(diffs))
+    reading = "tie" if not same_sign or abs(mean) <= sd or mean == 0 else ("higher" if mean > 0 else "lower")
+    return {"mean": mean, "sd": sd, "higher_on": up, "seeds": len(diffs), "reading": reading}
+
+
+def paired_table(per_seed: dict[int, dict], pairs: list[tuple[str, str]], columns: list[str]) -> str:
+    """One line per (a, b) pair: for each column, a - b as mean \u00b1 sd over seeds, the seeds on which
+    a is higher, and the reading (:func:`paired`)."""
+    lines = ["| a - b | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+    for a, b in pairs:
+        cells = []
+        for c in columns:
+            d = paired(per_seed, a, b, c)
+            cells.append(
+                "\u2013"
+                if d is None
+                else f"{d['mean']:+.3f} \u00b1 {d['sd']:.3f} ({d['higher_on']}/{d['seeds']} up: {d['reading']})"
+            )
+        lines.append(f"| {a} - {b} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

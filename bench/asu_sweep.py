@@ -1,6 +1,7 @@
 """ASU on the embedded world: a tau x lambda sweep, and the paper's mechanism checked per token kind.
 
-    python bench/asu_sweep.py
+    python bench/asu_sweep.py              # lab seeds 0-4
+    python bench/asu_sweep.py --seeds 0
 
 Per token kind: mean probability of the true answer token for name tokens (the author's name,
 repeated from the question), fact tokens (inside the fact value, e.g. the birthplace) and all other
@@ -18,11 +19,19 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import embedded_settings, parser, setup, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    add_seeds,
+    embedded_settings,
+    over_seeds,
+    parse_seeds,
+    parser,
+    seed_table,
+    setup,
+    write_result,
+)
 
 from unlearnkit.attention import smoothed_attention  # noqa: E402
 from unlearnkit.data.encode import PromptFormat, encode_qa, pad_batch  # noqa: E402
-from unlearnkit.report.page import markdown_table  # noqa: E402
 from unlearnkit.tokens import token_logps  # noqa: E402
 
 TAUS = (1.5, 2.3, 3.0, 4.0, 5.0, 7.0)
@@ -74,9 +83,27 @@ def kind_probs(model, tokenizer, rows) -> dict[str, float]:
 
 
 def main() -> None:
-    args = parser(__doc__).parse_args()
+    p = parser(__doc__)
+    add_seeds(p)
+    args = p.parse_args()
+    seeds = parse_seeds(args.seeds)
+    settings = embedded_settings(args, seeds=seeds)
+    settings["world_seed"] = seeds
+    per_seed = over_seeds("asu", seeds, embedded_settings(args), lambda s: run_seed(args, s))
+    write_result(
+        "asu",
+        render(per_seed),
+        {"seeds": {str(s): r for s, r in per_seed.items()}},
+        "python bench/asu_sweep.py",
+        settings,
+    )
+
+
+def run_seed(args, seed: int) -> dict:
+    """One lab seed: the tau x lambda sweep and the per-kind probabilities of target, teacher, student."""
+    args.seed = seed
     emb = setup(args)
-    work = Path(".bench_work")
+    work = Path(".bench_work") / "asu" / f"seed{seed}"
     forget = emb.bench.forget
     target, tok = emb.load_target()
     kinds = {"target": kind_probs(target, tok, forget)}
@@ -99,36 +126,33 @@ def main() -> None:
             if lam == 1.0:
                 kinds[f"ASU student tau={tau}"] = kind_probs(res.model, tok, forget)
             print(
-                key,
+                f"seed {seed} {key}",
                 f"ROUGE {metrics['forget_rougeL_recall']:.3f} utility {metrics['model_utility']:.3f}",
                 flush=True,
             )
-    kind_table = [
-        "| model | name tokens | fact tokens | other tokens | fact / other |",
-        "|---|---|---|---|---|",
-    ]
-    for name, k in kinds.items():
-        kind_table.append(
-            f"| {name} | {k['name']:.3f} | {k['fact']:.3f} | {k['other']:.3f} | "
-            f"{k['fact'] / k['other']:.3f} |"
-        )
-    md = [
-        "## ASU: tau x lambda sweep",
-        "",
-        "ASU with retain NLL, 5 epochs, lr 5e-4, batch 8 on the tiny model; lambda is the forget weight.",
-        "",
-        markdown_table(rows, list(COLUMNS)),
-        "",
-        "### Does smoothing hit facts harder than the rest? (mean probability of the true answer token)",
-        "",
-        "\n".join(kind_table),
-    ]
-    write_result(
-        "asu",
-        "\n".join(md),
-        {"sweep": rows, "token_kinds": kinds},
-        "python bench/asu_sweep.py",
-        embedded_settings(args, seeds=[args.seed]),
+    for k in kinds.values():
+        k["fact / other"] = k["fact"] / k["other"]
+    return {"sweep": rows, "token_kinds": kinds}
+
+
+def render(per_seed: dict[int, dict]) -> str:
+    seeds = ", ".join(map(str, per_seed))
+    sweep = {s: r["sweep"] for s, r in per_seed.items()}
+    kinds = {s: r["token_kinds"] for s, r in per_seed.items()}
+    return "\n".join(
+        [
+            "## ASU: tau x lambda sweep",
+            "",
+            "ASU with retain NLL, 5 epochs, lr 5e-4, batch 8 on the tiny model; lambda is the forget weight. "
+            f"Each cell: mean \u00b1 sd over lab seeds {seeds} (each its own world, base, target and oracle); "
+            "every seed's rows are in bench/results/asu.json.",
+            "",
+            seed_table(sweep, list(COLUMNS), head="method"),
+            "",
+            "### Does smoothing hit facts harder than the rest? (mean probability of the true answer token)",
+            "",
+            seed_table(kinds, ["name", "fact", "other", "fact / other"], head="model"),
+        ]
     )
 
 

@@ -24,7 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import embedded_settings, parser, setup, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    add_seeds,
+    embedded_settings,
+    mean_sd,
+    over_seeds,
+    parse_seeds,
+    parser,
+    setup,
+    write_result,
+)
 
 from unlearnkit.evaluation.audit import AuditSettings, run_audit  # noqa: E402
 from unlearnkit.evaluation.audit.relearning import (  # noqa: E402
@@ -52,6 +61,7 @@ def _rows(audit: dict) -> dict[str, dict]:
 
 def main() -> None:
     p = parser(__doc__)
+    add_seeds(p)
     p.add_argument("--methods", default=DEFAULT)
     p.add_argument(
         "--calibrate",
@@ -79,14 +89,40 @@ def main() -> None:
     if args.calibrate:
         calibrate(args)
         return
-    emb = setup(args, max_items=100)
-    work = Path(".bench_work")
-    target, tok = emb.load_target()
-    oracle, otok = load(str(emb.oracle_dir))
-    # the quickstart's audit (calibrated: python bench/audit_all.py --calibrate)
-    settings = quickstart_audit_settings(args.seed)
+    seeds = parse_seeds(args.seeds)
+    settings = quickstart_audit_settings(seeds[0])
     if args.relearn_retain is not None:
         settings = dataclasses.replace(settings, relearn_retain=args.relearn_retain)
+    recorded = dict(
+        max_items=settings.max_items,
+        methods=args.methods,
+        relearn_steps=list(settings.relearn_steps),
+        relearn_lr=settings.relearn_lr,
+        relearn_retain=settings.relearn_retain,
+    )
+    per_seed = over_seeds(
+        "audit", seeds, embedded_settings(args, **recorded), lambda s: audit_seed(args, s, settings)
+    )
+    done = embedded_settings(args, seeds=seeds, **recorded)
+    done["world_seed"] = seeds
+    write_result(
+        "audit",
+        render(per_seed, settings.relearn_lr),
+        {"seeds": {str(s): a for s, a in per_seed.items()}},
+        "python bench/audit_all.py",
+        done,
+    )
+
+
+def audit_seed(args, seed: int, settings: AuditSettings) -> dict[str, dict]:
+    """One lab seed: every method of ``--methods`` run with the quickstart's recipe and audited against
+    the seed's oracle and target; the attack's split follows the seed (``quickstart_audit_settings``)."""
+    args.seed = seed
+    settings = dataclasses.replace(settings, seed=quickstart_audit_settings(seed).seed)
+    emb = setup(args, max_items=100)
+    work = Path(".bench_work") / "audit" / f"seed{seed}"
+    target, tok = emb.load_target()
+    oracle, otok = load(str(emb.oracle_dir))
     audits = {}
     for name in args.methods.split(","):
         _, res = emb.run_method(name, work / name, keep_model=True)
@@ -94,22 +130,8 @@ def main() -> None:
             res.model, tok, emb.bench, oracle=(oracle, otok), original=(target, tok), settings=settings
         )
         for line in audits[name]["verdicts"]:
-            print(f"{name}: {line}", flush=True)
-    write_result(
-        "audit",
-        render(audits, settings.relearn_lr),
-        audits,
-        "python bench/audit_all.py",
-        embedded_settings(
-            args,
-            max_items=settings.max_items,
-            seeds=[args.seed],
-            methods=args.methods,
-            relearn_steps=list(settings.relearn_steps),
-            relearn_lr=settings.relearn_lr,
-            relearn_retain=settings.relearn_retain,
-        ),
-    )
+            print(f"seed {seed} {name}: {line}", flush=True)
+    return audits
 
 
 # ------------------------------------------------------------------------------ --calibrate
@@ -344,65 +366,102 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.0f} %"
 
 
-def render(audits: dict[str, dict], relearn_lr: float) -> str:
+def render(per_seed: dict[int, dict[str, dict]], relearn_lr: float) -> str:
     """The section: every check's rows (methods, then the oracle and the target, as columns), the forget
     facts reached another way (one row per model: direct / paraphrase / alias / multi-hop fact recall and
-    the controls), and every method's verdicts."""
-    table = {
-        name: {label: row.get("audited") for label, row in _rows(a).items()} for name, a in audits.items()
-    }
-    ref = _rows(next(iter(audits.values())))
-    table["oracle"] = {label: row.get("oracle") for label, row in ref.items()}
-    table["target"] = {label: row.get("original") for label, row in ref.items()}
-    lines = ["| check | " + " | ".join(table) + " |", "|---|" + "---|" * len(table)]
-    for label in ref:
-        cells = [_fmt(table[m].get(label)) for m in table]
+    the controls), and every method's verdicts. ``per_seed``: ``{lab seed: {method: audit}}``; with more
+    than one seed each cell is the mean \u00b1 sd over the seeds, and the verdicts are the first seed's."""
+    tables: dict[str, dict[str, list]] = {}
+    order: list[str] = []
+    for audits in per_seed.values():
+        ref = _rows(next(iter(audits.values())))
+        order += [label for label in ref if label not in order]
+        columns = {name: _rows(a) for name, a in audits.items()}
+        for name, rows in columns.items():
+            for label, row in rows.items():
+                tables.setdefault(name, {}).setdefault(label, []).append(row.get("audited"))
+        for role, col in (("oracle", "oracle"), ("original", "target")):
+            for label, row in ref.items():
+                tables.setdefault(col, {}).setdefault(label, []).append(row.get(role))
+    lines = ["| check | " + " | ".join(tables) + " |", "|---|" + "---|" * len(tables)]
+    for label in order:
+        cells = [_agg(tables[m].get(label, [])) for m in tables]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    verdicts = [f"- **{m}**: " + "; ".join(a["verdicts"]) for m, a in audits.items()]
+    first_seed, first = next(iter(per_seed.items()))
+    several = len(per_seed) > 1
+    seeds = ", ".join(map(str, per_seed))
+    verdicts = [f"- **{m}**: " + "; ".join(a["verdicts"]) for m, a in first.items()]
     md = [
         "## Audit: is the knowledge really gone?",
         "",
         "Every method's model audited against the retain oracle and the original target (100 forget items, "
         f"100 holdout; relearning on half the forget items with lr {relearn_lr:g}, measured on the other "
-        "half, and on the trained half: `trained half:` rows).",
+        "half, and on the trained half: `trained half:` rows)."
+        + (
+            f" Each cell: mean \u00b1 sd over lab seeds {seeds} (each its own world, base, target, oracle "
+            "and attack split); every seed's audits are in bench/results/audit.json."
+            if several
+            else ""
+        ),
         "",
         "\n".join(lines),
         "",
-        *calibration_line(audits),
-        *reached_table(audits),
-        "### Verdicts",
+        *calibration_line(per_seed),
+        *reached_table(per_seed),
+        "### Verdicts" + (f" (lab seed {first_seed}; every seed's in audit.json)" if several else ""),
         "",
         "\n".join(verdicts),
     ]
     return "\n".join(md)
 
 
-def calibration_line(audits: dict[str, dict]) -> list[str]:
-    """The attack's calibration (the oracle's and the target's: the same in every method's audit)."""
-    cal = next(iter(audits.values())).get("relearn_calibration")
-    return [f"Relearning {cal['text']}.", ""] if cal and cal.get("text") else []
+def calibration_line(per_seed: dict[int, dict[str, dict]]) -> list[str]:
+    """The attack's calibration per seed (the oracle's and the target's: the same in every method's audit)."""
+    lines = []
+    for seed, audits in per_seed.items():
+        cal = next(iter(audits.values())).get("relearn_calibration")
+        if cal and cal.get("text"):
+            lines.append(
+                f"Relearning {cal['text']}."
+                if len(per_seed) == 1
+                else f"- Seed {seed}: relearning {cal['text']}."
+            )
+    return [*lines, ""] if lines else []
 
 
-def reached_table(audits: dict[str, dict]) -> list[str]:
-    """The "reached another way" table (fact recall per model and probe family; the last column names a
-    model that blocks one wording only), or the one line saying why it was skipped."""
-    first = next(iter(audits.values())).get("reached") or {}
+def reached_table(per_seed: dict[int, dict[str, dict]]) -> list[str]:
+    """The "reached another way" table (fact recall per model and probe family, mean \u00b1 sd over the
+    seeds; the last column names a model that blocks one wording only, and on how many seeds), or the one
+    line saying why it was skipped."""
+    first = next(iter(next(iter(per_seed.values())).values())).get("reached") or {}
     if not first.get("families"):
         why = first.get("skipped") or "this audit predates the check"
         return ["### Reached another way", "", f"Skipped: {why}.", ""]
     families = [(f["key"], f["label"]) for f in first["families"]]
-    rows: list[tuple[str, dict, str]] = []
-    for name, audit in audits.items():
-        reached = audit.get("reached") or {}
-        reading = reached.get("reading") or {}
-        flag = "blocks one wording" if reading.get("blocked_one_wording") else ""
-        rows.append((name, (reached.get("recall") or {}).get("audited") or {}, flag))
-    recall = first.get("recall") or {}
-    rows += [
-        (label, recall[role], "")
-        for role, label in (("oracle", "oracle"), ("original", "target"))
-        if role in recall
-    ]
+    values: dict[str, dict[str, list]] = {}
+    blocked: dict[str, int] = {}
+    for audits in per_seed.values():
+        for name, audit in audits.items():
+            reached = audit.get("reached") or {}
+            recall = (reached.get("recall") or {}).get("audited") or {}
+            for key, _ in families:
+                values.setdefault(name, {}).setdefault(key, []).append(recall.get(key))
+            blocked[name] = blocked.get(name, 0) + bool(
+                (reached.get("reading") or {}).get("blocked_one_wording")
+            )
+        recall = (next(iter(audits.values())).get("reached") or {}).get("recall") or {}
+        for role, label in (("oracle", "oracle"), ("original", "target")):
+            if role in recall:
+                for key, _ in families:
+                    values.setdefault(label, {}).setdefault(key, []).append(recall[role].get(key))
+    n = len(per_seed)
+
+    def flag(name: str) -> str:
+        hits = blocked.get(name, 0)
+        if not hits:
+            return ""
+        return "blocks one wording" + (f" ({hits} of {n} seeds)" if n > 1 else "")
+
     lines = [
         "### Reached another way",
         "",
@@ -414,11 +473,25 @@ def reached_table(audits: dict[str, dict]) -> list[str]:
         "| model | " + " | ".join(label for _, label in families) + " | reading |",
         "|---|" + "---|" * (len(families) + 1),
     ]
-    for name, values, flag in rows:
+    for name, per_key in values.items():
         lines.append(
-            f"| {name} | " + " | ".join(_fmt(values.get(key)) for key, _ in families) + f" | {flag} |"
+            f"| {name} | "
+            + " | ".join(_agg(per_key.get(key, [])) for key, _ in families)
+            + f" | {flag(name)} |"
         )
     return [*lines, ""]
+
+
+def _agg(values: list) -> str:
+    """One cell: the value itself for one seed, else the mean \u00b1 sd of the numbers (seeds without one
+    dropped; a dash when none has one)."""
+    if len(values) == 1:
+        return _fmt(values[0])
+    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not nums:
+        return _fmt(next((v for v in values if v is not None), None))
+    mean, sd = mean_sd(nums)
+    return f"{mean:.3f} \u00b1 {sd:.3f}"
 
 
 def _fmt(x) -> str:

@@ -12,14 +12,22 @@ Writes bench/results/quality.md (the first section of BENCHMARKS.md) and quality
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import embedded_settings, parser, setup, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    DEFAULT_SEEDS,
+    embedded_settings,
+    every_seed,
+    mean_sd,
+    parser,
+    seed_table,
+    setup,
+    write_result,
+)
 
 from unlearnkit.evaluation.closer_look import closer_look_metrics  # noqa: E402
 from unlearnkit.pipelines.quickstart import METHODS_FOR, TABLE_COLUMNS  # noqa: E402
@@ -52,50 +60,8 @@ TITLES = {
 
 NULL_ORACLE = "oracle, another seed"
 NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same world, base, data and recipe
-DEFAULT_SEEDS = "0,1,2,3,4"
+
 RESULT_NAMES = ("quality", "quality_rawtext")  # BENCHMARKS.md's first two sections
-
-
-def mean_sd(values: list[float]) -> tuple[float, float]:
-    """Mean and sample standard deviation (0 for a single value), NaNs dropped."""
-    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-    if not xs:
-        return float("nan"), float("nan")
-    mean = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-    return mean, sd
-
-
-def _cell(values: list[float]) -> str:
-    mean, sd = mean_sd(values)
-    if math.isnan(mean):
-        return "\u2013"
-    if 0 < abs(mean) < 1e-3 or abs(mean) >= 1e4:
-        return f"{mean:.2g} \u00b1 {sd:.1g}"
-    return f"{mean:.3f} \u00b1 {sd:.3f}"
-
-
-def seed_table(per_seed: dict[int, dict], columns: list[str]) -> str:
-    """Rows x columns, each cell the mean \u00b1 sd over the seeds that have it."""
-    rows = list(dict.fromkeys(r for results in per_seed.values() for r in results))
-    header = "| row | " + " | ".join(columns) + " |"
-    lines = [header, "|" + "---|" * (len(columns) + 1)]
-    for row in rows:
-        cells = [
-            _cell([res[row][c] for res in per_seed.values() if row in res and c in res[row]]) for c in columns
-        ]
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def every_seed(per_seed: dict[int, dict], rows: list[str], columns: list[str]) -> str:
-    """The numbers behind the checks, one line per seed."""
-    heads = [f"{r}: {c}" for r in rows for c in columns]
-    lines = ["| seed | " + " | ".join(heads) + " |", "|" + "---|" * (len(heads) + 1)]
-    for seed, res in per_seed.items():
-        cells = [f"{res[r][c]:.3g}" if r in res and c in res[r] else "\u2013" for r in rows for c in columns]
-        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def checks(benchmark: str, per_seed: dict[int, dict]) -> list[str]:

@@ -76,7 +76,7 @@ def test_the_reached_table_has_a_row_per_model_and_a_column_per_family():
         "npo": _audit({"direct": 0.02, "alias": 0.7, "multihop": None}, blocked=True),
         "gd": _audit({"direct": 0.01, "alias": 0.06, "multihop": 0.0}, blocked=False),
     }
-    md = audit_all.render(audits, 1e-4).splitlines()
+    md = audit_all.render({0: audits}, 1e-4).splitlines()
     at = md.index("### Reached another way")
     table = [line for line in md[at:] if line.startswith("|")][:6]
     assert table == [
@@ -96,8 +96,19 @@ def test_the_reached_table_has_a_row_per_model_and_a_column_per_family():
 def test_a_skipped_check_is_one_line():
     audit = _audit({}, blocked=False)
     audit["reached"] = {"skipped": "no probe files in /x", "families": [], "recall": {}, "reading": None}
-    md = audit_all.render({"npo": audit}, 1e-4)
+    md = audit_all.render({0: {"npo": audit}}, 1e-4)
     assert "### Reached another way\n\nSkipped: no probe files in /x.\n" in md
+
+
+def test_several_seeds_give_mean_and_sd_cells_and_say_on_how_many_seeds_a_wording_is_blocked():
+    seed0 = {"npo": _audit({"direct": 0.02, "alias": 0.7, "multihop": 0.0}, blocked=True)}
+    seed1 = {"npo": _audit({"direct": 0.04, "alias": 0.1, "multihop": 0.0}, blocked=False)}
+    seed1["npo"]["checks"][0]["rows"][0]["audited"] = 0.81  # membership AUC 0.61 on seed 0, 0.81 on seed 1
+    md = audit_all.render({0: seed0, 3: seed1}, 1e-4)
+    assert "| Membership inference: AUC LOSS | 0.710 \u00b1 0.141 | 0.500 \u00b1 0.000 | 1.000 \u00b1 0.000 |" in md
+    assert "| npo | 0.030 \u00b1 0.014 | 0.400 \u00b1 0.424 | 0.000 \u00b1 0.000 | blocks one wording (1 of 2 seeds) |" in md
+    assert "mean \u00b1 sd over lab seeds 0, 3" in md
+    assert "### Verdicts (lab seed 0; every seed's in audit.json)" in md
 
 
 # ------------------------------------------------------------------------------ --calibrate
