@@ -105,8 +105,14 @@ def test_several_seeds_give_mean_and_sd_cells_and_say_on_how_many_seeds_a_wordin
     seed1 = {"npo": _audit({"direct": 0.04, "alias": 0.1, "multihop": 0.0}, blocked=False)}
     seed1["npo"]["checks"][0]["rows"][0]["audited"] = 0.81  # membership AUC 0.61 on seed 0, 0.81 on seed 1
     md = audit_all.render({0: seed0, 3: seed1}, 1e-4)
-    assert "| Membership inference: AUC LOSS | 0.710 \u00b1 0.141 | 0.500 \u00b1 0.000 | 1.000 \u00b1 0.000 |" in md
-    assert "| npo | 0.030 \u00b1 0.014 | 0.400 \u00b1 0.424 | 0.000 \u00b1 0.000 | blocks one wording (1 of 2 seeds) |" in md
+    assert (
+        "| Membership inference: AUC LOSS | 0.710 \u00b1 0.141 | 0.500 \u00b1 0.000 | 1.000 \u00b1 0.000 |"
+        in md
+    )
+    assert (
+        "| npo | 0.030 \u00b1 0.014 | 0.400 \u00b1 0.424 | 0.000 \u00b1 0.000 | blocks one wording (1 of 2 seeds) |"
+        in md
+    )
     assert "mean \u00b1 sd over lab seeds 0, 3" in md
     assert "### Verdicts (lab seed 0; every seed's in audit.json)" in md
 

@@ -70,7 +70,11 @@ def test_tokenunlearn_renders_every_variant_against_its_base_over_seeds():
         variants = {"target": _metrics(0.56), "oracle": _metrics(0.56)}
         for base in token_ablation.BASES:
             variants[base] = _metrics(0.40)
-            variants[f"t-{base}"] = {**_metrics(0.45 + shift), "fact_overlap": 0.25, "selected_fraction": 0.24}
+            variants[f"t-{base}"] = {
+                **_metrics(0.45 + shift),
+                "fact_overlap": 0.25,
+                "selected_fraction": 0.24,
+            }
             variants[f"s-{base}"] = _metrics(0.40 + shift)
         return {"variants": variants, "ablation": {"t-npo r=0.2 alpha=0.7": _metrics(0.5)}, "chance": 0.2}
 
