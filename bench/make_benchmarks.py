@@ -2,7 +2,7 @@
 
     python bench/make_benchmarks.py
 
-Order: quality and quality_rawtext (the miniatures first), NOTES.md, asu, tokenunlearn, audit, robustness, sweep, speed, gpu. A missing section is
+Order: quality and quality_rawtext (the miniatures first), NOTES.md, asu, tokenunlearn, audit, robustness, user_folder, sweep, speed, gpu. A missing section is
 listed as not yet run, never filled with numbers by hand.
 """
 
@@ -23,6 +23,7 @@ ORDER = [
     ("tokenunlearn", "python bench/token_ablation.py"),
     ("audit", "python bench/audit_all.py"),
     ("robustness", "python bench/robustness.py"),
+    ("user_folder", "python bench/user_folder.py"),
     ("sweep", "python bench/sweep.py"),
     ("speed", "python bench/speed.py"),
     ("gpu", "python bench/gpu_check.py"),  # on a CUDA machine only; listed as not yet run until then
@@ -30,7 +31,16 @@ ORDER = [
 NOTES = ROOT / "NOTES.md"
 OPTIONAL = ("quality_rawtext",)  # absent when quality.py measured every miniature in one run
 # Sections measured on the embedded lab: their numbers hold only for the lab version they record.
-LAB_SECTIONS = ("quality", "quality_rawtext", "asu", "tokenunlearn", "audit", "robustness", "sweep")
+LAB_SECTIONS = (
+    "quality",
+    "quality_rawtext",
+    "asu",
+    "tokenunlearn",
+    "audit",
+    "robustness",
+    "user_folder",
+    "sweep",
+)
 
 
 def lab_version_of(name: str) -> int | None:

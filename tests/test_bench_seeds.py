@@ -95,3 +95,47 @@ def test_asu_renders_the_sweep_and_the_token_kinds_over_seeds():
     md = asu_sweep.render({0: seed(0.8), 1: seed(0.6)})
     assert "| target | 0.900 \u00b1 0.000 | 0.700 \u00b1 0.141 | 0.900 \u00b1 0.000 |" in md
     assert "| asu tau=5.0 lambda=1.0 | " in md
+
+
+def test_a_user_folder_has_the_splits_and_its_corpus_only(tmp_path):
+    import user_folder
+
+    world = tmp_path / "world"
+    (world / "corpus").mkdir(parents=True)
+    (world / "augment").mkdir()
+    for name in (*user_folder.SPLITS, "world.json", "augment/forget.jsonl"):
+        (world / name).write_text("{}\n")
+    for name in ("general.jsonl", "qa.jsonl", "hazard.jsonl"):
+        (world / "corpus" / name).write_text(f'{{"text": "{name}"}}\n')
+    out = user_folder.user_folder(world, tmp_path / "mine", ("general.jsonl",))
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.jsonl")) == sorted(
+        [*user_folder.SPLITS, "corpus/general.jsonl"]
+    )
+    assert not (out / "world.json").exists() and not (out / "augment").exists()
+    six = user_folder.repeated(
+        [world / "corpus" / "general.jsonl", world / "corpus" / "qa.jsonl"], 3, tmp_path / "r.jsonl"
+    )
+    assert six.read_text().splitlines() == ['{"text": "general.jsonl"}', '{"text": "qa.jsonl"}'] * 3
+
+
+def test_the_user_folder_table_counts_the_seeds_over_the_bar():
+    import user_folder
+
+    def row(recall, kept):
+        return {
+            "fact_recall": recall,
+            "rougeL_recall": 0.9,
+            "general_base": 0.9,
+            "general_after": 0.9 * kept,
+            "general_kept": kept,
+            "epochs": 40.0,
+        }
+
+    md = user_folder.render(
+        {0: {"passages: recorded": row(1.0, 0.76)}, 1: {"passages: recorded": row(0.95, 0.92)}}
+    )
+    assert "| passages: recorded | 0.975 \u00b1 0.035 |" in md
+    assert (
+        "- passages: recorded: general kept >= 0.9 on 1 of 2 seeds; trained facts (fact recall) >= 0.9 on 2 of 2"
+        in md
+    )
