@@ -534,7 +534,7 @@ def _guard_lines(probe: dict | None, gd: dict, guard: dict | None) -> list[str]:
             f"Collapse guard, one probe on this model ({probe['probe_items']} questions, up to 24 greedy "
             f"tokens; a random model never stops early): {probe['probe_cpu_s'] * 1e3:.0f} ms of CPU time"
             f"{in_steps} (median of 5; a process's first probe {probe['probe_first_cpu_s'] * 1e3:.0f} ms). A "
-            "run probes at step 0, every ~25 % of the steps and at the last step (`collapse_guard=stop`: every "
+            "run probes at step 0, halfway and at the last step (`collapse_guard=stop`: every "
             "~10 %).",
         ]
     if guard and guard.get("rows"):

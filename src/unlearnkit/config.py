@@ -206,7 +206,7 @@ class TrainConfig:
     collapse_guard: str = setting(
         "warn",
         "unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at "
-        "step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy below "
+        "step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy below "
         "collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and keep the "
         "last state that passed (--no-collapse-guard = off)",
         "off | warn | stop",

@@ -115,7 +115,7 @@ class GAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -260,7 +260,7 @@ class GDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -409,7 +409,7 @@ class NPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -559,7 +559,7 @@ class WGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -705,7 +705,7 @@ class IDKConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -856,7 +856,7 @@ class SIMNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1007,7 +1007,7 @@ class IDKDPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1157,7 +1157,7 @@ class IDKAPConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1303,7 +1303,7 @@ class MEGDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1452,7 +1452,7 @@ class UNDIALConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1612,7 +1612,7 @@ class RMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1779,7 +1779,7 @@ class ASURMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -1954,7 +1954,7 @@ class ASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2128,7 +2128,7 @@ class ASUGDConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2302,7 +2302,7 @@ class ASUKLConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2476,7 +2476,7 @@ class ASUIDKConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2641,7 +2641,7 @@ class TGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2807,7 +2807,7 @@ class SGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -2977,7 +2977,7 @@ class TWGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -3148,7 +3148,7 @@ class SWGAConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -3319,7 +3319,7 @@ class TNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -3490,7 +3490,7 @@ class SNPOConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -3671,7 +3671,7 @@ class TRMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -3855,7 +3855,7 @@ class SRMUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -4049,7 +4049,7 @@ class TASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """
@@ -4244,7 +4244,7 @@ class SASUConfig(UnlearnConfig):
     """with LoRA: save the merged model or the adapter alone (valid: merged | adapter)"""
     collapse_guard: str
     """unlearn: a few retain / general questions (raw text: passage continuations) answered greedily at
-    step 0, every ~25% of the steps (stop: ~10%) and the last; on a collapse (ROUGE-L or token entropy
+    step 0, halfway and at the last step (stop: every ~10%); on a collapse (ROUGE-L or token entropy
     below collapse_fraction x step 0, or repeated 3-grams) warn on stderr + in the card, or stop and
     keep the last state that passed (--no-collapse-guard = off) (valid: off | warn | stop)
     """

@@ -92,7 +92,7 @@ def add_parser(subparsers) -> None:
         "--no-collapse-guard",
         action="store_true",
         help="no collapse guard: by default a few retain / general questions are answered greedily at step "
-        "0, every ~25%% of the steps and the last, and a collapse warns (--set collapse_guard=stop: stops, "
+        "0, halfway and the last, and a collapse warns (--set collapse_guard=stop: stops, "
         "probing every ~10%%); same as "
         "--set collapse_guard=off",
     )

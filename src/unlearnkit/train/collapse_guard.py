@@ -34,14 +34,15 @@ does nothing. Cost: a probe at step 0, every ceil(steps / :data:`PROBES`) steps 
 :data:`STOP_PROBES`) and at the last step (:func:`probe_steps`), so at most ``PROBES + 2`` probes of at
 most ``2 * PROBE_ROWS`` short greedy generations each; not counted in the run's compute.
 
-Why 4 probes after step 0 by default (``warn``) and 10 with ``stop``: a probe is ~14 sequential forward
+Why 2 probes after step 0 by default (``warn``) and 10 with ``stop``: a probe is ~14 sequential forward
 passes (greedy decoding until the answers' EOS), as long as 0.6-0.8 of a training step of the
 quickstart's lab model; with a probe every ~10 % of the steps (the default until bench/speed.py measured
 it) the guard took 8-19 % of the training time of the quickstart's methods, 5-10 % without its first
-probe's import of nltk (now gone, :func:`rouge_l_recall`). ``warn`` only reports, and its last probe
+probe's import of nltk (now gone, :func:`rouge_l_recall`), and with one every ~25 % still 4.5-8.3 %
+(lab version 9), over the few percent a default should cost. ``warn`` only reports, and its last probe
 always reads the weights the run ends with, so a collapsed output is flagged however few probes came
-before; fewer probes only make the step it names coarser. ``stop`` goes back to the last probe that
-passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
+before; fewer probes only make the step it names coarser (halfway or the end). ``stop`` goes back to
+the last probe that passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
 ``stop`` the decision is broadcast). FSDP / ZeRO-3 shard the weights: the guard is off there.
 """
 
@@ -69,7 +70,7 @@ PROBE_ROWS = 4  # questions (or passages) per source: retain, general
 PROBE_NEW_TOKENS = 24
 TEXT_PROMPT_TOKENS = 32
 MIN_TEXT_TOKENS = 8  # a passage shorter than this gives no continuation to compare
-PROBES = 4  # warn: probes after step 0, about every 25 % of the steps (see the module docstring)
+PROBES = 2  # warn: probes after step 0, halfway and at the end (see the module docstring)
 STOP_PROBES = 10  # stop: about every 10 % (the states it can go back to)
 MIN_START_ROUGE = 0.05
 MIN_START_ENTROPY = 0.1
@@ -212,7 +213,7 @@ def verdict(start: dict[str, Any], now: dict[str, Any], fraction: float) -> list
 
 
 class CollapseGuard(TrainerCallback, ExportableState):
-    """Probes at step 0, every ~25 % of the steps (``stop``: ~10 %) and at the end; warns or stops on a
+    """Probes at step 0, halfway (``stop``: every ~10 %) and at the end; warns or stops on a
     collapse.
 
     ``hint``: the settings to name in the message (``lr``, ``forget_weight``, ``epochs`` / ``max_steps``).
