@@ -52,7 +52,15 @@ RECIPES = {  # row: (folders it runs on, settings over the recorded recipe, repl
     "replay x6": (tuple(FOLDERS), {}, 6),
     "lr 1e-3, 20 epochs": (("passages",), {"lr": 1e-3, "epochs": 20.0}, 1),
 }
-COLUMNS = ("fact_recall", "rougeL_recall", "general_base", "general_after", "general_kept", "epochs")
+COLUMNS = (
+    "fact_recall",
+    "rougeL_recall",
+    "general_base",
+    "general_after",
+    "general_kept",
+    "general_rougeL_after",
+    "epochs",
+)
 KEEP_BAR = 0.9  # learned.WARN_BELOW: the line the command warns under
 
 
@@ -74,16 +82,19 @@ def repeated(files: list[Path], times: int, out: Path) -> Path:
 
 
 def row_of(result, recipe: dict) -> dict:
+    from unlearnkit.evaluation.learned import headline
+
     learned = result.learned
     q = learned.trained["questions"]
     general, base = learned.general or {}, learned.base_general or {}
-    kept = learned.kept()
+    kept = learned.kept()  # after / before of the general questions' headline (fact recall), as the card
     return {
         "fact_recall": q.get("fact_recall"),
         "rougeL_recall": q.get("rougeL_recall"),
-        "general_base": base.get("rougeL_recall"),
-        "general_after": general.get("rougeL_recall"),
+        "general_base": (headline(base) or (None, None))[1],
+        "general_after": (headline(general) or (None, None))[1],
         "general_kept": kept[1] if kept else None,
+        "general_rougeL_after": general.get("rougeL_recall"),
         "epochs": result.settings.get("epochs", recipe.get("epochs")),
         "warnings": learned.warnings(),
     }
@@ -157,8 +168,10 @@ def render(per_seed: dict[int, dict]) -> str:
             "fact in one wording), with a corpus of passages (`passages`) or of passages and question / "
             "answer rows about other entities (`passages + QA`); `unlearnkit.pretrain` on the corpus, then "
             "`unlearnkit.finetune` of the target (forget + retain) from that base, replaying its corpus. "
-            "`fact_recall` / `rougeL_recall`: on 100 trained questions; `general_*`: ROUGE-L on 100 general "
-            "questions (never trained on) for the base and after fine-tuning, `general_kept` = after / base. "
+            "`fact_recall` / `rougeL_recall`: on 100 trained questions; `general_base` / `general_after`: fact "
+            "recall on 100 general questions (never trained on) for the base and after fine-tuning, "
+            "`general_kept` = after / base (what the `learned` line and its warning read), "
+            "`general_rougeL_after`: their ROUGE-L after. "
             f"Each cell: mean \u00b1 sd over lab seeds {seeds}; every seed's rows are in "
             "bench/results/user_folder.json.",
             "",

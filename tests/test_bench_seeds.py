@@ -127,6 +127,7 @@ def test_the_user_folder_table_counts_the_seeds_over_the_bar():
             "rougeL_recall": 0.9,
             "general_base": 0.9,
             "general_after": 0.9 * kept,
+            "general_rougeL_after": 0.9,
             "general_kept": kept,
             "epochs": 40.0,
         }
