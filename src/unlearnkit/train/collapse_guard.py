@@ -39,7 +39,8 @@ passes (greedy decoding until the answers' EOS), as long as 0.6-0.8 of a trainin
 quickstart's lab model; with a probe every ~10 % of the steps (the default until bench/speed.py measured
 it) the guard took 8-19 % of the training time of the quickstart's methods, 5-10 % without its first
 probe's import of nltk (now gone, :func:`rouge_l_recall`), and with one every ~25 % still 4.5-8.3 %
-(lab version 9), over the few percent a default should cost. ``warn`` only reports, and its last probe
+(lab version 9), over the few percent a default should cost; halfway only, 2.8-5.4 % (the most for GA,
+whose steps are the cheapest). ``warn`` only reports, and its last probe
 always reads the weights the run ends with, so a collapsed output is flagged however few probes came
 before; fewer probes only make the step it names coarser (halfway or the end). ``stop`` goes back to
 the last probe that passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
