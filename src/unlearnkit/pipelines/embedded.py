@@ -92,12 +92,12 @@ REPLAY_REPEATS = 6
 # A tiny base's card records how to fine-tune it (`unlearnkit finetune --model BASE` reads it): the lab's
 # recipe with its replay weight, and for a folder without augment/ (each fact in one wording, as a user's
 # own folder) 4x the epochs, as many passes over each fact as the lab's ~4 wordings x 10 epochs give.
-# Measured on the lab world's QA, general.jsonl and general passages as such a folder (seed 0, lab 9, no
-# world.json, `unlearnkit pretrain` then `finetune`): the lab's 10 epochs: trained-question fact recall
-# 0.13 (it has not learned them), general kept 0.90; 40 epochs: 1.00 and 0.76 (the warning says so: replay
-# question/answer rows about other entities to keep more); 40 with the replay 6 times: 1.00 and 0.70 (its
-# replay is passages only), so the replay weight applies to the lab's recipe alone; 20 epochs at 1e-3:
-# 0.90 and 0.69.
+# Measured by bench/user_folder.py (bench/results/user_folder.md: the lab world's QA splits as such a
+# folder, no world.json, `unlearnkit.pretrain` then `finetune`, lab seeds 0-2): the lab's 10 epochs leave
+# the target stating 0.07 of its trained facts (it has not learned them), 40 epochs 1.00; general
+# knowledge kept 0.74 with a corpus of passages only (the learned warning says so), 0.89 when the corpus
+# (so the replay) also holds QA about other entities; the replay 6 times per epoch keeps less (0.71,
+# 0.87), so the replay weight applies to the lab's recipe alone; 20 epochs at 1e-3: 0.90 and 0.69.
 TINY_FINETUNE_PLAIN = dict(TINY_FINETUNE, epochs=40.0)
 TINY_FINETUNE_DEFAULTS = {
     "source": "the embedded world's fine-tuning recipe",
