@@ -748,6 +748,8 @@ def main(argv=None) -> int:
     from _common import describe, provenance  # bench/ is on sys.path when run as a script
 
     settings = {k: v for k, v in vars(args).items() if k not in ("worker", "output", "cache_dir")}
+    if args.model_config in MODEL_CONFIGS or args.model_config.endswith(".json"):
+        settings.pop("hidden"), settings.pop("layers")  # the configuration decides the shape, not these
     if guard:
         settings["lab_version"] = guard["lab_version"]
     table = _table(results, meta, guard)
