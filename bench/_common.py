@@ -299,6 +299,19 @@ def over_seeds(name: str, seeds: list[int], settings: dict[str, Any], run) -> di
     return out
 
 
+def measure_seeds(name: str, args, run, render, command: str, **extra: Any) -> dict[int, dict]:
+    """A bench over ``args.seeds``: ``run(args, seed)`` for each (kept per seed, :func:`over_seeds`), then
+    ``bench/results/<name>.md`` from ``render(per_seed)`` and ``<name>.json`` with every seed's rows.
+    ``extra``: settings the result depends on beyond :func:`embedded_settings` (in the cache key too)."""
+    seeds = parse_seeds(args.seeds)
+    per_seed = over_seeds(name, seeds, embedded_settings(args, **extra), lambda s: run(args, s))
+    settings = embedded_settings(args, seeds=seeds, **extra)
+    settings["world_seed"] = seeds
+    data = {"seeds": {str(s): r for s, r in per_seed.items()}}
+    write_result(name, render(per_seed), data, command, settings)
+    return per_seed
+
+
 def mean_sd(values: list[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for a single value), NaNs and Nones dropped."""
     xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]

@@ -21,13 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
     add_seeds,
-    embedded_settings,
-    over_seeds,
-    parse_seeds,
+    measure_seeds,
     parser,
     seed_table,
     setup,
-    write_result,
 )
 
 from unlearnkit.attention import smoothed_attention  # noqa: E402
@@ -85,18 +82,7 @@ def kind_probs(model, tokenizer, rows) -> dict[str, float]:
 def main() -> None:
     p = parser(__doc__)
     add_seeds(p)
-    args = p.parse_args()
-    seeds = parse_seeds(args.seeds)
-    settings = embedded_settings(args, seeds=seeds)
-    settings["world_seed"] = seeds
-    per_seed = over_seeds("asu", seeds, embedded_settings(args), lambda s: run_seed(args, s))
-    write_result(
-        "asu",
-        render(per_seed),
-        {"seeds": {str(s): r for s, r in per_seed.items()}},
-        "python bench/asu_sweep.py",
-        settings,
-    )
+    measure_seeds("asu", p.parse_args(), run_seed, render, "python bench/asu_sweep.py")
 
 
 def run_seed(args, seed: int) -> dict:

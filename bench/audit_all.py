@@ -28,7 +28,7 @@ from _common import (  # noqa: E402
     add_seeds,
     embedded_settings,
     mean_sd,
-    over_seeds,
+    measure_seeds,
     parse_seeds,
     parser,
     setup,
@@ -100,17 +100,13 @@ def main() -> None:
         relearn_lr=settings.relearn_lr,
         relearn_retain=settings.relearn_retain,
     )
-    per_seed = over_seeds(
-        "audit", seeds, embedded_settings(args, **recorded), lambda s: audit_seed(args, s, settings)
-    )
-    done = embedded_settings(args, seeds=seeds, **recorded)
-    done["world_seed"] = seeds
-    write_result(
+    measure_seeds(
         "audit",
-        render(per_seed, settings.relearn_lr),
-        {"seeds": {str(s): a for s, a in per_seed.items()}},
+        args,
+        lambda a, seed: audit_seed(a, seed, settings),
+        lambda per_seed: render(per_seed, settings.relearn_lr),
         "python bench/audit_all.py",
-        done,
+        **recorded,
     )
 
 

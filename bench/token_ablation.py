@@ -16,15 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
     add_seeds,
-    embedded_settings,
     mean_sd,
-    over_seeds,
+    measure_seeds,
     paired_table,
-    parse_seeds,
     parser,
     seed_table,
     setup,
-    write_result,
 )
 
 BASES = ("ga", "wga", "npo", "rmu")
@@ -45,18 +42,7 @@ PAIRED = ("forget_quality", "model_utility", "forget_rougeL_recall", "retain_rou
 def main() -> None:
     p = parser(__doc__)
     add_seeds(p)
-    args = p.parse_args()
-    seeds = parse_seeds(args.seeds)
-    settings = embedded_settings(args, seeds=seeds)
-    settings["world_seed"] = seeds
-    per_seed = over_seeds("tokenunlearn", seeds, embedded_settings(args), lambda s: run_seed(args, s))
-    write_result(
-        "tokenunlearn",
-        render(per_seed),
-        {"seeds": {str(s): r for s, r in per_seed.items()}},
-        "python bench/token_ablation.py",
-        settings,
-    )
+    measure_seeds("tokenunlearn", p.parse_args(), run_seed, render, "python bench/token_ablation.py")
 
 
 def run_seed(args, seed: int) -> dict:

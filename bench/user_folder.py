@@ -32,13 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
     add_seeds,
-    embedded_settings,
     every_seed,
-    over_seeds,
-    parse_seeds,
+    measure_seeds,
     parser,
     seed_table,
-    write_result,
 )
 
 FOLDERS = {  # the folder's name: the corpus files the user has
@@ -135,17 +132,8 @@ def run_seed(args, seed: int) -> dict:
 def main() -> None:
     p = parser(__doc__)
     add_seeds(p, default="0,1,2")
-    args = p.parse_args()
-    seeds = parse_seeds(args.seeds)
-    settings = embedded_settings(args, seeds=seeds, max_items=100)
-    settings["world_seed"] = seeds
-    per_seed = over_seeds("user_folder", seeds, embedded_settings(args), lambda s: run_seed(args, s))
-    write_result(
-        "user_folder",
-        render(per_seed),
-        {"seeds": {str(s): r for s, r in per_seed.items()}},
-        "python bench/user_folder.py",
-        settings,
+    measure_seeds(
+        "user_folder", p.parse_args(), run_seed, render, "python bench/user_folder.py", max_items=100
     )
 
 

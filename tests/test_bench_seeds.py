@@ -4,6 +4,7 @@ TokenUnlearn and ASU benches render mean +- sd tables from per-seed rows (no mod
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -140,3 +141,28 @@ def test_the_user_folder_table_counts_the_seeds_over_the_bar():
         "- passages: recorded: general kept >= 0.9 on 1 of 2 seeds; trained facts (fact recall) >= 0.9 on 2 of 2"
         in md
     )
+
+
+def test_measure_seeds_writes_every_seed_and_keys_the_cache_by_the_extra_settings(tmp_path, monkeypatch):
+    import argparse
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_common, "RESULTS", tmp_path / "results")
+    calls = []
+
+    def run(args, seed):
+        calls.append(seed)
+        return {"row": {"x": float(seed)}}
+
+    args = argparse.Namespace(seeds="0,2", seed=0, cache_dir=None, threads=1)
+    render = lambda per_seed: "## t\n\n" + _common.seed_table(per_seed, ["x"])  # noqa: E731
+    _common.measure_seeds("t", args, run, render, "python bench/t.py", max_items=100)
+    data = json.loads((tmp_path / "results" / "t.json").read_text())
+    assert data["seeds"] == {"0": {"row": {"x": 0.0}}, "2": {"row": {"x": 2.0}}}
+    assert data["provenance"]["settings"]["world_seed"] == [0, 2]
+    assert data["provenance"]["settings"]["max_items"] == 100
+    assert "| row | 1.000 \u00b1 1.414 |" in (tmp_path / "results" / "t.md").read_text()
+    _common.measure_seeds("t", args, run, render, "python bench/t.py", max_items=100)
+    assert calls == [0, 2]  # both seeds from their files
+    _common.measure_seeds("t", args, run, render, "python bench/t.py", max_items=50)
+    assert calls == [0, 2, 0, 2]  # other settings: measured again
