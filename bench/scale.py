@@ -3,6 +3,7 @@
     python bench/scale.py                         # the accounting table (docs/SCALING.md), instant
     python bench/scale.py --measure --layers 4    # measure: 1B widths, 4 layers, on this CPU (slow)
     python bench/scale.py --measure               # the real 16 layers (a GPU, or a CPU with >= 48 GB)
+    python bench/scale.py --measure --precisions bf16-true   # pure bf16 only (16 layers: ~14 GB of RAM)
 
 The accounting (:func:`predict`) counts what a training step holds, per parameter P, for the full
 model (LoRA: the frozen base plus the adapters), with AdamW:
@@ -129,8 +130,23 @@ def breakdown(size: str = "8B", name: str = "ASU / copy", batch: int = 4, seq: i
     return f"{size} {name}: " + ", ".join(f"{k} {v / GB:.1f} GB" for k, v in parts.items())
 
 
+PRECISIONS = {"bf16-true": "bfloat16", "bf16": "float32"}  # precision: the weights' dtype it loads
+
+
+def precisions(text: str) -> list[str]:
+    """``--precisions``: a comma-separated subset of :data:`PRECISIONS`, in the order given."""
+    chosen = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in PRECISIONS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give one or more of {', '.join(PRECISIONS)}, comma-separated"
+        )
+    return chosen
+
+
 def measure(args) -> int:
-    """bench/speed.py at Llama-3.2-1B's widths (``--layers`` of them), pure bf16 then mixed."""
+    """bench/speed.py at Llama-3.2-1B's widths (``--layers`` of them), for each of ``--precisions``
+    (pure bf16, then mixed, by default): each writes its own bench/results/scale-<precision>.md."""
     shape = dict(
         hidden_size=2048,
         intermediate_size=8192,
@@ -148,7 +164,8 @@ def measure(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "llama-1b.json"
         config.write_text(json.dumps(shape))
-        for precision, dtype in (("bf16-true", "bfloat16"), ("bf16", "float32")):
+        for precision in args.precisions:
+            dtype = PRECISIONS[precision]
             out = HERE / "results" / f"scale-{precision}.md"
             cmd = [
                 sys.executable,
@@ -186,6 +203,12 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--seq", type=int, default=512, help="sequence length (prediction; --measure: max length)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument(
+        "--precisions",
+        type=precisions,
+        default=list(PRECISIONS),
+        help="with --measure: bf16-true (pure bf16), bf16 (mixed, float32 weights) or both (default)",
+    )
     p.add_argument(
         "--only",
         default="finetune,gd (ga + retain nll),npo / copy,npo / cache,npo / adapter+lora,asu / copy,asu / cache,"

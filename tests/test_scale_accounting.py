@@ -36,3 +36,15 @@ def test_scaling_doc_quotes_the_table():
         if line.startswith("| ") and not line.startswith(("| configuration", "|---")):
             numbers = " | ".join(line.split(" | ")[1:])
             assert numbers in doc, f"docs/SCALING.md does not quote: {line}"
+
+
+def test_precisions_option_takes_a_subset_in_order():
+    """``--precisions`` picks which precisions ``--measure`` runs (the pure-bf16 1B fits where the mixed
+    one does not); anything else is refused with the choices named."""
+    import argparse
+
+    assert scale.precisions("bf16-true") == ["bf16-true"]
+    assert scale.precisions("bf16, bf16-true") == ["bf16", "bf16-true"]
+    for bad in ("fp16", "", "bf16-true,fp8"):
+        with pytest.raises(argparse.ArgumentTypeError, match="bf16-true, bf16"):
+            scale.precisions(bad)
