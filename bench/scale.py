@@ -3,7 +3,8 @@
     python bench/scale.py                         # the accounting table (docs/SCALING.md), instant
     python bench/scale.py --measure --layers 4    # measure: 1B widths, 4 layers, on this CPU (slow)
     python bench/scale.py --measure               # the real 16 layers (a GPU, or a CPU with >= 48 GB)
-    python bench/scale.py --measure --precisions bf16-true   # pure bf16 only (16 layers: ~14 GB of RAM)
+    python bench/scale.py --measure --precisions bf16-true   # pure bf16 only (the accounting: ~14 GB at
+                                                             # 16 layers; slow on a CPU without bf16 units)
 
 The accounting (:func:`predict`) counts what a training step holds, per parameter P, for the full
 model (LoRA: the frozen base plus the adapters), with AdamW:
