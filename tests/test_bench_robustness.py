@@ -4,6 +4,7 @@ statements, and that every choice reads the selection half while the rows report
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
+import _common  # noqa: E402
 import robustness as rb  # noqa: E402
 
 
@@ -438,3 +440,59 @@ def test_every_row_reports_what_the_attack_taught_beside_its_gap_and_mia():
     assert f"| trained half fact_recall @{rb.HEADLINE} | MIA AUC |" in text
     npo = next(line for line in text.splitlines() if line.startswith("| **npo**") or line.startswith("| npo"))
     assert npo.endswith("| 0.650 ± 0.071 (n=2) | 0.550 ± 0.000 (n=2) |"), npo
+
+
+def test_best_rho_says_sam_helps_only_when_the_attack_still_teaches_its_trained_half():
+    """A lower gap beyond the seeds' spread counts as help when the attack teaches the SAM model its
+    trained half about as well as plain (within TAUGHT_MARGIN); a SAM model the attack cannot teach has
+    forgotten more of everything, and the line says so (the TOFU-like reading at d3d918d: 0.610 vs 0.890)."""
+    plain = {"utility": cell(0.50), "gap_fact_recall": cell(0.09, 0.01), "trained": cell(0.89)}
+
+    def sam(trained: float, gap: float = -0.01) -> dict:
+        return {"utility": cell(0.505), "gap_fact_recall": cell(gap, 0.01), "trained": cell(trained)}
+
+    line = rb.best_rho_line("tofu", {"npo+sam0.05": sam(0.85)}, ["npo+sam0.05"], plain)
+    assert line.endswith("rho 0.05, gap -0.010 vs plain's +0.090: SAM helps."), line
+    line = rb.best_rho_line("tofu", {"npo+sam0.05": sam(0.61)}, ["npo+sam0.05"], plain)
+    assert "SAM helps" not in line and "(0.610 vs plain's 0.890)" in line and "not shown to help" in line
+    # no lower gap: the trained half does not matter
+    line = rb.best_rho_line("tofu", {"npo+sam0.05": sam(0.61, gap=0.10)}, ["npo+sam0.05"], plain)
+    assert line.endswith("no better than plain."), line
+    # a rho whose utility is not plain's is never read
+    far = {"utility": cell(0.40), "gap_fact_recall": cell(-0.5), "trained": cell(0.9)}
+    line = rb.best_rho_line("tofu", {"npo+sam2": far}, ["npo+sam2"], plain)
+    assert line.endswith("none of the rhos keeps that utility.")
+
+
+def test_markdown_only_rewrites_the_table_from_the_stored_numbers_keeping_their_provenance(
+    monkeypatch, tmp_path
+):
+    oracle = run(0.50, 0.60, 0.10, 0.30, 1.0, 0.5)
+    made = {
+        "commit": "abc123" * 6 + "abcd",
+        "src_dirty": False,
+        "src_sha256": "f" * 64,
+        "settings": {"seeds": {"tofu": [0, 1]}},
+        "machine": {
+            "platform": "x",
+            "machine": "x86_64",
+            "cpus": 2,
+            "torch": "2",
+            "threads": 2,
+            "cuda": None,
+        },
+        "date": "2026-01-01",
+    }
+    stored = {
+        "tofu": {"0": {"oracle": oracle, "npo": run(0.49, 0.58, 0.15, 0.35, 0.10, 0.55)}},
+        "provenance": made,
+    }
+    stored["tofu"]["1"] = stored["tofu"]["0"]
+    monkeypatch.setattr(_common, "RESULTS", tmp_path)
+    monkeypatch.setattr(rb, "RESULTS", tmp_path)
+    (tmp_path / "robustness.json").write_text(json.dumps(stored))
+    assert rb.rerender() == 0
+    text = (tmp_path / "robustness.md").read_text()
+    assert "commit abc123abc1" in text and "on 2026-01-01" in text
+    assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text
+    assert json.loads((tmp_path / "robustness.json").read_text())["provenance"] == made
