@@ -192,7 +192,13 @@ def test_a_resumed_run_continues_the_curve(tiny_model_dir, mini_bench, tmp_path,
         _run(
             tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **{**kw, "keep_best": "model_utility"}
         )
-    resumed, _ = _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **kw)
+    warned: list[str] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(hf_trainer.logger, "warning", lambda msg, *a, **k: warned.append(str(msg)))
+        resumed, _ = _run(tiny_model_dir, mini_bench, tmp_path / "cut", resume=True, **kw)
+    # the tiny model ties its embeddings: the checkpoint stores the shared tensor once, nothing is missing
+    assert not [w for w in warned if "missing keys" in w], warned
+    assert resumed.model.lm_head.weight.data_ptr() == resumed.model.get_input_embeddings().weight.data_ptr()
     assert resumed.eval_curve == whole.eval_curve
     assert resumed.best == whole.best
     a, b = dict(whole.model.named_parameters()), dict(resumed.model.named_parameters())
@@ -321,3 +327,24 @@ def test_torchrun_two_processes_evaluate_on_the_main_one(tiny_model_dir, mini_wo
     kept = next(p for p in card["eval_curve"] if p["step"] == step)
     assert kept["model_utility"] == pytest.approx(metrics["model_utility"], abs=CURVE_ROUNDING_ATOL)
     assert not math.isnan(metrics["model_utility"])
+
+
+def test_a_resume_still_reports_keys_that_are_really_missing(tiny_model_dir, monkeypatch, tmp_path):
+    """TiedWeightsTrainer drops only tied keys from the Trainer's warning: a missing key of its own
+    (here a layer norm) is still reported."""
+    import transformers.trainer as hf_trainer
+    from torch.nn.modules.module import _IncompatibleKeys
+    from transformers import TrainingArguments
+
+    from unlearnkit.models import load
+    from unlearnkit.train.trainer import TiedWeightsTrainer, tied_parameter_names
+
+    model, _ = load(str(tiny_model_dir))
+    assert {"lm_head.weight", "model.embed_tokens.weight"} <= tied_parameter_names(model)
+    trainer = TiedWeightsTrainer(model=model, args=TrainingArguments(str(tmp_path), report_to="none"))
+    warned: list[str] = []
+    monkeypatch.setattr(hf_trainer.logger, "warning", lambda msg, *a, **k: warned.append(str(msg)))
+    trainer._issue_warnings_after_load(_IncompatibleKeys(["lm_head.weight"], []))
+    assert warned == []
+    trainer._issue_warnings_after_load(_IncompatibleKeys(["lm_head.weight", "model.norm.weight"], []))
+    assert len(warned) == 1 and "model.norm.weight" in warned[0] and "lm_head" not in warned[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
-from transformers import Trainer, TrainerCallback
+from transformers import TrainerCallback
 
 from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
@@ -20,7 +20,13 @@ from unlearnkit.errors import UserError
 from unlearnkit.train.checkpoints import last_checkpoint
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.pretrain import read_replay
-from unlearnkit.train.trainer import PaddingCollator, QADataset, encode_rows, training_arguments
+from unlearnkit.train.trainer import (
+    PaddingCollator,
+    QADataset,
+    TiedWeightsTrainer,
+    encode_rows,
+    training_arguments,
+)
 
 SPLITS_FOR = {"all": ("forget", "retain", "general"), "retain": ("retain", "general")}
 
@@ -128,7 +134,7 @@ def finetune(
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train", text_eos=True)
     args = training_arguments(cfg, str(work_dir), len(encoded), quiet=quiet, group_by_length=True)
     counter = ComputeCounter().attach(model)  # the oracle's count is the denominator of compute_fraction
-    trainer = Trainer(
+    trainer = TiedWeightsTrainer(
         model=model,
         args=args,
         train_dataset=QADataset(encoded),

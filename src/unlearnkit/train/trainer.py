@@ -237,7 +237,36 @@ class ChecksumCallback(TrainerCallback):
         (Path(self.folder) / f"rank{rank}.json").write_text(json.dumps(out) + "\n", encoding="utf-8")
 
 
-class UnlearnTrainer(Trainer):
+def tied_parameter_names(model: torch.nn.Module) -> set[str]:
+    """Names of the parameters that share their storage with another one (``tie_word_embeddings``:
+    ``lm_head.weight`` and the input embedding)."""
+    by_storage: dict[int, list[str]] = defaultdict(list)
+    for name, param in model.named_parameters(remove_duplicate=False):
+        by_storage[param.data_ptr()].append(name)
+    return {name for names in by_storage.values() if len(names) > 1 for name in names}
+
+
+class TiedWeightsTrainer(Trainer):
+    """The HF Trainer, quiet about tied weights when it resumes from a checkpoint.
+
+    safetensors stores a tensor shared by two parameters once, so a checkpoint of a model with tied
+    input and output embeddings has no ``lm_head.weight``, and the Trainer warns "There were missing keys
+    in the checkpoint model loaded: ['lm_head.weight']" although nothing is missing. Keys tied to a
+    loaded parameter are taken off that warning (and the weights re-tied); any other missing key is
+    still reported.
+    """
+
+    def _issue_warnings_after_load(self, load_result) -> None:
+        missing = list(getattr(load_result, "missing_keys", None) or [])
+        tied = tied_parameter_names(self.accelerator.unwrap_model(self.model)) if missing else set()
+        real = [k for k in missing if k not in tied]
+        if len(real) < len(missing) and hasattr(load_result, "_replace"):
+            self.accelerator.unwrap_model(self.model).tie_weights()
+            load_result = load_result._replace(missing_keys=real)
+        super()._issue_warnings_after_load(load_result)
+
+
+class UnlearnTrainer(TiedWeightsTrainer):
     """``compute_loss`` = one method step on a paired batch; extra loss terms are logged.
 
     ``sam_rho > 0`` in the method config replaces the training step by SAM on the forget term
