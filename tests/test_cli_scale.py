@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 
 import pytest
@@ -106,23 +105,6 @@ def test_tiny_model_on_tofu_trains_on_the_general_parts_too(tmp_path, monkeypatc
     assert meta["trained_on_general_parts"] == ["real_authors", "world_facts"]
     # forget (2) + retain (6) + real authors (2) + world facts (2)
     assert "12 examples" in captured.out
-
-
-def test_tied_weight_resume_warning_is_dropped_and_others_kept():
-    from unlearnkit.commands._common import TiedWeightsNote
-
-    note = TiedWeightsNote()
-
-    def record(msg: str) -> logging.LogRecord:
-        return logging.LogRecord("transformers.trainer", logging.WARNING, __file__, 1, msg, None, None)
-
-    # the Trainer's own wording (transformers.Trainer._issue_warnings_after_load)
-    assert not note.filter(
-        record(f"There were missing keys in the checkpoint model loaded: {['lm_head.weight']}.")
-    )
-    assert note.filter(
-        record(f"There were missing keys in the checkpoint model loaded: {['model.norm.weight']}.")
-    )
 
 
 def test_closer_look_without_models_says_what_was_left_out(tiny_target, mini_world, tmp_path, capsys):

@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import logging
 import os
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -48,20 +46,10 @@ def torch_threads() -> None:
     quiet_libraries()
 
 
-_TIED_MISSING = re.compile(r"missing keys in the checkpoint model loaded: \[('lm_head\.weight'(, )?)+\]")
-
-
-class TiedWeightsNote(logging.Filter):
-    """The Trainer's resume warns that ``lm_head.weight`` is missing from the checkpoint: with tied
-    embeddings it is the embedding matrix itself (saved once, under its own name), so nothing is lost."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not _TIED_MISSING.search(record.getMessage())
-
-
 def quiet_libraries() -> None:
     """The command's own progress bar and lines only: no weight-loading / shard-writing bars, no
-    deprecation warnings meant for library developers, no warning about tied weights on resume."""
+    deprecation warnings meant for library developers (the Trainer's warning about tied weights on
+    resume is gone at its source: ``unlearnkit.train.trainer.TiedWeightsTrainer``)."""
     import warnings
 
     from transformers.utils import logging as hf_logging
@@ -69,9 +57,6 @@ def quiet_libraries() -> None:
     hf_logging.disable_progress_bar()
     for category in (FutureWarning, DeprecationWarning):
         warnings.filterwarnings("ignore", category=category)
-    trainer_log = logging.getLogger("transformers.trainer")
-    if not any(isinstance(f, TiedWeightsNote) for f in trainer_log.filters):
-        trainer_log.addFilter(TiedWeightsNote())
 
 
 def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
