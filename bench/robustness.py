@@ -4,6 +4,7 @@
     python bench/robustness.py --benchmarks tofu --seeds 0      # a reduced run
     python bench/robustness.py --seeds "tofu=0,1 wmdp=0"       # seeds per miniature
     python bench/robustness.py --report                         # re-assemble from the cached runs
+    python bench/robustness.py --markdown-only                  # the table again from robustness.json
 
 Does the forgetting survive the audit's relearning attack (fine-tune a copy for 20 / 100 / 250 steps at lr
 2e-5 on half of the forget set, measure on the other half: TOFU-like, half the forget questions; WMDP-like,
