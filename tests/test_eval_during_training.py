@@ -341,6 +341,10 @@ def test_a_resume_still_reports_keys_that_are_really_missing(tiny_model_dir, mon
 
     model, _ = load(str(tiny_model_dir))
     assert {"lm_head.weight", "model.embed_tokens.weight"} <= tied_parameter_names(model)
+    with torch.device("meta"):  # parameters without storage are never taken for tied ones
+        assert (
+            tied_parameter_names(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))) == set()
+        )
     trainer = TiedWeightsTrainer(model=model, args=TrainingArguments(str(tmp_path), report_to="none"))
     warned: list[str] = []
     monkeypatch.setattr(hf_trainer.logger, "warning", lambda msg, *a, **k: warned.append(str(msg)))

@@ -242,7 +242,10 @@ def tied_parameter_names(model: torch.nn.Module) -> set[str]:
     ``lm_head.weight`` and the input embedding)."""
     by_storage: dict[int, list[str]] = defaultdict(list)
     for name, param in model.named_parameters(remove_duplicate=False):
-        by_storage[param.data_ptr()].append(name)
+        # empty or meta storage (a sharded / not yet materialised parameter) has pointer 0 for every
+        # parameter: it says nothing about tying, and grouping them would hide keys really missing
+        if param.numel() and param.data_ptr():
+            by_storage[param.data_ptr()].append(name)
     return {name for names in by_storage.values() if len(names) > 1 for name in names}
 
 
@@ -258,10 +261,10 @@ class TiedWeightsTrainer(Trainer):
 
     def _issue_warnings_after_load(self, load_result) -> None:
         missing = list(getattr(load_result, "missing_keys", None) or [])
-        tied = tied_parameter_names(self.accelerator.unwrap_model(self.model)) if missing else set()
-        real = [k for k in missing if k not in tied]
+        model = self.accelerator.unwrap_model(self.model)
+        real = [k for k in missing if k not in tied_parameter_names(model)] if missing else missing
         if len(real) < len(missing) and hasattr(load_result, "_replace"):
-            self.accelerator.unwrap_model(self.model).tie_weights()
+            model.tie_weights()
             load_result = load_result._replace(missing_keys=real)
         super()._issue_warnings_after_load(load_result)
 
