@@ -215,6 +215,33 @@ def test_statements_say_when_nothing_reaches_the_bar():
     assert not any("cheapest retrain" in line for line in lines)
 
 
+def test_a_configuration_the_attack_cannot_teach_is_never_chosen_and_is_named():
+    """The bar also reads the trained half: a low held-half gap from a model the attack cannot teach even
+    the half it trains on (more than TAUGHT_MARGIN below the oracle's) is forgetting more of everything.
+    The TOFU-like reading at d3d918d: UNDO toward the base at alpha 1, trained half 0.705 vs 0.895."""
+    table = _tofu_table()
+    table["oracle"]["trained"] = cell(0.90)
+    table["npo+undo-init1"]["trained"] = cell(0.70)  # 0.20 below the oracle's: not taught
+    table["retrain@1.00"]["trained"] = cell(0.85)  # within 0.1: taught
+    lines = rb.statements("tofu", table)
+    assert lines[0].startswith("No unlearning configuration reaches"), lines[0]
+    assert "the attack teaching it its trained half within 0.1 of the oracle's 0.900" in lines[0]
+    assert lines[1].startswith("Under the gap and utility bars but not chosen")
+    assert "npo+undo-init1 (trained half 0.700) vs the oracle's 0.900" in lines[1]
+    # the retrain is still read, and now nothing unlearned gets there cheaper
+    assert "(retrain@1.00: test-half utility 0.500" in lines[2]
+    assert lines[2].endswith("UNDO does not beat retraining.")
+    # taught within the margin: chosen as before, and no line about the trained half
+    table["npo+undo-init1"]["trained"] = cell(0.81)
+    lines = rb.statements("tofu", table)
+    assert "**npo+undo-init1** at 0.40x" in lines[0]
+    assert not any(line.startswith("Under the gap and utility bars") for line in lines)
+    # a row without the trained half is not chosen when the oracle's is known
+    del table["npo+undo-init1"]["trained"]
+    lines = rb.statements("tofu", table)
+    assert "npo+undo-init1 (trained half not measured)" in lines[1]
+
+
 def test_the_wmdp_goal_holds_within_the_gap_both_ways_after_20_steps():
     def row(compute, utility, gap20):
         return {
