@@ -255,6 +255,7 @@ def worker(spec: dict) -> dict:
         out["probe_s"] = statistics.median(took[1:])
         out["probe_cpu_s"] = statistics.median(took_cpu[1:])
         out["probe_items"] = len(probe.items)
+        out["probe_new_tokens"] = probe.describe()["max_new_tokens"]
     else:
         from unlearnkit.evaluation.evaluate import EvalSettings, evaluate
 
@@ -531,8 +532,8 @@ def _guard_lines(probe: dict | None, gd: dict, guard: dict | None) -> list[str]:
         )
         lines += [
             "",
-            f"Collapse guard, one probe on this model ({probe['probe_items']} questions, up to 24 greedy "
-            f"tokens; a random model never stops early): {probe['probe_cpu_s'] * 1e3:.0f} ms of CPU time"
+            f"Collapse guard, one probe on this model ({probe['probe_items']} questions, up to "
+            f"{probe.get('probe_new_tokens', 24)} greedy tokens; a random model never stops early): {probe['probe_cpu_s'] * 1e3:.0f} ms of CPU time"
             f"{in_steps} (median of 5; a process's first probe {probe['probe_first_cpu_s'] * 1e3:.0f} ms). A "
             "run probes at step 0, halfway and at the last step (`collapse_guard=stop`: every "
             "~10 %).",

@@ -35,12 +35,17 @@ does nothing. Cost: a probe at step 0, every ceil(steps / :data:`PROBES`) steps 
 most ``2 * PROBE_ROWS`` short greedy generations each; not counted in the run's compute.
 
 Why 2 probes after step 0 by default (``warn``) and 10 with ``stop``: a probe is ~14 sequential forward
-passes (greedy decoding until the answers' EOS), as long as 0.6-0.8 of a training step of the
+passes (greedy decoding until the answers' EOS), as long as 1-2 training steps of the
 quickstart's lab model; with a probe every ~10 % of the steps (the default until bench/speed.py measured
 it) the guard took 8-19 % of the training time of the quickstart's methods, 5-10 % without its first
 probe's import of nltk (now gone, :func:`rouge_l_recall`), and with one every ~25 % still 4.5-8.3 %
 (lab version 9), over the few percent a default should cost; halfway only, 2.8-5.4 % (the most for GA,
-whose steps are the cheapest). ``warn`` only reports, and its last probe
+whose steps are the cheapest: its halfway probe reads a collapsed model, which never stops before the
+token cap, so it paid the full 24 tokens). Hence the cap of 16 new tokens (24 before): an answer of the
+lab (at most 13 tokens and EOS; 2.5 % of its general answers are longer) still ends before it, so a
+healthy probe costs what it did, while a collapsed one is cut to 16 tokens, 14 3-grams, enough for
+:func:`repetition` to read a loop of up to 6 tokens above :data:`REPEAT_LIMIT`, and for the entropy and
+ROUGE-L, which are compared with their own step-0 values on the same cap. ``warn`` only reports, and its last probe
 always reads the weights the run ends with, so a collapsed output is flagged however few probes came
 before; fewer probes only make the step it names coarser (halfway or the end). ``stop`` goes back to
 the last probe that passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
@@ -68,7 +73,7 @@ from unlearnkit.train.callback_state import (
 )
 
 PROBE_ROWS = 4  # questions (or passages) per source: retain, general
-PROBE_NEW_TOKENS = 24
+PROBE_NEW_TOKENS = 16  # covers a lab answer (<= 13 tokens + EOS); a loop or gibberish shows within it
 TEXT_PROMPT_TOKENS = 32
 MIN_TEXT_TOKENS = 8  # a passage shorter than this gives no continuation to compare
 PROBES = 2  # warn: probes after step 0, halfway and at the end (see the module docstring)
