@@ -45,7 +45,8 @@ token cap, so it paid the full 24 tokens). Hence the cap of 16 new tokens (24 be
 lab (at most 13 tokens and EOS; 2.5 % of its general answers are longer) still ends before it, so a
 healthy probe costs what it did, while a collapsed one is cut to 16 tokens, 14 3-grams, enough for
 :func:`repetition` to read a loop of up to 6 tokens above :data:`REPEAT_LIMIT`, and for the entropy and
-ROUGE-L, which are compared with their own step-0 values on the same cap. ``warn`` only reports, and its last probe
+ROUGE-L, which are compared with their own step-0 values on the same cap (measured with it: 1.5-2.8 %,
+GA the most, bench/results/speed.md). ``warn`` only reports, and its last probe
 always reads the weights the run ends with, so a collapsed output is flagged however few probes came
 before; fewer probes only make the step it names coarser (halfway or the end). ``stop`` goes back to
 the last probe that passed: its probes are the states it can keep, so it keeps every ~10 %. Multi-process runs: the main process probes, the others wait (with
