@@ -47,6 +47,25 @@ def test_repetition_is_the_share_of_repeated_trigrams():
     assert G.repetition([1, 2]) == 0.0
 
 
+def test_the_token_cap_reads_short_loops_and_lets_a_world_answer_end(mini_bench):
+    """The probe's cap (PROBE_NEW_TOKENS) is short to be cheap: a collapsed model never stops early, so
+    every probe of one pays the whole cap (GA's guard share was 5.4 % of its training at 24 tokens). It
+    still reads a loop of up to 6 tokens as a repetition above REPEAT_LIMIT, and a healthy answer of the
+    world (its tokens and EOS) ends before it, so a healthy probe is not cut."""
+    cap = G.PROBE_NEW_TOKENS
+    for period in range(1, 7):
+        loop = [(i % period) + 1 for i in range(cap)]
+        assert G.repetition(loop) > G.REPEAT_LIMIT, period
+    assert G.repetition([(i % 7) + 1 for i in range(cap)]) <= G.REPEAT_LIMIT  # the first loop it misses
+    from unlearnkit.world.tiny import corpus_of, train_tokenizer
+
+    rows = mini_bench.forget + mini_bench.retain + mini_bench.holdout + mini_bench.general
+    tokenizer = train_tokenizer(corpus_of(rows))  # the lab's tokenizer (vocab 2048), on this world
+    answers = [r["answer"] for r in mini_bench.forget + mini_bench.retain if "answer" in r]
+    longest = max(len(tokenizer(a, add_special_tokens=False)["input_ids"]) for a in answers)
+    assert longest + 1 <= cap, longest
+
+
 def test_verdict_names_each_kind_of_collapse():
     start = {"rougeL_recall": 0.6, "token_entropy": 0.9, "repetition": 0.1}
     assert G.verdict(start, dict(start), 0.5) == []
