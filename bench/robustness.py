@@ -638,7 +638,7 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
                 else f"{c} (trained half not measured)"
                 for c in untaught
             )
-            + f" vs the oracle's {oracle_taught:.3f}: its low gap is forgetting more of everything, not "
+            + f" vs the oracle's {oracle_taught:.3f}: a low gap there is forgetting more of everything, not "
             "resistance to relearning."
         )
     cheap_retrain = next((c for c in retrains if ok(table[c])), None)
