@@ -45,10 +45,13 @@ def drop_first_answer_token(weights: torch.Tensor) -> torch.Tensor:
 def step_asu(ctx, batch, cfg):
     teacher = ctx.teacher_logits(batch["forget"], cfg.tau, cfg.layer_list())
     f = ctx.policy(batch["forget"])
-    if not cfg.idk:
-        return combine(asu_loss(teacher, f.logits, f.weights), ctx, batch, cfg)
     # ASU+IDK: the refusal loss decides how the answer starts, so its first token leaves the KL.
-    kl = asu_loss(teacher, f.logits, drop_first_answer_token(f.weights))
+    kl = asu_loss(teacher, f.logits, drop_first_answer_token(f.weights) if cfg.idk else f.weights)
+    # The [B,T,V] teacher is not needed for the backward pass (the KL keeps its answer rows): freed here,
+    # before the retain (and IDK) forward passes, it is not part of the step's peak memory.
+    del teacher
+    if not cfg.idk:
+        return combine(kl, ctx, batch, cfg)
     i = ctx.policy(batch["idk"])
     idk = nll_loss(i.logps, i.mask.float(), cfg.loss_reduction)
     logs = {"asu_kl": kl.detach(), "idk_nll": idk.detach()}
