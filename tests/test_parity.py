@@ -267,7 +267,8 @@ def test_asu_idk_lambda_setting(model, ref_model, world_tokenizer, batch):
 def test_asu_frees_its_teacher_before_the_retain_and_idk_passes(model, ref_model, world_tokenizer, batch):
     """The [B,T,V] teacher logits are read by the KL only (its backward keeps the answer rows): alive
     during the retain and IDK forward passes they would add a logits-sized tensor to the step's peak
-    memory (bench/speed.py: ASU with reference=cache 198 -> 189 MiB when freed, fine-tuning 174-178)."""
+    memory: one logits-sized tensor (one `bench/speed.py --only` run of 3 repeats, ASU with reference=cache:
+    198 -> 189 MiB when freed; a configuration's peak moves by 5-10 MiB between full runs)."""
     import weakref
 
     seen: list[bool] = []
