@@ -1,6 +1,6 @@
 """Step time and peak memory of the unlearning methods relative to plain fine-tuning, in ONE run.
 
-    python bench/speed.py                      # tiny Llama (hidden 256, 4 layers) on CPU + the guard on the lab, ~30 min
+    python bench/speed.py                      # tiny Llama (hidden 256, 4 layers) on CPU + the guard on the lab, ~12 min (+5 to train the lab once)
     python bench/speed.py --model-config llama-1b --batch-size 8 --steps 20    # random 1B on a GPU
     python bench/speed.py --model-config my_config.json                        # any LlamaConfig json
 
