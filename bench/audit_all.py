@@ -85,6 +85,20 @@ def main() -> None:
         help="retain rows the attack mixes in per forget row (AuditSettings.relearn_retain; default: the "
         "quickstart's); --calibrate with R > 0 writes relearn_calibration_retain.md",
     )
+    p.add_argument(
+        "--relearn-split",
+        default=None,
+        choices=("entity", "item"),
+        help="how the attack halves the forget rows (AuditSettings.relearn_split; default: the "
+        "quickstart's); --calibrate with another than the default writes relearn_calibration_<SPLIT>.md",
+    )
+    p.add_argument(
+        "--relearn-optim",
+        default=None,
+        metavar="NAME",
+        help="the attack's optimiser (AuditSettings.relearn_optim; default: the quickstart's); --calibrate "
+        "with another than the default writes relearn_calibration_<NAME>.md",
+    )
     args = p.parse_args()
     if args.calibrate:
         calibrate(args)
@@ -93,12 +107,18 @@ def main() -> None:
     settings = quickstart_audit_settings(seeds[0])
     if args.relearn_retain is not None:
         settings = dataclasses.replace(settings, relearn_retain=args.relearn_retain)
+    if args.relearn_optim is not None:
+        settings = dataclasses.replace(settings, relearn_optim=args.relearn_optim)
+    if args.relearn_split is not None:
+        settings = dataclasses.replace(settings, relearn_split=args.relearn_split)
     recorded = dict(
         max_items=settings.max_items,
         methods=args.methods,
         relearn_steps=list(settings.relearn_steps),
         relearn_lr=settings.relearn_lr,
         relearn_retain=settings.relearn_retain,
+        relearn_optim=settings.relearn_optim,
+        relearn_split=settings.relearn_split,
     )
     measure_seeds(
         "audit",
@@ -169,7 +189,11 @@ def calibrate(args) -> None:
     mix = default.relearn_retain if args.relearn_retain is None else args.relearn_retain
     benchmark = args.benchmark
     metric, label, _, name = CALIBRATED[benchmark]
+    optim = default.relearn_optim if args.relearn_optim is None else args.relearn_optim
     name += "_retain" if mix > 0 else ""
+    name += f"_{optim}" if optim != default.relearn_optim else ""
+    split_by = default.relearn_split if args.relearn_split is None else args.relearn_split
+    name += f"_{split_by}" if split_by != default.relearn_split else ""
     world, _, target_dir, oracle_dir = ensure_lab(
         benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
     )
@@ -185,6 +209,8 @@ def calibrate(args) -> None:
                 relearn_lr=lr,
                 relearn_batch_size=default.relearn_batch_size,
                 relearn_retain=mix,
+                relearn_optim=optim,
+                relearn_split=split_by,
                 quant_bits=(),
                 max_items=default.max_items,
                 max_new_tokens=default.max_new_tokens,
@@ -213,10 +239,14 @@ def calibrate(args) -> None:
         "teach_bar": TEACH_BAR,
         "keep_bar": KEEP_BAR,
         "relearn_retain": mix,
+        "relearn_optim": optim,
+        "relearn_split": split_by,
         "defaults": {
             "relearn_lr": default.relearn_lr,
             "relearn_steps": list(default.relearn_steps),
             "relearn_retain": default.relearn_retain,
+            "relearn_optim": default.relearn_optim,
+            "relearn_split": default.relearn_split,
         },
         "rows": rows,
         "curves": curves,
@@ -228,7 +258,9 @@ def calibrate(args) -> None:
         data,
         "python bench/audit_all.py --calibrate"
         + ("" if tofu else f" --benchmark {benchmark}")
-        + (f" --relearn-retain {mix:g}" if mix != default.relearn_retain else ""),
+        + (f" --relearn-retain {mix:g}" if mix != default.relearn_retain else "")
+        + (f" --relearn-optim {optim}" if optim != default.relearn_optim else "")
+        + (f" --relearn-split {split_by}" if split_by != default.relearn_split else ""),
         embedded_settings(
             args,
             max_items=default.max_items,
@@ -238,6 +270,8 @@ def calibrate(args) -> None:
             splits=splits,
             batch_size=default.relearn_batch_size,
             relearn_retain=mix,
+            relearn_optim=optim,
+            relearn_split=split_by,
             benchmark=benchmark,
         ),
     )
@@ -301,15 +335,28 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     title = "" if data.get("benchmark", "tofu") == "tofu" else " (WMDP-like)"
     mix = data.get("relearn_retain", 0.0)
     title += f", {mix:g} retain row{'' if mix == 1 else 's'} mixed in per forget row" if mix else ""
+    tofu = data.get("benchmark", "tofu") == "tofu"
+    # A result written before relearn_split existed halved by item (the default then).
+    split_by = data.get("relearn_split", "item")
+    if tofu:
+        trains_on = (
+            "the forget items of half the authors (whole authors on each side, `relearn_split` entity)"
+            if split_by == "entity"
+            else "half of the 100 forget items (split at random: a held item may share its author with "
+            "trained ones, `relearn_split` item)"
+        )
+        title += ", items split at random" if split_by == "item" and "relearn_split" in data else ""
     trains_on += (
         f" and {mix:g} retain item{'' if mix == 1 else 's'} per forget item (`relearn_retain`)" if mix else ""
     )
+    optim = data.get("relearn_optim", "auto")
+    title += f", optimiser {optim}" if optim != "auto" else ""
     lines = [
         f"## Relearning attack calibration{title}",
         "",
         "Can the audit's relearning attack teach, and does it leave the target intact? The lab's oracle "
         f"(never trained on the forget set) and target are relearned on {trains_on} (batch 8, constant "
-        "lr) and measured on both halves; each row reads the curve as if it ended at that step. "
+        f"lr, {'AdamW' if optim == 'auto' else optim}) and measured on both halves; each row reads the curve as if it ended at that step. "
         f"**Teaches**: the oracle's {label} on the half it is trained on >= {TEACH_BAR:g}. **Keeps**: the "
         f"target's lowest {label} on the held half, up to that step, >= {KEEP_BAR:g} x its value before "
         f"the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), the "

@@ -124,6 +124,30 @@ def audited(world, tmp_path_factory):
     }
 
 
+def test_split_by_item_the_same_attack_damages_the_target(world):
+    """The attack of ``audited`` with the forget items halved at random instead of by author: a held
+    question now shares its author with trained ones, and the same 20 steps write over the target's
+    held facts (measured: fact recall 1.00 -> 0.75; by author 1.00 -> 1.00). The audit says so."""
+    from unlearnkit.models import load
+
+    target, tok = world["target"]
+    st = AuditSettings(**{**SETTINGS, "relearn_split": "item"}, quant_bits=(), max_items=12)
+    audit = run_audit(
+        target, tok, world["bench"], oracle=world["oracle"], original=load(str(world["paths"]["target"])),
+        settings=st,
+    )  # fmt: skip
+    assert audit["data"]["relearn_split"] == "item"
+    assert audit["data"]["relearn_train_items"] == 6 and audit["data"]["relearn_held_items"] == 6
+    cal = audit["relearn_calibration"]
+    assert cal["teaches"] is True and cal["keeps"] is False
+    assert [w["code"] for w in audit["warnings"]] == ["relearn_attack_damages"]
+    assert (
+        "(items split at random, as asked: a held question may share its entity"
+        in _check(audit, "relearning")["about"]
+    )
+    assert "it damages rather than relearns" in _check(audit, "relearning")["verdict"]
+
+
 def _check(audit: dict, cid: str) -> dict:
     return next(c for c in audit["checks"] if c["id"] == cid)
 
@@ -153,7 +177,10 @@ def test_target_remembers_oracle_does_not(audited):
 def test_relearning_attack(audited):
     audit = audited["audit"]
     m = audit["measured"]
-    assert audit["data"]["relearn_train_items"] == 6 and audit["data"]["relearn_held_items"] == 6
+    # Whole authors on each side (relearn_halves): the 12 forget items are 3 authors' 4 facts, the attack
+    # is shown round(0.5 x 3) = 2 of them and asked about the third.
+    assert audit["data"]["relearn_train_items"] == 8 and audit["data"]["relearn_held_items"] == 4
+    assert audit["data"]["relearn_split"] == "entity"
     for role in ("audited", "oracle", "original"):
         assert set(m[role]["relearn"]) == {"0", "5", "20"}
     # The oracle cannot learn held-out facts from other facts: measured 0.20 -> 0.17 ROUGE-L.
@@ -176,15 +203,15 @@ def test_relearning_attack(audited):
     ]
     row = next(r for r in check["rows"] if r["label"] == "trained half: fact recall after 20 steps")
     assert row["oracle"] == m["oracle"]["relearn"]["20"]["trained_fact_recall"]
-    # The verb follows the curve: the target falls here (1.00 -> 0.84), which is no "restoring"; the
-    # attack lowers the original model too, and the audit says it damages rather than relearns.
+    # The verb follows the curve: ROUGE-L on the held author falls a little (measured 1.00 -> 0.93: the
+    # answers' wording drifts), which is no "restoring"; the facts stay, so it is no damage either.
     before, after = (
         m["audited"]["relearn"]["0"]["rougeL_recall"],
         m["audited"]["relearn"]["20"]["rougeL_recall"],
     )
     assert after < before - 0.02 and "restores" not in check["verdict"]
     assert (
-        f"lowers forget ROUGE-L on the 6 other forget questions from {before:.2f} to {after:.2f}"
+        f"lowers forget ROUGE-L on the 4 other forget questions from {before:.2f} to {after:.2f}"
         in check["verdict"]
     )
     oracle = m["oracle"]["relearn"]
@@ -192,15 +219,16 @@ def test_relearning_attack(audited):
         f"the oracle goes {oracle['0']['rougeL_recall']:.2f} -> {oracle['20']['rougeL_recall']:.2f}"
         in check["verdict"]
     )
-    assert "it damages rather than relearns" in check["verdict"]
-    assert [w["code"] for w in audit["warnings"]] == ["relearn_attack_damages"]
-    # ... and the calibration says why: the oracle learns the 6 trained items (it can teach), the target
-    # loses held facts (measured: fact recall 1.00 -> 0.83, 5 of 6, below 0.9 of what it knew)
+    # Calibrated: the oracle learns the 8 trained items (it can teach) and the target keeps its held
+    # author's facts (measured: fact recall 1.00 -> 1.00); nothing to warn about. Split by item, the
+    # same attack on the same models damages (test_split_by_item_the_same_attack_damages_the_target).
     cal = audit["relearn_calibration"]
-    assert cal["teaches"] is True and cal["keeps"] is False
+    assert cal["teaches"] is True and cal["keeps"] is True
+    assert "damages" not in check["verdict"] and audit["warnings"] == []
     assert cal["text"] in check["verdict"]
     trained = m["oracle"]["relearn"]["20"]["trained_fact_recall"]
-    assert "on the 6 forget items it trains on, fact recall" in check["verdict"]
+    assert "on the 8 forget items it trains on, fact recall" in check["verdict"]
+    assert "(whole entities: 2 of the 3; the held questions are about the others)" in check["about"]
     assert (
         f"the oracle {m['oracle']['relearn']['0']['trained_fact_recall']:.2f} -> {trained:.2f}"
         in check["verdict"]
@@ -219,14 +247,14 @@ def test_relearning_curve_and_gap(audited):
         # held half and on the half the attack trains on
         held = {"rougeL_recall", "prob", "fact_recall"}
         assert all(set(p) == held | {f"trained_{k}" for k in held} for p in points.values())
-    # Before the attack the two halves are the forget set cut in two equal halves (6 + 6): their means
-    # average to the audit's own forget ROUGE-L / probability of all 12 items.
+    # Before the attack the two halves are the forget set cut in two (4 held + 8 trained items): their
+    # means, weighted by their sizes, are the audit's own forget ROUGE-L / probability of all 12 items.
     for role in curve:
         zero = curve[role]["0"]
-        assert (zero["rougeL_recall"] + zero["trained_rougeL_recall"]) / 2 == pytest.approx(
+        assert (4 * zero["rougeL_recall"] + 8 * zero["trained_rougeL_recall"]) / 12 == pytest.approx(
             m[role]["forget_rougeL_recall"]
         )
-        assert (zero["prob"] + zero["trained_prob"]) / 2 == pytest.approx(m[role]["forget_prob"])
+        assert (4 * zero["prob"] + 8 * zero["trained_prob"]) / 12 == pytest.approx(m[role]["forget_prob"])
     gap = m["audited"]["relearn"]["20"]["rougeL_recall"] - m["oracle"]["relearn"]["20"]["rougeL_recall"]
     assert audit["relearn_gap_20"] == pytest.approx(gap) and audit["relearn_gap_20_note"] is None
     assert audit["relearn_gap"]["5"] == pytest.approx(
@@ -353,9 +381,9 @@ def test_write_audit(tmp_path, audited):
     assert "![relearning curve](relearn_curve.png)" in md
     assert "| 20 | " in md and f"relearn_gap_final = {audit['relearn_gap_final']:+.3f}" in md
     # the trained half's table, the calibration line and its warning
-    assert "The same on the 6 trained forget items (what the attack teaches):" in md
+    assert "The same on the 8 trained forget items (what the attack teaches):" in md
     assert audit["relearn_calibration"]["text"] in md
-    assert f"**Warning:** {audit['warnings'][0]['message']}" in md
+    assert "**Warning:**" not in md  # the attack is calibrated here (test_relearning_attack)
     for line in md.splitlines():
         if line.startswith("**Verdict:**"):
             assert NUMBER.search(line), line
@@ -443,6 +471,29 @@ def test_settings_normalised():
     assert parse_int_list("none", "--x") == ()
     with pytest.raises(UserError, match="--relearn-steps"):
         parse_int_list("5;20", "--relearn-steps")
+
+
+def test_relearn_halves_keep_whole_entities_apart_and_fall_back_to_items():
+    from unlearnkit.errors import UserError
+    from unlearnkit.evaluation.audit.relearning import relearn_halves
+
+    rows = [{"question": f"q{i}", "author": f"a{i % 4}"} for i in range(12)]  # 4 authors, interleaved
+    train, held, how = relearn_halves(rows, 0.5, seed=0)
+    assert how == "entity" and sorted(train + held) == list(range(12)) and train == sorted(train)
+    shown, asked = {rows[i]["author"] for i in train}, {rows[i]["author"] for i in held}
+    assert len(shown) == 2 and len(asked) == 2 and not shown & asked  # no author on both sides
+    assert relearn_halves(rows, 0.5, seed=0) == (train, held, how)  # seeded
+    assert any(relearn_halves(rows, 0.5, seed=s)[0] != train for s in range(1, 6))
+    # "entity" wins over "author"; one row without either, or a single entity, halves the items
+    named = [{**r, "entity": "e" + r["author"]} for r in rows]
+    assert relearn_halves(named, 0.5, seed=0)[2] == "entity"
+    assert relearn_halves([*rows[:-1], {"question": "q"}], 0.5, seed=0)[2] == "item"
+    assert relearn_halves([{**r, "author": "same"} for r in rows], 0.5, seed=0)[2] == "item"
+    assert relearn_halves(rows, 0.5, seed=0, by="item") == (*relearn_split(12, 0.5, seed=0), "item")
+    with pytest.raises(UserError, match="relearn_split must be entity or item"):
+        relearn_halves(rows, 0.5, seed=0, by="author")
+    with pytest.raises(UserError, match="relearn_split must be entity or item"):
+        AuditSettings(relearn_split="authors")
 
 
 def test_relearn_split():
@@ -554,7 +605,12 @@ def _crafted_auditor():
 
     st = AuditSettings(relearn_steps=(20,), quant_bits=())
     return SimpleNamespace(
-        st=st, train_idx=list(range(5)), held_idx=list(range(5)), relearn_probes=(FACT_RECALL,)
+        st=st,
+        train_idx=list(range(5)),
+        held_idx=list(range(5)),
+        relearn_probes=(FACT_RECALL,),
+        split_by="item",
+        forget=[{"question": f"q{i}"} for i in range(10)],
     )
 
 

@@ -268,3 +268,44 @@ def test_relearn_retain_out_of_range_is_one_clear_error(value):
 
     with pytest.raises(UserError, match="relearn_retain must be a number in \\[0, 10\\]"):
         AuditSettings(relearn_retain=value)
+
+
+@pytest.mark.parametrize("value", ["sgdd", "", 3, None])
+def test_an_unknown_attack_optimiser_is_one_clear_error(value):
+    from unlearnkit.errors import UserError
+
+    with pytest.raises(UserError, match="relearn_optim"):
+        AuditSettings(relearn_optim=value)
+
+
+def test_the_attack_trains_with_the_optimiser_it_is_given(tiny_random_llama, world_tokenizer, mini_bench):
+    """``relearn_optim`` reaches the attack's Trainer: plain SGD moves the weights by lr x the clipped
+    gradient, AdamW (auto) by about lr per weight whatever the gradient; the optimiser the Trainer
+    builds is recorded from inside the run."""
+    import torch
+    from transformers import TrainerCallback
+
+    from unlearnkit.evaluation.audit.relearning import _relearn_run
+
+    seen = {}
+
+    class Record(TrainerCallback):
+        def on_step_end(self, args, state, control, optimizer=None, **kwargs):
+            seen.setdefault(state.global_step, type(getattr(optimizer, "optimizer", optimizer)).__name__)
+
+    rows = [r for r in mini_bench.forget if r.get("question")][:4]
+    for optim, expected in (("sgd", "SGD"), ("auto", "AdamW")):
+        seen.clear()
+        model = tiny_random_llama
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        st = AuditSettings(relearn_steps=(1,), relearn_lr=1e-3, relearn_optim=optim, relearn_batch_size=2)
+        _relearn_run(model, world_tokenizer, rows, 1, st, callbacks=[Record()])
+        assert seen == {1: expected}
+        moved = torch.cat([(p.detach() - before[n]).abs().flatten() for n, p in model.named_parameters()])
+        if optim == "auto":  # Adam's first step: about lr for every weight with a gradient
+            assert moved.max().item() == pytest.approx(1e-3, rel=0.05)
+        else:  # SGD's step: lr x gradient, the gradient's norm clipped to 1 (max_grad_norm)
+            assert 0 < moved.norm().item() <= 1e-3 * 1.0001
+        with torch.no_grad():  # back to the fixture's weights for the next optimiser
+            for n, p in model.named_parameters():
+                p.copy_(before[n])

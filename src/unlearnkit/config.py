@@ -55,18 +55,19 @@ def _has_package(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def check_optim(optim: str) -> None:
-    """A known optimiser whose package is installed (one line naming the extra otherwise)."""
+def check_optim(optim: str, flag: str = "--set optim") -> None:
+    """A known optimiser whose package is installed (one line naming the extra otherwise); ``flag``: how
+    the message names the setting."""
     if optim == "auto":
         return
     if optim not in OPTIMIZERS:
         near = difflib.get_close_matches(optim, OPTIMIZERS, n=1)
         hint = f"; did you mean {near[0]}?" if near else " (see transformers' OptimizerNames)"
-        raise UserError(f"--set optim={optim} is not an optimiser transformers knows{hint}")
+        raise UserError(f"{flag}={optim} is not an optimiser transformers knows{hint}")
     if optim in BNB_OPTIMIZERS and not _has_package("bitsandbytes"):
         raise UserError(
-            f"--set optim={optim} needs bitsandbytes, which is not installed: pip install "
-            f"'{OPTIONAL_PACKAGES['bnb'][1]}' (a CUDA machine), or use optim=adamw_torch_fused"
+            f"{flag}={optim} needs bitsandbytes, which is not installed: pip install "
+            f"'{OPTIONAL_PACKAGES['bnb'][1]}' (a CUDA machine), or use {flag.removeprefix('--set ')}=adamw_torch_fused"
         )
 
 

@@ -76,6 +76,22 @@ def add_audit_arguments(parser) -> None:
         "bench/results/relearn_calibration_retain.md; default: %(default)s)",
     )
     parser.add_argument(
+        "--relearn-split",
+        choices=("entity", "item"),
+        default="entity",
+        help="how the forget rows are halved for the relearning attack: entity (whole authors / entities "
+        "on each side, when every row names one in an 'entity' or 'author' field; else items) or item "
+        "(default: %(default)s; on the embedded lab the item split makes the attack damage the target: "
+        "bench/results/relearn_calibration_item.md)",
+    )
+    parser.add_argument(
+        "--relearn-optim",
+        default="auto",
+        metavar="NAME",
+        help="the relearning attack's optimiser, a TrainingArguments.optim name (default: %(default)s, "
+        "transformers' AdamW)",
+    )
+    parser.add_argument(
         "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
     )
     parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
@@ -121,6 +137,8 @@ def settings_from_args(args):
         relearn_fraction=args.relearn_fraction,
         relearn_lr=lr,
         relearn_retain=args.relearn_retain,
+        relearn_split=args.relearn_split,
+        relearn_optim=args.relearn_optim,
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,
         max_new_tokens=args.max_new_tokens,

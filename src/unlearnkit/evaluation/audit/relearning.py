@@ -55,6 +55,45 @@ def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[i
     return sorted(order[:n_train]), sorted(order[n_train:])
 
 
+#: The fields a QA row may name its entity in (the TOFU-like world writes ``author``); the first present wins.
+QA_ENTITY_FIELDS = ("entity", "author")
+
+
+def row_entity(row: dict) -> str | None:
+    """The entity a forget row is about (``entity``, else ``author``) when a non-blank string, else None."""
+    for name in QA_ENTITY_FIELDS:
+        value = row.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def relearn_halves(
+    rows: Sequence[dict], fraction: float, seed: int, by: str = "entity"
+) -> tuple[list[int], list[int], str]:
+    """The attack's (train, held) row indices and how they were split: ``"entity"`` or ``"item"``.
+
+    ``by="entity"``: whole entities on each side (:func:`unlearnkit.evaluation.probes.entity_split`, as the
+    raw-text attack splits), so the held questions are about entities the attack never shows; a model
+    that never knew them has nothing to generalise from, and the facts the attack teaches do not write
+    over held facts of the same author. Used when every row names an entity and there are at least 2;
+    otherwise (TOFU's own files carry no author field) the items are split (``relearn_split``).
+    Measured on the TOFU-like lab (bench/results/relearn_calibration.md): split by item, the target
+    loses a fifth of its held-half facts before the oracle has learned 0.8 of its trained half at every
+    rate tried; split by author it keeps them.
+    """
+    if by not in ("entity", "item"):
+        raise UserError(f"relearn_split must be entity or item, got {by!r}")
+    entities = [row_entity(r) for r in rows]
+    if by == "entity" and None not in entities and len(set(entities)) >= 2:
+        from unlearnkit.evaluation.probes import entity_split
+
+        train_names = set(entity_split(entities, fraction, seed)[0])
+        train = [i for i, e in enumerate(entities) if e in train_names]
+        return train, [i for i, e in enumerate(entities) if e not in train_names], "entity"
+    return (*relearn_split(len(rows), fraction, seed), "item")
+
+
 def with_retain(rows: list[dict], retain: Sequence[dict], ratio: float, seed: int) -> list[dict]:
     """The attack's training rows: ``rows`` and ``round(ratio * len(rows))`` retain rows, a seeded
     sample without repeats while the retain split lasts (then it starts over). ``ratio`` 0: ``rows``."""
@@ -72,8 +111,20 @@ def _mix_text(settings: AuditSettings) -> str:
     return f" (with {r:g} retain row{'' if r == 1 else 's'} per forget row mixed in)" if r > 0 else ""
 
 
+def _split_text(a: Auditor) -> str:
+    """How the check's description names the attack's halves (:func:`relearn_halves`)."""
+    if a.split_by == "entity":
+        shown = {row_entity(a.forget[i]) for i in a.train_idx}
+        every = {row_entity(r) for r in a.forget}
+        return f" (whole entities: {len(shown)} of the {len(every)}; the held questions are about the others)"
+    if a.st.relearn_split == "item":
+        return " (items split at random, as asked: a held question may share its entity with trained ones)"
+    return " (items split at random: the rows name no entity, so a held question may share one)"
+
+
 def _relearn_config(steps: int, settings: AuditSettings):
-    """The attack's fine-tuning recipe: constant lr, no warm-up, no weight decay, seeded."""
+    """The attack's fine-tuning recipe: constant lr, no warm-up, no weight decay, ``relearn_optim``,
+    seeded."""
     from unlearnkit.config import TrainConfig
 
     return TrainConfig(
@@ -84,6 +135,7 @@ def _relearn_config(steps: int, settings: AuditSettings):
         warmup_epochs=0.0,
         weight_decay=0.0,
         lr_scheduler="constant",
+        optim=settings.relearn_optim,
         seed=settings.seed,
         max_length=settings.max_length,
         prompt_format=settings.prompt_format,
@@ -437,7 +489,8 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         "id": "relearning",
         "title": "Relearning attack",
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
-        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items{_mix_text(st)}, then asked the other "
+        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items{_split_text(a)}{_mix_text(st)}, then asked "
+        f"the other "
         f"{len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
         "original model) is the attack damaging the model, not relearning. The trained items are asked "
         f"too: the attack is calibrated when the oracle learns at least {pct(TEACH_BAR)} of them (it can "

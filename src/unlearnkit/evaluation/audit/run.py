@@ -39,8 +39,8 @@ from unlearnkit.evaluation.audit.relearning import (
     relearn_check,
     relearn_curve,
     relearn_gaps,
+    relearn_halves,
     relearn_reading,
-    relearn_split,
     relearn_warnings,
     text_relearn_check,
     text_relearn_warnings,
@@ -110,6 +110,7 @@ class Auditor:
         self.holdout = subsample(bench.holdout, settings.max_items, settings.seed)
         self.train_idx: list[int] = []
         self.held_idx: list[int] = []
+        self.split_by = "entity"  # how the attack's halves were made (relearn_halves; raw text: entities)
         self.relearn_probes: tuple = ()
         self.reached: dict[str, list[dict]] = {}
         self.reached_skip: str | None = "raw-text data: no forget questions to ask another way"
@@ -122,8 +123,8 @@ class Auditor:
         if settings.relearn_steps:
             from unlearnkit.evaluation.probes import data_kind, probes_for
 
-            self.train_idx, self.held_idx = relearn_split(
-                len(self.forget), settings.relearn_fraction, settings.seed
+            self.train_idx, self.held_idx, self.split_by = relearn_halves(
+                self.forget, settings.relearn_fraction, settings.seed, settings.relearn_split
             )
             # Fact-level (and, per data kind, other) scores beside ROUGE-L at every point of the curve.
             self.relearn_probes = probes_for(data_kind(bench), [self.forget[i] for i in self.held_idx])
@@ -554,6 +555,7 @@ def _data_summary(bench: Benchmark, auditor: Auditor) -> dict[str, Any]:
         "holdout_items": len(auditor.holdout),
         "relearn_train_items": len(auditor.train_idx),
         "relearn_held_items": len(auditor.held_idx),
+        "relearn_split": auditor.split_by if auditor.train_idx else None,
         "probe_items": len(auditor.probes),
         "probe_source": auditor.probe_source if auditor.probes else None,
         "reached_items": {name: len(rows) for name, rows in auditor.reached.items()},

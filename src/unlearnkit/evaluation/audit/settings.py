@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from unlearnkit.config import check_optim
 from unlearnkit.errors import UserError
 
 
@@ -33,6 +34,16 @@ class AuditSettings:
     # between facts of the same kinds, not drift), so it stays off (bench/audit_all.py --calibrate
     # --relearn-retain 1)
     relearn_retain: float = 0.0
+    # the attack's optimiser (TrainingArguments.optim; auto: transformers' AdamW). Tried on the embedded
+    # lab (item split, 1 attack split): plain "sgd" at lr 0.1-1 damages the target as AdamW does (at
+    # lr 0.1 the oracle learns 0.84 of its trained half in 50 steps while the target keeps 80 % of its
+    # held facts): the target's loss on the facts it is shown is not small enough for SGD to spare it
+    relearn_optim: str = "auto"
+    # how the forget rows are halved: "entity" (whole authors on each side when every row names one:
+    # the held questions are about entities the attack never shows) or "item". On the embedded lab the
+    # item split makes the target lose a fifth of its held-half facts before the oracle learns its
+    # trained half; the entity split keeps them (bench/audit_all.py --calibrate [--relearn-split item])
+    relearn_split: str = "entity"
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
     max_new_tokens: int = 64
@@ -60,6 +71,11 @@ class AuditSettings:
                 f"relearn_retain must be a number in [0, 10] (retain rows per forget row the attack trains "
                 f"on; 0 = forget rows only), got {self.relearn_retain!r}"
             )
+        if self.relearn_split not in ("entity", "item"):
+            raise UserError(f"relearn_split must be entity or item, got {self.relearn_split!r}")
+        if not isinstance(self.relearn_optim, str):
+            raise UserError(f"relearn_optim must be an optimiser name, got {self.relearn_optim!r}")
+        check_optim(self.relearn_optim, flag="relearn_optim")
         for name in ("relearn_batch_size", "group_size", "max_new_tokens", "batch_size"):
             _positive_int(name, getattr(self, name))
         _positive_int("max_items", self.max_items)
