@@ -127,7 +127,7 @@ def audited(world, tmp_path_factory):
 def test_split_by_item_the_same_attack_damages_the_target(world):
     """The attack of ``audited`` with the forget items halved at random instead of by author: a held
     question now shares its author with trained ones, and the same 20 steps write over the target's
-    held facts (measured: fact recall 1.00 -> 0.75; by author 1.00 -> 1.00). The audit says so."""
+    held facts (measured: fact recall 1.00 -> 0.33 after 20 steps; by author 1.00 -> 1.00). The audit says so."""
     from unlearnkit.models import load
 
     target, tok = world["target"]
