@@ -81,8 +81,7 @@ def add_audit_arguments(parser) -> None:
         default="entity",
         help="how the forget rows are halved for the relearning attack: entity (whole authors / entities "
         "on each side, when every row names one in an 'entity' or 'author' field; else items) or item "
-        "(default: %(default)s; on the embedded lab the item split makes the attack damage the target: "
-        "bench/results/relearn_calibration_item.md)",
+        "(default: %(default)s: the two halves then share no entity, so no fact taught implies a held one)",
     )
     parser.add_argument(
         "--relearn-optim",

@@ -731,13 +731,15 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
 
 def quickstart_audit_settings(seed: int):
     """The audit the quickstart runs, calibrated (``python bench/audit_all.py --calibrate``,
-    bench/results/relearn_calibration.md). On the TOFU-like lab no rate of the grid passes both bars on
-    any of 5 attack splits: the oracle learns 0.8 of the facts of the half it is trained on only when the
-    target has lost about a fifth of its held-half fact recall, at every rate from 1e-4 down to 2e-5.
-    lr 2e-5 for 250 steps teaches (the oracle 0.84) and damages least at that point (the target keeps 80 %
-    on the worst split), so the audit says ``relearn_attack_damages`` and its gaps are read beside the target's
-    own fall; 1e-3 destroys the target (held-half fact recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps
-    ``relearn_gap_20``; the headline gap is read at 250."""
+    bench/results/relearn_calibration.md: the attack halves the forget set by author). On the TOFU-like
+    lab no rate of the grid passes both bars on every one of 5 attack splits: the oracle learns 0.8 of
+    the facts of the half it is trained on only when the target has lost about a fifth of its held-half
+    fact recall, at every rate from 5e-5 down to 1e-5 (1e-5 has not taught 0.8 after 400 steps). lr 2e-5
+    for 250 steps teaches (the oracle 0.88) and damages least at that point (the target keeps 81 % on the
+    worst split; 1 of 5 splits passes both), so the audit may say ``relearn_attack_damages`` and its gaps
+    are read beside the target's own fall; 1e-3 destroys the target (halved by item: held-half fact
+    recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps ``relearn_gap_20``; the headline gap
+    is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
     from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
 

@@ -2,8 +2,8 @@
 
 One learning rate cannot suit every model. 1e-3 suits the ~1M Llama trained from scratch (``finetune
 --model tiny``) and destroys a model fine-tuned from a pretrained tiny base (the embedded lab's target:
-held-half fact recall 0.95 -> 0.18 in 20 steps), where the attack is calibrated at 2e-5 up to 250 steps
-(bench/results/relearn_calibration.md); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
+held-half fact recall 0.95 -> 0.18 in 20 steps), where 2e-5 up to 250 steps teaches and damages least
+(bench/results/relearn_calibration.md: it passes both calibration bars on 1 of 5 attack splits); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
 rate, about 1e-5 (Hu et al., arXiv 2406.13356, relearn at 1e-5 to 4e-5). :func:`relearn_defaults`
 follows the cards (:func:`unlearnkit.train.distill_inputs.base_chain`) and picks the row of
 :data:`RELEARN_DEFAULTS`; the calibration line of every audit then says whether the attack taught and
@@ -20,7 +20,7 @@ RELEARN_DEFAULTS: dict[str, tuple[float, tuple[int, ...], str]] = {
     "tiny base": (
         2e-5,
         (20, 100, 250),
-        "fine-tuned from a tiny pretrained base (the embedded lab's calibrated attack)",
+        "fine-tuned from a tiny pretrained base (the embedded lab's least damaging attack that teaches)",
     ),
     "pretrained": (1e-5, (5, 10, 20, 50), "a pretrained checkpoint (its usual fine-tuning rate)"),
     "unknown": (1e-3, (5, 10, 20, 50), "a model whose cards name no origin"),

@@ -74,13 +74,15 @@ def relearn_halves(
     """The attack's (train, held) row indices and how they were split: ``"entity"`` or ``"item"``.
 
     ``by="entity"``: whole entities on each side (:func:`unlearnkit.evaluation.probes.entity_split`, as the
-    raw-text attack splits), so the held questions are about entities the attack never shows; a model
-    that never knew them has nothing to generalise from, and the facts the attack teaches do not write
-    over held facts of the same author. Used when every row names an entity and there are at least 2;
-    otherwise (TOFU's own files carry no author field) the items are split (``relearn_split``).
-    Measured on the TOFU-like lab (bench/results/relearn_calibration.md): split by item, the target
-    loses a fifth of its held-half facts before the oracle has learned 0.8 of its trained half at every
-    rate tried; split by author it keeps them.
+    raw-text attack splits), so the held questions are about entities the attack never shows. The two
+    halves must be independent facts (Deeb & Roger, arXiv 2410.08827): split by item, an author's
+    birthplace taught to the oracle can give away the same author's held nationality, and what the
+    attack teaches about an author writes over the held facts of that author. Used when every row names
+    an entity and there are at least 2; otherwise (TOFU's own files carry no author field) the items are
+    split (:func:`relearn_split`). Measured: on the tests' small world the same attack keeps the
+    target's held facts by author (1.00 -> 1.00) and destroys them by item (1.00 -> 0.33); on the
+    TOFU-like lab the difference is small (lr 2e-5 x 250 steps: the target keeps at worst 81 % by
+    author, 80 % by item; bench/results/relearn_calibration.md and relearn_calibration_item.md).
     """
     if by not in ("entity", "item"):
         raise UserError(f"relearn_split must be entity or item, got {by!r}")

@@ -18,11 +18,12 @@ class AuditSettings:
     (the target keeps >= 0.9 of its held-half fact recall); the audit reads both
     (``relearn_calibration``) and warns when either fails. The default 1e-3 is the scale of a tiny model
     trained from scratch; on the embedded lab's pretrained-base TOFU-like miniature it destroys the target
-    (held-half fact recall about 0.95 -> 0.18 in 20 steps), and no rate from 1e-4 to 2e-5 passes both bars there (the
-    oracle reaches 0.8 only once the target has lost about a fifth of its held facts: ``python
-    bench/audit_all.py --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps, which
-    teaches and damages least. Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them
-    explicitly and read the calibration."""
+    (held-half fact recall about 0.95 -> 0.18 in 20 steps), and no rate from 5e-5 to 1e-5 passes both bars
+    on every attack split there (the oracle reaches 0.8 only once the target has lost about a fifth of
+    its held facts, halved by author or by item: ``python bench/audit_all.py --calibrate``); the
+    quickstart and bench/robustness.py use 2e-5 for 250 steps, which teaches and damages least.
+    Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
+    calibration."""
 
     relearn_steps: tuple[int, ...] = (5, 10, 20, 50)  # the curve's points; () skips the attack
     relearn_fraction: float = 0.5  # share of the (subsampled) forget items relearned on
@@ -40,9 +41,8 @@ class AuditSettings:
     # held facts): the target's loss on the facts it is shown is not small enough for SGD to spare it
     relearn_optim: str = "auto"
     # how the forget rows are halved: "entity" (whole authors on each side when every row names one:
-    # the held questions are about entities the attack never shows) or "item". On the embedded lab the
-    # item split makes the target lose a fifth of its held-half facts before the oracle learns its
-    # trained half; the entity split keeps them (bench/audit_all.py --calibrate [--relearn-split item])
+    # the held questions are about entities the attack never shows, so no fact the attack teaches
+    # implies a held one) or "item" (relearn_halves says why and what was measured)
     relearn_split: str = "entity"
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
