@@ -738,7 +738,7 @@ def quickstart_audit_settings(seed: int):
     for 250 steps teaches (the oracle 0.88) and damages least at that point (the target keeps 81 % on the
     worst split; 1 of 5 splits passes both), so the audit may say ``relearn_attack_damages`` and its gaps
     are read beside the target's own fall; 1e-3 destroys the target (halved by item: held-half fact
-    recall about 0.95 -> 0.18 in 20 steps). The 20-step point keeps ``relearn_gap_20``; the headline gap
+    recall about 0.94 -> 0.14 in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the headline gap
     is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
     from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
