@@ -294,6 +294,33 @@ def test_asu_frees_its_teacher_before_the_retain_and_idk_passes(model, ref_model
     assert seen == [True, True, True], seen  # retain; then idk and retain
 
 
+def test_a_pass_whose_log_probs_no_loss_reads_never_computes_them(model, ref_model, batch, monkeypatch):
+    """``Forward.logps`` is computed on first use: ASU's KL and a KL retain term read the logits only,
+    so neither pass builds the log-softmax whose ``[B,T,V]`` saved tensor would live through the step;
+    an NLL retain term reads (and computes) its pass's log-probs, once, and the loss is the same either
+    way (the values come from the same function)."""
+    import unlearnkit.train.methods as methods
+
+    calls: list[int] = []
+    real = methods.token_logps
+    monkeypatch.setattr(methods, "token_logps", lambda *a, **k: calls.append(1) or real(*a, **k))
+    m = get_method("asu")
+    ctx = StepContext(model, CopyReference(ref_model, policy=model))
+    kl_loss, _ = m.step(ctx, batch, m.config(retain_loss="kl"))
+    assert calls == []
+    nll_loss_, _ = m.step(ctx, batch, m.config(retain_loss="nll"))
+    assert calls == [1]
+    f = ctx.policy(batch["retain"])
+    eager = real(
+        model(
+            input_ids=batch["retain"]["input_ids"], attention_mask=batch["retain"]["attention_mask"]
+        ).logits,
+        batch["retain"]["labels"],
+    )[0]
+    assert torch.equal(f.logps, eager) and f.logps is f.logps  # the same values, computed once
+    assert torch.isfinite(kl_loss) and torch.isfinite(nll_loss_)
+
+
 @pytest.mark.parametrize("reduction", ["sequence", "token"])
 def test_me_by_hand(model, batch, reduction):
     """ME (arXiv 2410.08109): KL(Uniform || p) = -log V - (1/V) sum_v log p_v per answer position

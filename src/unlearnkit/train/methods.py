@@ -21,19 +21,39 @@ import torch
 
 from unlearnkit import catalog
 from unlearnkit.catalog import MethodSpec
-from unlearnkit.tokens import shift_weights, token_logps
+from unlearnkit.tokens import shift, shift_weights, token_logps
 from unlearnkit.train.reference import forward_with_layer_output
 
 
-@dataclass
 class Forward:
-    """One policy forward pass, aligned for next-token prediction (all ``[B,T-1,...]``)."""
+    """One policy forward pass, aligned for next-token prediction (all ``[B,T-1,...]``).
 
-    logits: torch.Tensor
-    logps: torch.Tensor
-    mask: torch.Tensor
-    weights: torch.Tensor  # TokenUnlearn weights if the batch has them, else the answer mask
-    hidden: torch.Tensor | None = None  # raw output of a decoder layer, UNSHIFTED [B,T,D] (RMU)
+    ``logps`` is computed on first use and kept: the fused log-softmax behind it saves a ``[B,T,V]``
+    tensor for the backward pass, which a step that reads only the logits (ASU's KL, a KL retain term)
+    would otherwise hold through the rest of the step for nothing (the trainer keeps each forward for
+    the whole step).
+    """
+
+    def __init__(
+        self,
+        full_logits: torch.Tensor,
+        labels: torch.Tensor,
+        weights: torch.Tensor | None = None,
+        hidden: torch.Tensor | None = None,
+    ) -> None:
+        self._full, self._labels, self._logps = full_logits, labels, None
+        self.logits = full_logits[:, :-1]  # a view: no copy
+        self.mask = shift(full_logits, labels)[2]
+        # TokenUnlearn weights if the batch has them, else the answer mask
+        self.weights = shift_weights(weights) * self.mask if weights is not None else self.mask.float()
+        self.hidden = hidden  # raw output of a decoder layer, UNSHIFTED [B,T,D] (RMU)
+
+    @property
+    def logps(self) -> torch.Tensor:
+        """``log p(label)`` at every answer position, 0 where masked (:func:`unlearnkit.tokens.token_logps`)."""
+        if self._logps is None:
+            self._logps = token_logps(self._full, self._labels)[0]
+        return self._logps
 
 
 class StepContext:
@@ -63,9 +83,7 @@ class StepContext:
             hidden = None
         else:
             out, hidden = forward_with_layer_output(self.model, batch, hidden_layer)
-        logps, mask = token_logps(out.logits, batch["labels"])
-        weights = shift_weights(batch["weights"]) * mask if "weights" in batch else mask.float()
-        return Forward(out.logits[:, :-1], logps, mask, weights, hidden)
+        return Forward(out.logits, batch["labels"], batch.get("weights"), hidden)
 
     def _need_reference(self, what: str):
         if self.reference is None:
