@@ -41,6 +41,7 @@ from unlearnkit.evaluation.audit.relearning import (  # noqa: E402
     TEACH_BAR,
     relearn_calibration,
 )
+from unlearnkit.evaluation.audit.settings import RELEARN_SPLITS  # noqa: E402
 from unlearnkit.models import load  # noqa: E402
 from unlearnkit.pipelines.quickstart import quickstart_audit_settings  # noqa: E402
 
@@ -88,7 +89,7 @@ def main() -> None:
     p.add_argument(
         "--relearn-split",
         default=None,
-        choices=("entity", "item"),
+        choices=RELEARN_SPLITS,
         help="how the attack halves the forget rows (AuditSettings.relearn_split; default: the "
         "quickstart's); --calibrate with another than the default writes relearn_calibration_<SPLIT>.md",
     )
@@ -342,8 +343,8 @@ def render_calibration(rows: list[dict], data: dict) -> str:
         trains_on = (
             "the forget items of half the authors (whole authors on each side, `relearn_split` entity)"
             if split_by == "entity"
-            else "half of the 100 forget items (split at random: a held item may share its author with "
-            "trained ones, `relearn_split` item)"
+            else f"{trains_on} (split at random: a held item may share its author with trained ones, "
+            "`relearn_split` item)"
         )
         title += ", items split at random" if split_by == "item" and "relearn_split" in data else ""
     trains_on += (

@@ -77,7 +77,7 @@ def add_audit_arguments(parser) -> None:
     )
     parser.add_argument(
         "--relearn-split",
-        choices=("entity", "item"),
+        choices=("entity", "item"),  # AuditSettings' RELEARN_SPLITS (not imported: CLI start-up time)
         default="entity",
         help="how the forget rows are halved for the relearning attack: entity (whole authors / entities "
         "on each side, when every row names one in an 'entity' or 'author' field; else items) or item "

@@ -35,7 +35,7 @@ from unlearnkit.evaluation.audit.common import (
     pct,
     plural,
 )
-from unlearnkit.evaluation.audit.settings import AuditSettings
+from unlearnkit.evaluation.audit.settings import AuditSettings, check_relearn_split
 
 if TYPE_CHECKING:  # the checks read the auditor's rows; run.py imports this module
     from unlearnkit.evaluation.audit.run import Auditor
@@ -55,17 +55,13 @@ def relearn_split(n: int, fraction: float, seed: int) -> tuple[list[int], list[i
     return sorted(order[:n_train]), sorted(order[n_train:])
 
 
-#: The fields a QA row may name its entity in (the TOFU-like world writes ``author``); the first present wins.
-QA_ENTITY_FIELDS = ("entity", "author")
-
-
 def row_entity(row: dict) -> str | None:
-    """The entity a forget row is about (``entity``, else ``author``) when a non-blank string, else None."""
-    for name in QA_ENTITY_FIELDS:
-        value = row.get(name)
-        if isinstance(value, str) and value.strip():
-            return value
-    return None
+    """The entity a forget row is about: its ``entity`` (:func:`unlearnkit.evaluation.probes.entity_of`),
+    else its ``author`` (the TOFU-like world's field) when a non-blank string, else None."""
+    from unlearnkit.evaluation.probes import entity_of
+
+    author = row.get("author")
+    return entity_of(row) or (author if isinstance(author, str) and author.strip() else None)
 
 
 def relearn_halves(
@@ -85,8 +81,7 @@ def relearn_halves(
     keeps at worst 81 % of its held facts by author, 72 % by item; neither reaches the 90 % bar on
     every split: bench/results/relearn_calibration.md and relearn_calibration_item.md).
     """
-    if by not in ("entity", "item"):
-        raise UserError(f"relearn_split must be entity or item, got {by!r}")
+    check_relearn_split(by)
     entities = [row_entity(r) for r in rows]
     if by == "entity" and None not in entities and len(set(entities)) >= 2:
         from unlearnkit.evaluation.probes import entity_split
@@ -493,8 +488,7 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         "title": "Relearning attack",
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
         f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items{_split_text(a)}{_mix_text(st)}, then asked "
-        f"the other "
-        f"{len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
+        f"the other {len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
         "original model) is the attack damaging the model, not relearning. The trained items are asked "
         f"too: the attack is calibrated when the oracle learns at least {pct(TEACH_BAR)} of them (it can "
         f"teach) and the original model keeps at least {pct(KEEP_BAR)} of its held-half score (it does not "

@@ -10,6 +10,9 @@ from typing import Any
 from unlearnkit.config import check_optim
 from unlearnkit.errors import UserError
 
+#: How the relearning attack may halve the forget rows (:func:`~unlearnkit.evaluation.audit.relearning.relearn_halves`).
+RELEARN_SPLITS = ("entity", "item")
+
 
 @dataclass
 class AuditSettings:
@@ -71,8 +74,7 @@ class AuditSettings:
                 f"relearn_retain must be a number in [0, 10] (retain rows per forget row the attack trains "
                 f"on; 0 = forget rows only), got {self.relearn_retain!r}"
             )
-        if self.relearn_split not in ("entity", "item"):
-            raise UserError(f"relearn_split must be entity or item, got {self.relearn_split!r}")
+        check_relearn_split(self.relearn_split)
         if not isinstance(self.relearn_optim, str):
             raise UserError(f"relearn_optim must be an optimiser name, got {self.relearn_optim!r}")
         check_optim(self.relearn_optim, flag="relearn_optim")
@@ -89,6 +91,12 @@ class AuditSettings:
             self.probes_path = str(self.probes_path)
             if not Path(self.probes_path).is_file():
                 raise UserError(f"probes file {self.probes_path} does not exist")
+
+
+def check_relearn_split(value: Any) -> None:
+    """One of :data:`RELEARN_SPLITS`, else one clear error."""
+    if value not in RELEARN_SPLITS:
+        raise UserError(f"relearn_split must be {' or '.join(RELEARN_SPLITS)}, got {value!r}")
 
 
 def _int_tuple(name: str, value: Any, low: int, high: int) -> tuple[int, ...]:
