@@ -307,7 +307,15 @@ def _worker_pids(parent_pid: int) -> list[int]:
         children = psutil.Process(parent_pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [c.pid for c in children if "unlearnkit.pipelines.sweep" in " ".join(c.cmdline())]
+    pids = []
+    for c in children:
+        # a child can exit between the listing and the read (a zombie until reaped, or gone): not a worker
+        try:
+            if "unlearnkit.pipelines.sweep" in " ".join(c.cmdline()):
+                pids.append(c.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):  # ZombieProcess is a NoSuchProcess
+            continue
+    return pids
 
 
 def test_kill_9_of_the_main_sweep_process_leaves_no_worker(tmp_path, argv):
