@@ -38,15 +38,24 @@ def combine(
     retain_extra: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict]:
     """``forget_weight * L_forget + retain_weight * L_retain`` (+ a step's own extra forget / retain terms,
-    added as they are), with both terms logged; the forget / retain split is left in ``ctx.parts``."""
+    added as they are), with both terms logged; the forget / retain split is left in ``ctx.parts``.
+
+    The forget part is complete before the retain forward pass runs: a training context may take its
+    gradient there (``ctx.settle_forget``, :class:`unlearnkit.train.trainer.TrainStepContext`), so the
+    forget pass's activations are freed before the retain pass stores its own.
+    """
+    forget_part = cfg.forget_weight * forget_loss
+    if forget_extra is not None:
+        forget_part = forget_part + forget_extra
+    retain_follows = ctx.wants_retain and (
+        retain_extra is not None or (cfg.retain_loss != "none" and cfg.retain_weight != 0)
+    )
+    total = ctx.settle_forget(forget_part) if retain_follows else forget_part
     retain_loss, retain_logs = retain_term(ctx, batch, cfg)
-    forget_part = total = cfg.forget_weight * forget_loss
     retain_part = None
     if retain_loss is not None:
         retain_part = cfg.retain_weight * retain_loss
         total = total + retain_part
-    if forget_extra is not None:
-        total, forget_part = total + forget_extra, forget_part + forget_extra
     if retain_extra is not None and ctx.wants_retain:
         total = total + retain_extra
         retain_part = retain_extra if retain_part is None else retain_part + retain_extra

@@ -48,10 +48,17 @@ class Forward:
         self.weights = shift_weights(weights) * self.mask if weights is not None else self.mask.float()
         self.hidden = hidden  # raw output of a decoder layer, UNSHIFTED [B,T,D] (RMU)
 
+    def release(self) -> None:
+        """Drop the pass's tensors once its gradient is taken (``TrainStepContext.settle_forget``): a step's
+        local variable that still names this pass then no longer holds its ``[B,T,V]`` logits."""
+        self._full = self.logits = self._logps = self.hidden = None
+
     @property
     def logps(self) -> torch.Tensor:
         """``log p(label)`` at every answer position, 0 where masked (:func:`unlearnkit.tokens.token_logps`)."""
         if self._logps is None:
+            if self._full is None:
+                raise RuntimeError("this forward pass was released after its backward; nothing may read it")
             self._logps = token_logps(self._full, self._labels)[0]
         return self._logps
 
@@ -73,6 +80,12 @@ class StepContext:
     @property
     def wants_retain(self) -> bool:
         return self.terms != "forget"
+
+    def settle_forget(self, forget_part: torch.Tensor) -> torch.Tensor:
+        """Called by ``combine`` with the step's whole forget part, before any retain forward pass; what
+        it returns stands for that part in the step's loss. Here the part itself (one backward pass over
+        the whole loss); :class:`unlearnkit.train.trainer.TrainStepContext` may take its gradient early."""
+        return forget_part
 
     def policy(self, batch: dict[str, torch.Tensor], hidden_layer: int | None = None) -> Forward:
         """``hidden_layer``: 0-based decoder-layer index whose raw output to keep (``Forward.hidden``)."""

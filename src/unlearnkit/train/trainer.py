@@ -178,9 +178,23 @@ class TrainStepContext(StepContext):
     of a second one.
     """
 
-    def __init__(self, model, reference=None, terms: str = "all") -> None:
+    def __init__(self, model, reference=None, terms: str = "all", backward=None) -> None:
         super().__init__(model, reference, terms)
         self._memo: dict[tuple[int, int | None], object] = {}
+        self._backward = backward  # takes the forget part's gradient early (UnlearnTrainer), or None
+
+    def settle_forget(self, forget_part):
+        """With a ``backward`` (one process, see ``UnlearnTrainer._early_backward``): the forget part's
+        gradient is taken now and a detached copy stands for it, so the forget passes' saved activations
+        are freed before the retain pass stores its own. The gradient is the same as one backward pass
+        over the sum (gradients add); the step's peak holds one side's activations, not both."""
+        if self._backward is None or not forget_part.requires_grad:
+            return forget_part
+        self._backward(forget_part)
+        for _, forward in self._memo.values():  # nothing reads a pass after its backward
+            forward.release()
+        self._memo.clear()
+        return forget_part.detach()
 
     def policy(self, batch, hidden_layer=None):
         key = (id(batch), hidden_layer)
@@ -289,10 +303,47 @@ class UnlearnTrainer(TiedWeightsTrainer):
             self.add_callback(ChecksumCallback(os.environ[ChecksumCallback.ENV]))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        ctx = TrainStepContext(model, self.reference)
+        backward = None
+        if self._early_backward_ok() and model.training and torch.is_grad_enabled():
+            backward = lambda part: self._early_backward(model, part, num_items_in_batch)  # noqa: E731
+        ctx = TrainStepContext(model, self.reference, backward=backward)
         loss, terms = self.method.step(ctx, inputs, self.method_config)
         self._record_terms(terms, loss)
         return (loss, None) if return_outputs else loss
+
+    def _early_backward_ok(self) -> bool:
+        """The forget part's backward may run inside the step (``TrainStepContext.settle_forget``) where the
+        Trainer's one backward per step is not assumed: one process (DDP / FSDP / DeepSpeed hook into the
+        backward and expect one per forward), no ``torch.nn.DataParallel`` and no LOMO (its optimiser
+        updates the weights inside the backward)."""
+        from accelerate.utils import DistributedType
+
+        return (
+            self.accelerator.distributed_type == DistributedType.NO
+            and self.args.n_gpu <= 1
+            and "lomo" not in str(self.args.optim).lower()
+        )
+
+    def _ga_divisor(self, num_items_in_batch) -> int:
+        """What the Trainer's ``training_step`` divides a step's loss by for gradient accumulation."""
+        scaled = getattr(self, "loss_is_scaled_for_ga", None)
+        if scaled is None:
+            scaled = (
+                self.model_accepts_loss_kwargs and num_items_in_batch is not None
+            ) or self.compute_loss_func is not None
+        return (
+            1
+            if scaled
+            else getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
+        )
+
+    def _early_backward(self, model, part: torch.Tensor, num_items_in_batch) -> None:
+        """The forget part's gradient, scaled as the Trainer scales the step's loss (gradient accumulation,
+        fp16 loss scaling through ``accelerator.backward``); autocast off, as for the Trainer's own backward."""
+        if not torch.isfinite(part):
+            return  # left in the loss: the divergence guard reports it after the step
+        with torch.autocast(part.device.type, enabled=False):
+            self.accelerator.backward(part / self._ga_divisor(num_items_in_batch))
 
     def _record_terms(self, terms: dict, loss: torch.Tensor) -> None:
         for name, value in terms.items():
@@ -330,16 +381,7 @@ class UnlearnTrainer(TiedWeightsTrainer):
         loss, terms, grads = sam_grads(step, net, self.sam_rho, self.compute_loss_context_manager)
         self._record_terms(terms, loss)
         # Scaled for gradient accumulation exactly when the Trainer's own step would scale the loss.
-        scaled = getattr(self, "loss_is_scaled_for_ga", None)
-        if scaled is None:
-            scaled = (
-                self.model_accepts_loss_kwargs and num_items_in_batch is not None
-            ) or self.compute_loss_func is not None
-        divide = (
-            1
-            if scaled
-            else getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
-        )
+        divide = self._ga_divisor(num_items_in_batch)
         with torch.no_grad():
             for param, grad in grads:
                 grad = (grad / divide).to(param.dtype)

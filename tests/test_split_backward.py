@@ -1,0 +1,126 @@
+"""The forget part's gradient is taken before the retain pass runs (``TrainStepContext.settle_forget``):
+the same update as one backward pass over the whole loss, with the forget pass's activations freed before
+the retain pass stores its own."""
+
+from __future__ import annotations
+
+import weakref
+
+import pytest
+import torch
+
+from unlearnkit.data.encode import PromptFormat, pad_id_of
+from unlearnkit.pipelines.unlearn import resolve_configs, unlearn
+from unlearnkit.train.trainer import (
+    PaddingCollator,
+    PairedDataset,
+    TrainStepContext,
+    UnlearnTrainer,
+    encode_rows,
+    training_arguments,
+)
+
+COMMON = dict(max_steps=2, batch_size=4, grad_accum=2, lr=1e-3, warmup_epochs=0, seed=3, collapse_guard="off")
+
+
+def _weights_after(make_tiny_llama, mini_bench, world_tokenizer, tmp_path, method, early, monkeypatch):
+    with monkeypatch.context() as m:
+        if not early:
+            m.setattr(UnlearnTrainer, "_early_backward_ok", lambda self: False)
+        result = unlearn(
+            make_tiny_llama(),
+            world_tokenizer,
+            mini_bench.forget,
+            mini_bench.retain,
+            method,
+            work_dir=tmp_path / f"{method}-{early}",
+            quiet=True,
+            **COMMON,
+            **(
+                {"layer": 1, "train_layers": "0,1"} if method == "rmu" else {}
+            ),  # the tiny model has 2 decoder layers
+        )
+    return {k: v.detach().clone() for k, v in result.model.state_dict().items()}
+
+
+@pytest.mark.parametrize("method", ["gd", "npo", "asu", "asu_idk", "rmu"])
+def test_the_early_forget_backward_trains_the_same_weights(
+    make_tiny_llama, mini_bench, world_tokenizer, tmp_path, method, monkeypatch
+):
+    """Two optimiser steps of two accumulated micro-batches each, with the forget part's backward taken
+    early and with the Trainer's single backward: the same weights (gradients add; only the order of the
+    additions into a weight used twice, the tied embedding, may round differently)."""
+    early = _weights_after(make_tiny_llama, mini_bench, world_tokenizer, tmp_path, method, True, monkeypatch)
+    late = _weights_after(make_tiny_llama, mini_bench, world_tokenizer, tmp_path, method, False, monkeypatch)
+    start = make_tiny_llama().state_dict()
+    assert early.keys() == late.keys()
+    moved = 0.0
+    for key in early:
+        torch.testing.assert_close(early[key], late[key], rtol=1e-4, atol=1e-6, msg=key)
+        moved = max(moved, float((early[key] - start[key]).abs().max()))
+    assert moved > 1e-4  # the runs trained: the comparison is not of two untouched models
+
+
+def _trainer_and_batch(model, mini_bench, world_tokenizer, tmp_path, method="gd"):
+    m, train_cfg, method_cfg = resolve_configs(method, dict(batch_size=4, grad_accum=1))
+    fmt = PromptFormat.for_tokenizer(world_tokenizer)
+    forget = encode_rows(mini_bench.forget, world_tokenizer, fmt, 128)
+    retain = encode_rows(mini_bench.retain, world_tokenizer, fmt, 128)
+    ds = PairedDataset(forget, retain, seed=0)
+    batch = PaddingCollator(pad_id_of(world_tokenizer))([ds[i] for i in range(4)])
+    args = training_arguments(train_cfg, str(tmp_path), len(ds), quiet=True)
+    trainer = UnlearnTrainer(
+        model=model,
+        args=args,
+        train_dataset=ds,
+        data_collator=PaddingCollator(0),
+        method=m,
+        method_config=method_cfg,
+    )
+    trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train(); the test calls one step
+    return trainer, batch
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_the_forget_pass_is_freed_before_the_retain_pass_runs(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path, early, monkeypatch
+):
+    """At the retain forward pass the forget pass's logits are gone when its backward ran early, and
+    alive (held for the step's one backward) when it did not; the step's loss is the whole loss."""
+    trainer, batch = _trainer_and_batch(tiny_random_llama, mini_bench, world_tokenizer, tmp_path)
+    if not early:
+        monkeypatch.setattr(UnlearnTrainer, "_early_backward_ok", lambda self: False)
+    forget_logits: list[weakref.ref] = []
+    alive_at_retain: list[bool] = []
+    policy = TrainStepContext.policy
+
+    def watching(self, part, hidden_layer=None):
+        if part.get("part") == "retain":
+            alive_at_retain.append(forget_logits[0]() is not None)
+        out = policy(self, part, hidden_layer)
+        if part.get("part") == "forget":
+            forget_logits.append(weakref.ref(out._full))
+        return out
+
+    monkeypatch.setattr(TrainStepContext, "policy", watching)
+    tiny_random_llama.train()
+    tiny_random_llama.zero_grad(set_to_none=True)
+    loss = trainer.training_step(tiny_random_llama, batch)
+    assert alive_at_retain == [not early]
+    assert all(p.grad is not None for p in tiny_random_llama.parameters() if p.requires_grad)
+
+    with torch.no_grad():  # the reported loss is forget + retain, as without the early backward
+        from unlearnkit.train.methods import StepContext
+
+        want, _ = trainer.method.step(StepContext(tiny_random_llama), batch, trainer.method_config)
+    torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-6)
+
+
+def test_no_early_backward_where_the_trainer_expects_one_backward(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path
+):
+    """LOMO updates the weights inside the backward: two backward passes per step would be two updates."""
+    trainer, _ = _trainer_and_batch(tiny_random_llama, mini_bench, world_tokenizer, tmp_path)
+    assert trainer._early_backward_ok()
+    trainer.args.optim = "adalomo"
+    assert not trainer._early_backward_ok()
