@@ -25,7 +25,12 @@ model (LoRA: the frozen base plus the adapters), with AdamW:
   no gradient) for the sequences it scores.
 
 A step of GD / NPO / ASU sees a forget and a retain batch (2 x ``batch`` sequences); plain
-fine-tuning is counted at the same 2 x ``batch`` sequences, as bench/speed.py measures it. What is not
+fine-tuning is counted at the same 2 x ``batch`` sequences, as bench/speed.py measures it. In one
+process the forget part's gradient is taken before the retain pass runs
+(``unlearnkit.train.trainer.TrainStepContext.settle_forget``), so an unlearning step holds the
+activations and logits of one side (``batch`` sequences) at a time; under DDP / FSDP / DeepSpeed
+(memory per GPU), as in open-unlearning's trainer, the step keeps one backward over both sides
+(``both_sides``). What is not
 counted: CUDA context (~0.5 GB), allocator fragmentation (typically 5-10 %), temporary buffers of
 kernels. Predictions are therefore floors; the 1B measurement (``--measure``) says how far off they are.
 """
@@ -64,6 +69,7 @@ class Run:
     checkpointing: bool = False
     batch: int = 4  # sequences per part (forget, retain)
     seq: int = 512
+    both_sides: bool = False  # one backward over forget + retain (DDP / FSDP / DeepSpeed, open-unlearning)
 
 
 def predict(shape: dict, run: Run) -> dict[str, float]:
@@ -79,7 +85,9 @@ def predict(shape: dict, run: Run) -> dict[str, float]:
     state = 4 if run.optim == "paged_adamw_32bit" or run.lora else w
     parts["optimiser"] = trained * 2 * state
     parts["reference"] = P * w if run.reference == "copy" else 0.0
-    n_seq = 2 * run.batch
+    # sequences whose activations and logits a step holds at once: an unlearning step in one process
+    # backpropagates its forget part before the retain pass (one side at a time)
+    n_seq = run.batch if run.method != "ft" and not run.both_sides else 2 * run.batch
     per_layer = 34 * run.seq * h
     if run.checkpointing:
         parts["activations"] = n_seq * (L * 2 * run.seq * h + per_layer)
@@ -94,7 +102,7 @@ def predict(shape: dict, run: Run) -> dict[str, float]:
 
 
 CONFIGS = {
-    "fine-tune": Run("ft"),
+    "fine-tune (bf16-true)": Run("ft"),
     "GD": Run("gd"),
     "NPO / copy": Run("npo", "copy"),
     "NPO / cache": Run("npo", "cache"),
@@ -102,8 +110,14 @@ CONFIGS = {
     "ASU / copy": Run("asu", "copy"),
     "ASU / cache": Run("asu", "cache"),
     "ASU / adapter + LoRA": Run("asu", "adapter", lora=True),
-    "ASU / copy, mixed bf16 (unlearnkit before --dtype)": Run("asu", "copy", precision="bf16"),
-    "NPO / copy, open-unlearning (bf16, paged_adamw_32bit)": Run("npo", "copy", optim="paged_adamw_32bit"),
+    "ASU / cache, several GPUs (DDP: one backward; per GPU)": Run("asu", "cache", both_sides=True),
+    # unlearnkit before --dtype and before the early forget backward
+    "ASU / copy, mixed bf16 (float32 weights: unlearnkit before `--dtype`)": Run(
+        "asu", "copy", precision="bf16", both_sides=True
+    ),
+    "NPO / copy, open-unlearning (bf16 weights, paged_adamw_32bit)": Run(
+        "npo", "copy", optim="paged_adamw_32bit", both_sides=True
+    ),
 }
 
 
@@ -218,7 +232,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     print(table(args.batch, args.seq))
     print(breakdown("8B", "ASU / copy", args.batch, args.seq))
-    print(breakdown("8B", "NPO / copy, open-unlearning (bf16, paged_adamw_32bit)", args.batch, args.seq))
+    print(
+        breakdown("8B", "NPO / copy, open-unlearning (bf16 weights, paged_adamw_32bit)", args.batch, args.seq)
+    )
     return measure(args) if args.measure else 0
 
 
