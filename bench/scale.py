@@ -28,7 +28,9 @@ A step of GD / NPO / ASU sees a forget and a retain batch (2 x ``batch`` sequenc
 fine-tuning is counted at the same 2 x ``batch`` sequences, as bench/speed.py measures it. In one
 process the forget part's gradient is taken before the retain pass runs
 (``unlearnkit.train.trainer.TrainStepContext.settle_forget``), so an unlearning step holds the
-activations and logits of one side (``batch`` sequences) at a time; under DDP / FSDP / DeepSpeed
+activations and logits of one side (``batch`` sequences) at a time, plus one more gradient buffer of a
+tied, trained embedding; the trainer does so only where the side frees more than that buffer (as
+counted here); under DDP / FSDP / DeepSpeed
 (memory per GPU), as in open-unlearning's trainer, the step keeps one backward over both sides
 (``both_sides``). What is not
 counted: CUDA context (~0.5 GB), allocator fragmentation (typically 5-10 %), temporary buffers of
@@ -85,18 +87,34 @@ def predict(shape: dict, run: Run) -> dict[str, float]:
     state = 4 if run.optim == "paged_adamw_32bit" or run.lora else w
     parts["optimiser"] = trained * 2 * state
     parts["reference"] = P * w if run.reference == "copy" else 0.0
-    # sequences whose activations and logits a step holds at once: an unlearning step in one process
-    # backpropagates its forget part before the retain pass (one side at a time)
-    n_seq = run.batch if run.method != "ft" and not run.both_sides else 2 * run.batch
     per_layer = 34 * run.seq * h
-    if run.checkpointing:
-        parts["activations"] = n_seq * (L * 2 * run.seq * h + per_layer)
-    else:
-        parts["activations"] = n_seq * L * per_layer
+
+    def activations(n_seq: int) -> float:
+        if run.checkpointing:
+            return n_seq * (L * 2 * run.seq * h + per_layer)
+        return n_seq * L * per_layer
+
+    def logits(n_seq: int) -> float:
+        return n_seq * run.seq * V * (2 + 4 + 4)
+
+    # An unlearning step in one process backpropagates its forget part before the retain pass (one side's
+    # activations and logits at a time) when that frees more than it costs: a tied, trained embedding
+    # keeps its first gradient in .grad while the second pass's is summed apart (one embedding more).
+    tied = (
+        V * h * (4 if run.lora is False and run.precision != "bf16-true" else 2)
+        if shape["lm_head_tied"]
+        else 0
+    )
+    tied = 0 if run.lora else tied  # LoRA: the embedding is frozen
+    split = run.method != "ft" and not run.both_sides and activations(run.batch) + logits(run.batch) > tied
+    n_seq = run.batch if split else 2 * run.batch
+    parts["activations"] = activations(n_seq)
     scored = {"ft": 0, "gd": 0, "npo": run.batch, "asu": run.batch}[run.method]  # reference passes
     if run.reference == "cache":
         scored = 0  # outputs read from host memory
-    parts["logits"] = n_seq * run.seq * V * (2 + 4 + 4) + scored * run.seq * V * (2 + 4)
+    parts["logits"] = logits(n_seq) + scored * run.seq * V * (2 + 4)
+    if split and tied:
+        parts["tied gradient buffer"] = tied
     parts["total"] = sum(parts.values())
     return parts
 

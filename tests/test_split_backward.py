@@ -61,13 +61,13 @@ def test_the_early_forget_backward_trains_the_same_weights(
     assert moved > 1e-4  # the runs trained: the comparison is not of two untouched models
 
 
-def _trainer_and_batch(model, mini_bench, world_tokenizer, tmp_path, method="gd"):
+def _trainer_and_batch(model, mini_bench, world_tokenizer, tmp_path, method="gd", n=4):
     m, train_cfg, method_cfg = resolve_configs(method, dict(batch_size=4, grad_accum=1))
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     forget = encode_rows(mini_bench.forget, world_tokenizer, fmt, 128)
     retain = encode_rows(mini_bench.retain, world_tokenizer, fmt, 128)
     ds = PairedDataset(forget, retain, seed=0)
-    batch = PaddingCollator(pad_id_of(world_tokenizer))([ds[i] for i in range(4)])
+    batch = PaddingCollator(pad_id_of(world_tokenizer))([ds[i] for i in range(n)])
     args = training_arguments(train_cfg, str(tmp_path), len(ds), quiet=True)
     trainer = UnlearnTrainer(
         model=model,
@@ -124,3 +124,54 @@ def test_no_early_backward_where_the_trainer_expects_one_backward(
     assert trainer._early_backward_ok()
     trainer.args.optim = "adalomo"
     assert not trainer._early_backward_ok()
+
+
+def test_the_first_step_weighs_what_the_early_backward_frees_against_the_tied_embedding(
+    world_tokenizer, mini_bench, tmp_path, monkeypatch
+):
+    """The early backward keeps the first pass's gradient of a tied embedding in ``.grad`` while the second
+    pass's is summed apart: one embedding-sized buffer more. Where the forget passes hold less than that
+    (a wide vocabulary, one layer, short sequences: the 2-layer 1B-width measurement's case) the step
+    keeps its one backward; a narrow model with the same batch takes the gradient early."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    def llama(hidden: int, layers: int, vocab: int):
+        torch.manual_seed(0)
+        cfg = LlamaConfig(
+            vocab_size=vocab,
+            hidden_size=hidden,
+            intermediate_size=2 * hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            pad_token_id=world_tokenizer.pad_token_id,
+            bos_token_id=world_tokenizer.bos_token_id,
+            eos_token_id=world_tokenizer.eos_token_id,
+            max_position_embeddings=128,
+            tie_word_embeddings=True,
+        )
+        return LlamaForCausalLM(cfg)
+
+    decisions = {}
+    held: list[int] = []
+    decide = UnlearnTrainer._decide_split
+    monkeypatch.setattr(
+        UnlearnTrainer, "_decide_split", lambda self, m, h: held.append(h) or decide(self, m, h)
+    )
+    for name, model in {
+        "narrow": llama(16, 2, len(world_tokenizer)),
+        "wide vocab": llama(1024, 1, 16384),
+    }.items():
+        trainer, batch = _trainer_and_batch(model, mini_bench, world_tokenizer, tmp_path / name, n=1)
+        held.clear()
+        model.train()
+        trainer.training_step(model, batch)
+        trainer.training_step(model, batch)  # decided once: the second step does not weigh again
+        cost = UnlearnTrainer._split_cost(model)
+        assert cost == model.get_input_embeddings().weight.numel() * 4
+        # what the forget pass holds: at least its float32 logits, [B, T, V]
+        forget = batch["forget"]["input_ids"]
+        assert len(held) == 1 and held[0] >= forget.numel() * model.config.vocab_size * 4
+        decisions[name] = trainer._split
+        print(name, held, cost)
+    assert decisions == {"narrow": True, "wide vocab": False}

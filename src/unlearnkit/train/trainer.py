@@ -7,6 +7,7 @@ forget/retain data, the method step, the divergence guard and the extra loss ter
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import random
@@ -21,6 +22,8 @@ from unlearnkit.data.encode import PromptFormat, encode_qa, encode_text, pad_bat
 from unlearnkit.errors import UserError
 from unlearnkit.train.methods import Method, StepContext
 from unlearnkit.train.sam import check_sam_supported, sam_grads
+
+logger = logging.getLogger(__name__)
 
 
 class DivergenceError(RuntimeError):
@@ -178,18 +181,31 @@ class TrainStepContext(StepContext):
     of a second one.
     """
 
-    def __init__(self, model, reference=None, terms: str = "all", backward=None) -> None:
+    def __init__(self, model, reference=None, terms: str = "all", backward=None, worth_it=None) -> None:
         super().__init__(model, reference, terms)
         self._memo: dict[tuple[int, int | None], object] = {}
         self._backward = backward  # takes the forget part's gradient early (UnlearnTrainer), or None
+        # worth_it(bytes the forget passes hold) -> bool: asked once per run, on its first step
+        self._worth_it = worth_it
+        self._held: dict[int, int] = {}  # storage pointer -> bytes the forget passes keep for backward
+        # the weights a pass saves for its backward stay after it: they are not what an early backward frees
+        self._weights = {p.untyped_storage().data_ptr() for p in model.parameters()} if worth_it else set()
 
     def settle_forget(self, forget_part):
         """With a ``backward`` (one process, see ``UnlearnTrainer._early_backward``): the forget part's
         gradient is taken now and a detached copy stands for it, so the forget passes' saved activations
         are freed before the retain pass stores its own. The gradient is the same as one backward pass
-        over the sum (gradients add); the step's peak holds one side's activations, not both."""
+        over the sum (gradients add); the step's peak holds one side's activations, not both.
+
+        On a run's first step ``worth_it`` first weighs what that frees (the forget passes' saved
+        tensors and logits, counted as they ran) against what it costs (``UnlearnTrainer._split_cost``)."""
         if self._backward is None or not forget_part.requires_grad:
             return forget_part
+        if self._worth_it is not None:
+            held = sum(self._held.values())
+            self._held.clear()
+            if not self._worth_it(held):
+                return forget_part
         self._backward(forget_part)
         for _, forward in self._memo.values():  # nothing reads a pass after its backward
             forward.release()
@@ -199,8 +215,21 @@ class TrainStepContext(StepContext):
     def policy(self, batch, hidden_layer=None):
         key = (id(batch), hidden_layer)
         if key not in self._memo:
-            self._memo[key] = (batch, super().policy(batch, hidden_layer))  # keep batch alive: stable id
+            if self._worth_it is None:
+                forward = super().policy(batch, hidden_layer)
+            else:  # the run's first step: count what this pass keeps for its backward
+                with torch.autograd.graph.saved_tensors_hooks(self._count_saved, lambda t: t):
+                    forward = super().policy(batch, hidden_layer)
+                self._count_saved(forward._full)
+            self._memo[key] = (batch, forward)  # keep batch alive: stable id
         return self._memo[key][1]
+
+    def _count_saved(self, t):
+        if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in self._weights:
+                self._held[storage.data_ptr()] = storage.nbytes()
+        return t
 
     def ref_logits(self, batch):
         ref = self._need_reference("reference logits")
@@ -297,19 +326,60 @@ class UnlearnTrainer(TiedWeightsTrainer):
         self.reference = reference
         self.sam_rho = float(getattr(method_config, "sam_rho", 0.0) or 0.0)
         check_sam_supported(self, self.sam_rho)
+        self._split: bool | None = None  # take the forget part's gradient early (decided on step 1)
         self._term_sums: dict[str, float] = defaultdict(float)
         self._term_counts: dict[str, int] = defaultdict(int)
         if os.environ.get(ChecksumCallback.ENV):
             self.add_callback(ChecksumCallback(os.environ[ChecksumCallback.ENV]))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        backward = None
-        if self._early_backward_ok() and model.training and torch.is_grad_enabled():
+        backward = worth_it = None
+        if (
+            self._split is not False
+            and self._early_backward_ok()
+            and model.training
+            and torch.is_grad_enabled()
+        ):
             backward = lambda part: self._early_backward(model, part, num_items_in_batch)  # noqa: E731
-        ctx = TrainStepContext(model, self.reference, backward=backward)
+            if self._split is None:
+                worth_it = lambda held: self._decide_split(model, held)  # noqa: E731
+        ctx = TrainStepContext(model, self.reference, backward=backward, worth_it=worth_it)
         loss, terms = self.method.step(ctx, inputs, self.method_config)
         self._record_terms(terms, loss)
         return (loss, None) if return_outputs else loss
+
+    def _decide_split(self, model, held: int) -> bool:
+        """Whether to take the forget part's gradient early, decided on the run's first step: it frees
+        ``held`` bytes (the forget passes' saved activations and logits) before the retain pass, and costs
+        one extra gradient-sized buffer per tied trainable weight (``_split_cost``). At Llama-3.2-1B's
+        widths with 2 layers and 2 x 128-token sequences the tied 128k x 2048 embedding outweighs the
+        activations (bench/results/scale-bf16-true.md), at its 16 layers and 4 x 512 tokens the
+        activations are several times the embedding (docs/SCALING.md, "Memory accounting")."""
+        cost = self._split_cost(model)
+        self._split = held > cost
+        logger.info(
+            "unlearn: the forget part's backward runs %s the retain pass (the forget passes hold %.1f MiB, "
+            "tied weights' extra gradient buffer %.1f MiB)",
+            "before" if self._split else "with",
+            held / 2**20,
+            cost / 2**20,
+        )
+        return self._split
+
+    @staticmethod
+    def _split_cost(model) -> int:
+        """Bytes an early backward adds at its peak: a weight used twice in each pass (tied input and output
+        embeddings) has its first pass's gradient in ``.grad`` while the second pass's contributions are
+        summed in a buffer of their own; every other weight's ``.grad`` takes the place of the buffer the
+        single backward would have summed the two sides' gradients in."""
+        tied = tied_parameter_names(model)
+        seen: set[int] = set()
+        total = 0
+        for name, param in model.named_parameters(remove_duplicate=False):
+            if name in tied and param.requires_grad and param.data_ptr() not in seen:
+                seen.add(param.data_ptr())
+                total += param.numel() * param.element_size()
+        return total
 
     def _early_backward_ok(self) -> bool:
         """The forget part's backward may run inside the step (``TrainStepContext.settle_forget``) where the
