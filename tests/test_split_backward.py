@@ -175,3 +175,15 @@ def test_the_first_step_weighs_what_the_early_backward_frees_against_the_tied_em
         decisions[name] = trainer._split
         print(name, held, cost)
     assert decisions == {"narrow": True, "wide vocab": False}
+
+
+def test_a_step_without_a_retain_pass_is_decided_once(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path
+):
+    """GA has no retain pass to run after its forget part: nothing to free, so the run stops weighing it
+    (and stops counting saved tensors) after its first step."""
+    trainer, batch = _trainer_and_batch(tiny_random_llama, mini_bench, world_tokenizer, tmp_path, method="ga")
+    tiny_random_llama.train()
+    assert trainer._split is None
+    trainer.training_step(tiny_random_llama, batch)
+    assert trainer._split is False

@@ -202,9 +202,10 @@ class TrainStepContext(StepContext):
         if self._backward is None or not forget_part.requires_grad:
             return forget_part
         if self._worth_it is not None:
-            held = sum(self._held.values())
+            held, worth_it = sum(self._held.values()), self._worth_it
             self._held.clear()
-            if not self._worth_it(held):
+            self._worth_it = None  # the retain passes are not counted
+            if not worth_it(held):
                 return forget_part
         self._backward(forget_part)
         for _, forward in self._memo.values():  # nothing reads a pass after its backward
@@ -345,6 +346,9 @@ class UnlearnTrainer(TiedWeightsTrainer):
                 worth_it = lambda held: self._decide_split(model, held)  # noqa: E731
         ctx = TrainStepContext(model, self.reference, backward=backward, worth_it=worth_it)
         loss, terms = self.method.step(ctx, inputs, self.method_config)
+        if worth_it is not None and self._split is None:
+            # no retain pass ran after the forget part (GA): nothing to free, nothing more to weigh
+            self._split = False
         self._record_terms(terms, loss)
         return (loss, None) if return_outputs else loss
 
