@@ -100,12 +100,7 @@ def predict(shape: dict, run: Run) -> dict[str, float]:
     # An unlearning step in one process backpropagates its forget part before the retain pass (one side's
     # activations and logits at a time) when that frees more than it costs: a tied, trained embedding
     # keeps its first gradient in .grad while the second pass's is summed apart (one embedding more).
-    tied = (
-        V * h * (4 if run.lora is False and run.precision != "bf16-true" else 2)
-        if shape["lm_head_tied"]
-        else 0
-    )
-    tied = 0 if run.lora else tied  # LoRA: the embedding is frozen
+    tied = V * h * w if shape.get("lm_head_tied") and not run.lora else 0  # LoRA: the embedding is frozen
     split = run.method != "ft" and not run.both_sides and activations(run.batch) + logits(run.batch) > tied
     n_seq = run.batch if split else 2 * run.batch
     parts["activations"] = activations(n_seq)

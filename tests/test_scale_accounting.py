@@ -30,6 +30,24 @@ def test_bytes_per_parameter_of_each_precision():
     assert total(scale.Run("npo", "adapter", lora=True, batch=0)) == pytest.approx(2 + 0.006 * 16)
 
 
+def test_an_unlearning_step_holds_one_side_where_that_frees_more_than_the_tied_buffer():
+    """Hand arithmetic, no weights (params 0), bf16-true, 1 sequence of 1 token per side: activations
+    34 x h x layers bytes per sequence, logits 10 x V. h 8, V 8 (tied): one side holds 272 + 80 = 352 bytes,
+    more than the tied embedding's extra gradient buffer (8 x 8 x 2 = 128), so the step holds one side
+    plus that buffer (480), fine-tuning both sides (704); with V 1000 one side (10272) is less than the
+    buffer (16000): both sides, as fine-tuning and as several processes always do."""
+    total = lambda shape, run: scale.predict(shape, run)["total"]  # noqa: E731
+    small = {"params": 0, "hidden": 8, "layers": 1, "vocab": 8, "lm_head_tied": True}
+    wide = dict(small, vocab=1000)
+    one = dict(batch=1, seq=1)
+    assert total(small, scale.Run("ft", **one)) == pytest.approx(704)
+    assert total(small, scale.Run("gd", **one)) == pytest.approx(352 + 128)
+    assert total(small, scale.Run("gd", both_sides=True, **one)) == pytest.approx(704)
+    assert total(dict(small, lm_head_tied=False), scale.Run("gd", **one)) == pytest.approx(352)
+    assert total(wide, scale.Run("gd", **one)) == pytest.approx(2 * (272 + 10000))
+    assert total(wide, scale.Run("gd", **one)) == total(wide, scale.Run("ft", **one))
+
+
 def test_scaling_doc_quotes_the_table():
     doc = (ROOT / "docs" / "SCALING.md").read_text(encoding="utf-8")
     for line in scale.table().splitlines():
