@@ -15,9 +15,14 @@ from unlearnkit.objectives.kl import forward_kl_loss
 from unlearnkit.objectives.nll import nll_loss
 
 
+def has_retain_term(ctx, cfg) -> bool:
+    """Whether :func:`retain_term` adds a term (and runs a retain forward pass)."""
+    return cfg.retain_loss != "none" and cfg.retain_weight != 0 and ctx.wants_retain
+
+
 def retain_term(ctx, batch: dict, cfg) -> tuple[torch.Tensor | None, dict]:
     """NLL_mean on the paired retain example, or KL(p_ref || p_theta) on its answer tokens."""
-    if cfg.retain_loss == "none" or cfg.retain_weight == 0 or not ctx.wants_retain:
+    if not has_retain_term(ctx, cfg):
         return None, {}
     r = ctx.policy(batch["retain"])
     if cfg.retain_loss == "nll":
@@ -47,9 +52,7 @@ def combine(
     forget_part = cfg.forget_weight * forget_loss
     if forget_extra is not None:
         forget_part = forget_part + forget_extra
-    retain_follows = ctx.wants_retain and (
-        retain_extra is not None or (cfg.retain_loss != "none" and cfg.retain_weight != 0)
-    )
+    retain_follows = has_retain_term(ctx, cfg) or (retain_extra is not None and ctx.wants_retain)
     total = ctx.settle_forget(forget_part) if retain_follows else forget_part
     retain_loss, retain_logs = retain_term(ctx, batch, cfg)
     retain_part = None
