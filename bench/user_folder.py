@@ -1,7 +1,7 @@
 """The recipe a tiny base records, tried on a folder shaped like a user's own: does the target learn its
 facts, and does the base keep what it knew?
 
-    python bench/user_folder.py                  # lab seeds 0, 1, 2
+    python bench/user_folder.py                  # lab seeds 0-4
     python bench/user_folder.py --seeds 0
 
 A user's folder has question / answer rows (forget, retain, holdout, general) and a corpus of passages,
@@ -12,10 +12,13 @@ evaluated general questions) -- pretrains a base on each (``unlearnkit.pretrain`
 then fine-tunes the target (forget + retain) with ``unlearnkit.finetune`` under several recipes:
 
 * ``recorded``: what the base's card picks for a folder without ``augment/`` (``--replay auto``: the
-  corpus once per epoch), the command's default;
-* ``lab epochs``: the lab's recipe (10 epochs), which assumes each fact in ~4 wordings;
-* ``replay x6``: the recorded recipe with the replay repeated 6 times per epoch (the lab's weight);
-* ``lr 1e-3, 20 epochs``: fewer epochs at twice the rate.
+  corpus once per epoch; 40 epochs, the weights pulled back toward the base: ``anchor_decay``), the
+  command's default;
+* ``anchor_decay 0``: the same without the pull (the recipe before it);
+* ``anchor_decay x0.5`` / ``x2``: a weaker and a stronger pull (the trade-off between the facts learned
+  and the general knowledge kept);
+* ``lab recipe``: the lab's lr 5e-4 for 10 epochs without the pull, which assumes each fact in ~4
+  wordings.
 
 Each row: ``learned``, as the command prints it (fact recall and ROUGE-L on 100 trained questions, the
 general questions before and after; kept = after / before). Writes bench/results/user_folder.md / .json.
@@ -38,16 +41,21 @@ from _common import (  # noqa: E402
     seed_table,
 )
 
+from unlearnkit.pipelines.embedded import TINY_FINETUNE_PLAIN  # noqa: E402
+
 FOLDERS = {  # the folder's name: the corpus files the user has
     "passages": ("general.jsonl",),
     "passages + QA": ("general.jsonl", "qa.jsonl"),
 }
+# the pull the recorded recipe applies (src/unlearnkit/pipelines/embedded.py TINY_FINETUNE_PLAIN)
+ANCHOR = TINY_FINETUNE_PLAIN["anchor_decay"]
 SPLITS = ("forget.jsonl", "retain.jsonl", "holdout.jsonl", "general.jsonl")
 RECIPES = {  # row: (folders it runs on, settings over the recorded recipe, replay repeats)
     "recorded": (tuple(FOLDERS), {}, 1),
-    "lab epochs (10)": (("passages",), {"epochs": 10.0}, 1),
-    "replay x6": (tuple(FOLDERS), {}, 6),
-    "lr 1e-3, 20 epochs": (("passages",), {"lr": 1e-3, "epochs": 20.0}, 1),
+    "anchor_decay 0": (tuple(FOLDERS), {"anchor_decay": 0.0}, 1),
+    "anchor_decay x0.5": (("passages",), {"anchor_decay": ANCHOR / 2}, 1),
+    "anchor_decay x2": (("passages",), {"anchor_decay": ANCHOR * 2}, 1),
+    "lab recipe": (("passages",), {"lr": 5e-4, "epochs": 10.0, "anchor_decay": 0.0}, 1),
 }
 COLUMNS = (
     "fact_recall",
@@ -56,7 +64,9 @@ COLUMNS = (
     "general_after",
     "general_kept",
     "general_rougeL_after",
+    "lr",
     "epochs",
+    "anchor_decay",
 )
 KEEP_BAR = 0.9  # learned.WARN_BELOW: the line the command warns under
 
@@ -92,7 +102,9 @@ def row_of(result, recipe: dict) -> dict:
         "general_after": (headline(general) or (None, None))[1],
         "general_kept": kept[1] if kept else None,
         "general_rougeL_after": general.get("rougeL_recall"),
+        "lr": result.settings.get("lr", recipe.get("lr")),
         "epochs": result.settings.get("epochs", recipe.get("epochs")),
+        "anchor_decay": result.settings.get("anchor_decay", recipe.get("anchor_decay")),
         "warnings": learned.warnings(),
     }
 
@@ -131,7 +143,7 @@ def run_seed(args, seed: int) -> dict:
 
 def main() -> None:
     p = parser(__doc__)
-    add_seeds(p, default="0,1,2")
+    add_seeds(p, default="0,1,2,3,4")
     measure_seeds(
         "user_folder", p.parse_args(), run_seed, render, "python bench/user_folder.py", max_items=100
     )

@@ -606,7 +606,7 @@ def test_finetune_bad_input_is_an_argument_error_naming_the_python_argument(in_s
 
 def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight(in_sandbox, capsys):
     """A tiny base records the lab's recipe, the one for a folder whose facts come in one wording (no
-    augment/: more epochs) and how many times its replay is trained per epoch; finetune reads all three."""
+    augment/: more epochs, the weights pulled toward the base) and how many times its replay is trained per epoch; finetune reads all three."""
     from unlearnkit import finetune
 
     replay = in_sandbox / "replay.jsonl"
@@ -616,7 +616,7 @@ def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight
     base["finetune_defaults"] = {
         "source": "a test recipe",
         "train": {"lr": 2e-4, "epochs": 1.0},
-        "train_without_augmentation": {"lr": 2e-4, "epochs": 4.0},
+        "train_without_augmentation": {"lr": 2e-4, "epochs": 4.0, "anchor_decay": 0.01},
         "replay_repeats": 3,
     }
     shutil.copytree(in_sandbox / "target", in_sandbox / "base")
@@ -628,6 +628,7 @@ def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight
         result = finetune("base", data=data, max_steps=1, check_items=0)
         err = capsys.readouterr().err
         assert result.settings["epochs"] == epochs
+        assert result.settings["anchor_decay"] == (0.01 if data == "plain" else 0.0)  # the pull with it
         assert ("for a folder without augment/" in err) == (data == "plain"), err
         # the replay weight goes with the lab's recipe (a world folder's replay)
         assert ("replaying 5 rows of replay.jsonl 3 times each per epoch" in err) == (data == "bench"), err

@@ -125,6 +125,14 @@ class TrainConfig:
         4, "micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices)", ">= 1"
     )
     weight_decay: float = setting(0.01, "AdamW weight decay", ">= 0")
+    # L2-SP, decoupled (unlearnkit.train.anchor); 0 = the plain optimiser, bit for bit.
+    anchor_decay: float = setting(
+        0.0,
+        "after each optimiser step every trained weight moves this share of the way back to its value at "
+        "the start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; "
+        "costs one copy of the trained weights",
+        "[0, 1) (0 = off)",
+    )
     warmup_epochs: float = setting(  # the ASU authors warm up for one epoch
         1.0, "linear warm-up length, in epochs", ">= 0"
     )
@@ -224,6 +232,9 @@ class TrainConfig:
         check_value(self.batch_size >= 1, "batch_size", self.batch_size, "must be >= 1")
         check_value(self.grad_accum >= 1, "grad_accum", self.grad_accum, "must be >= 1")
         check_value(self.weight_decay >= 0, "weight_decay", self.weight_decay, "must be >= 0")
+        check_value(
+            0 <= self.anchor_decay < 1, "anchor_decay", self.anchor_decay, "must be in [0, 1) (0 = off)"
+        )
         check_value(self.warmup_epochs >= 0, "warmup_epochs", self.warmup_epochs, "must be >= 0")
         check_value(self.max_grad_norm >= 0, "max_grad_norm", self.max_grad_norm, "must be >= 0")
         check_value(self.max_length >= 8, "max_length", self.max_length, "must be >= 8")

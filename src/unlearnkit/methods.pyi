@@ -50,6 +50,11 @@ class GAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -137,6 +142,7 @@ class GAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -195,6 +201,11 @@ class GDConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -282,6 +293,7 @@ class GDConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -344,6 +356,11 @@ class NPOConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -432,6 +449,7 @@ class NPOConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -494,6 +512,11 @@ class WGAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -582,6 +605,7 @@ class WGAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -640,6 +664,11 @@ class IDKConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -727,6 +756,7 @@ class IDKConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -791,6 +821,11 @@ class SIMNPOConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -880,6 +915,7 @@ class SIMNPOConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -942,6 +978,11 @@ class IDKDPOConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1030,6 +1071,7 @@ class IDKDPOConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1092,6 +1134,11 @@ class IDKAPConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1180,6 +1227,7 @@ class IDKAPConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1238,6 +1286,11 @@ class MEGDConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1325,6 +1378,7 @@ class MEGDConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1387,6 +1441,11 @@ class UNDIALConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1475,6 +1534,7 @@ class UNDIALConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1547,6 +1607,11 @@ class RMUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1638,6 +1703,7 @@ class RMUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1714,6 +1780,11 @@ class ASURMUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1807,6 +1878,7 @@ class ASURMUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -1889,6 +1961,11 @@ class ASUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -1981,6 +2058,7 @@ class ASUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2063,6 +2141,11 @@ class ASUGDConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -2155,6 +2238,7 @@ class ASUGDConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2237,6 +2321,11 @@ class ASUKLConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -2329,6 +2418,7 @@ class ASUKLConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2411,6 +2501,11 @@ class ASUIDKConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -2503,6 +2598,7 @@ class ASUIDKConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2576,6 +2672,11 @@ class TGAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -2669,6 +2770,7 @@ class TGAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2742,6 +2844,11 @@ class SGAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -2835,6 +2942,7 @@ class SGAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -2912,6 +3020,11 @@ class TWGAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3006,6 +3119,7 @@ class TWGAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3083,6 +3197,11 @@ class SWGAConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3177,6 +3296,7 @@ class SWGAConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3254,6 +3374,11 @@ class TNPOConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3348,6 +3473,7 @@ class TNPOConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3425,6 +3551,11 @@ class SNPOConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3519,6 +3650,7 @@ class SNPOConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3606,6 +3738,11 @@ class TRMUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3703,6 +3840,7 @@ class TRMUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3790,6 +3928,11 @@ class SRMUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -3887,6 +4030,7 @@ class SRMUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -3984,6 +4128,11 @@ class TASUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -4082,6 +4231,7 @@ class TASUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,
@@ -4179,6 +4329,11 @@ class SASUConfig(UnlearnConfig):
     """micro-batches per optimiser step (effective batch = batch_size x grad_accum x devices) (valid: >= 1)"""
     weight_decay: float
     """AdamW weight decay (valid: >= 0)"""
+    anchor_decay: float
+    """after each optimiser step every trained weight moves this share of the way back to its value at the
+    start of training (L2-SP, Li et al. 2018): a fine-tune keeps more of what the model knew; costs one
+    copy of the trained weights (valid: [0, 1) (0 = off))
+    """
     warmup_epochs: float
     """linear warm-up length, in epochs (valid: >= 0)"""
     lr_scheduler: str
@@ -4277,6 +4432,7 @@ class SASUConfig(UnlearnConfig):
         batch_size: int = 8,
         grad_accum: int = 4,
         weight_decay: float = 0.01,
+        anchor_decay: float = 0.0,
         warmup_epochs: float = 1.0,
         lr_scheduler: str = "linear",
         max_grad_norm: float = 1.0,

@@ -132,8 +132,8 @@ class Learned:
                 f"general knowledge fell from the base's {before:.2f} to {after:.2f} ({name} on "
                 f"{self.general['items']} general questions, {kept[1]:.0%} kept, below {WARN_BELOW:.0%}): "
                 "fine-tuning overwrote what the base knew; replay what it was trained on (--replay FILES: "
-                "its passages and question/answer rows about other entities, never general.jsonl) or "
-                "lower the lr"
+                "its passages and question/answer rows about other entities, never general.jsonl) or pull "
+                "the weights back toward the base (--set anchor_decay=0.001, more to keep more)"
             )
         return out
 

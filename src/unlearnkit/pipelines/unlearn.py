@@ -24,6 +24,7 @@ from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
 from unlearnkit.models import check_supported
 from unlearnkit.objectives.idk import idk_answer
+from unlearnkit.train.anchor import anchor_callbacks
 from unlearnkit.train.checkpoints import last_checkpoint
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.evaluation_callback import DEFAULT_MAX_ITEMS as DEFAULT_EVAL_MAX_ITEMS
@@ -223,7 +224,13 @@ def unlearn(
         method=m,
         method_config=method_cfg,
         reference=ref,
-        callbacks=[EpochCallback(dataset), FiniteGradientGuard(m.name), counter, *watchers.callbacks()],
+        callbacks=[
+            EpochCallback(dataset),
+            FiniteGradientGuard(m.name),
+            counter,
+            *anchor_callbacks(model, train_cfg.anchor_decay),
+            *watchers.callbacks(),
+        ],
     )
     out, best = train(trainer, watchers, plan, ref, counter, work_dir, resume, quiet, progress)
     if not work_existed:  # the Trainer creates its output_dir even with nothing to save in it

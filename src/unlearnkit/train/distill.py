@@ -54,6 +54,7 @@ from unlearnkit.errors import UserError
 from unlearnkit.models import is_peft_model
 from unlearnkit.objectives import forward_kl_loss, nll_loss
 from unlearnkit.train import finetune
+from unlearnkit.train.anchor import anchor_callbacks
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.methods import Method
 from unlearnkit.train.reference import CopyReference, ModelReference
@@ -397,7 +398,11 @@ def distill(
         method=method,
         method_config=cfg,
         reference=reference,
-        callbacks=[FiniteGradientGuard("distill"), counter]
+        callbacks=[
+            FiniteGradientGuard("distill"),
+            counter,
+            *anchor_callbacks(student, train_cfg.anchor_decay),
+        ]
         + ([StopAtEpoch(cfg.stop_epochs)] if cfg.stop_epochs else []),
     )
     if quiet or progress:

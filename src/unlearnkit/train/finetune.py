@@ -17,6 +17,7 @@ from unlearnkit.config import TrainConfig
 from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import PromptFormat, pad_id_of
 from unlearnkit.errors import UserError
+from unlearnkit.train.anchor import anchor_callbacks
 from unlearnkit.train.checkpoints import last_checkpoint
 from unlearnkit.train.compute import ComputeCounter
 from unlearnkit.train.pretrain import read_replay
@@ -139,7 +140,7 @@ def finetune(
         args=args,
         train_dataset=QADataset(encoded),
         data_collator=PaddingCollator(pad_id_of(tokenizer)),
-        callbacks=[counter],
+        callbacks=[counter, *anchor_callbacks(model, cfg.anchor_decay)],
     )
     if quiet or progress:
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
