@@ -201,3 +201,43 @@ def test_a_step_without_a_retain_pass_is_decided_once(
     assert trainer._split is None
     trainer.training_step(tiny_random_llama, batch)
     assert trainer._split is False
+
+
+@pytest.mark.parametrize("method", ["gd", "ga"])
+def test_the_run_card_says_whether_the_forget_part_went_first(
+    make_tiny_llama, mini_bench, world_tokenizer, tmp_path, method
+):
+    """``unlearnkit.json`` records which backward ran (a user reading memory numbers needs to know), with
+    the two sizes the first step weighed; GA has no retain pass after its forget part."""
+    from unlearnkit.pipelines.model_outputs import unlearn_provenance
+
+    result = unlearn(
+        make_tiny_llama(),
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        method,
+        work_dir=tmp_path / method,
+        quiet=True,
+        **COMMON,
+    )
+    record = result.backward
+    if method == "gd":  # the 2-layer hidden-16 model (untied: no extra buffer) holds activations
+        assert record["forget_part_first"] is True
+        assert record["forget_passes_mib"] > record["tied_gradient_buffer_mib"] == 0
+    else:
+        assert record == {"forget_part_first": False, "why": "no retain pass follows the forget part"}
+    result.tokenizer = world_tokenizer
+    assert unlearn_provenance(result)["backward"] == record
+
+
+def test_the_card_says_one_backward_where_the_trainer_expects_one(
+    tiny_random_llama, mini_bench, world_tokenizer, tmp_path
+):
+    trainer, _ = _trainer_and_batch(tiny_random_llama, mini_bench, world_tokenizer, tmp_path)
+    assert trainer.backward_record()["why"] == "no training step ran"
+    trainer.args.optim = "adalomo"
+    assert trainer.backward_record() == {
+        "forget_part_first": False,
+        "why": "one backward per step: several processes, DataParallel or LOMO",
+    }

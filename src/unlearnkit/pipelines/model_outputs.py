@@ -72,6 +72,8 @@ def unlearn_provenance(result) -> dict[str, Any]:
         provenance["reference_used"] = result.reference  # what reference=auto resolved to, and why
     if result.collapse_guard:
         provenance["collapse_guard"] = result.collapse_guard  # unlearnkit.train.collapse_guard
+    if result.backward:
+        provenance["backward"] = result.backward  # the forget part's gradient before the retain pass?
     plan = result.eval_plan
     if plan is not None and result.evaluation:
         from unlearnkit.train.evaluation_callback import card_curve

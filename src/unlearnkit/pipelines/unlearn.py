@@ -71,6 +71,9 @@ class UnlearnResult:
     eval_curve: list[dict] = field(default_factory=list)
     best: dict[str, Any] | None = None
     collapse_guard: dict[str, Any] | None = None  # unlearnkit.train.collapse_guard: its probes, any trigger
+    backward: dict[str, Any] | None = (
+        None  # UnlearnTrainer.backward_record: the forget part's gradient first?
+    )
     # what saving needs: the tokenizer, the resolved settings, the evaluation plan, extra files
     tokenizer: Any = field(default=None, repr=False)
     train_config: Any = field(default=None, repr=False)
@@ -445,6 +448,7 @@ def collect(
         evaluation=plan.describe() if plan is not None else None,
         eval_curve=list(evaluator.curve) if evaluator is not None else [],
         collapse_guard=_guard_record(train_cfg, watchers),
+        backward=trainer.backward_record(),
         train_config=train_cfg,
         method_config=method_cfg,
         eval_plan=plan,

@@ -13,6 +13,7 @@ import os
 import random
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
@@ -328,6 +329,7 @@ class UnlearnTrainer(TiedWeightsTrainer):
         self.sam_rho = float(getattr(method_config, "sam_rho", 0.0) or 0.0)
         check_sam_supported(self, self.sam_rho)
         self._split: bool | None = None  # take the forget part's gradient early (decided on step 1)
+        self._split_bytes: tuple[int, int] | None = None  # (forget passes' saved bytes, extra buffer)
         self._term_sums: dict[str, float] = defaultdict(float)
         self._term_counts: dict[str, int] = defaultdict(int)
         if os.environ.get(ChecksumCallback.ENV):
@@ -361,6 +363,7 @@ class UnlearnTrainer(TiedWeightsTrainer):
         activations are several times the embedding (docs/SCALING.md, "Memory accounting")."""
         cost = self._split_cost(model)
         self._split = held > cost
+        self._split_bytes = (held, cost)
         logger.info(
             "unlearn: the forget part's backward runs %s the retain pass (the forget passes hold %.1f MiB, "
             "tied weights' extra gradient buffer %.1f MiB)",
@@ -384,6 +387,29 @@ class UnlearnTrainer(TiedWeightsTrainer):
                 seen.add(param.data_ptr())
                 total += param.numel() * param.element_size()
         return total
+
+    def backward_record(self) -> dict[str, Any]:
+        """How the run's steps took their gradients, for its card: ``forget_part_first`` (the forget part's
+        backward ran before the retain pass, so a step held one side's activations at a time) and why,
+        with the two sizes the first step weighed (MiB) where it weighed them."""
+        if not self._early_backward_ok():
+            why = "one backward per step: several processes, DataParallel or LOMO"
+        elif self._split_bytes is not None:
+            held, cost = (round(b / 2**20, 3) for b in self._split_bytes)
+            why = "the forget passes held more than a tied weight's extra gradient buffer"
+            if not self._split:
+                why = "a tied weight's extra gradient buffer outweighs what the forget passes held"
+            return {
+                "forget_part_first": bool(self._split),
+                "why": why,
+                "forget_passes_mib": held,
+                "tied_gradient_buffer_mib": cost,
+            }
+        elif self._split is False:
+            why = "no retain pass follows the forget part"
+        else:
+            why = "no training step ran"
+        return {"forget_part_first": False, "why": why}
 
     def _early_backward_ok(self) -> bool:
         """The forget part's backward may run inside the step (``TrainStepContext.settle_forget``) where the
