@@ -60,6 +60,10 @@ def test_replaced_parameters_are_refused():
     cb = AnchorDecay(model, 0.1)
     with pytest.raises(UserError, match="anchor_decay"):
         cb.on_train_begin(None, None, None, model=torch.nn.Linear(2, 2))  # as FSDP's flat shards
+    with torch.no_grad():
+        model.weight.data = torch.empty(0)  # as DeepSpeed ZeRO-3 partitions a weight in place
+    with pytest.raises(UserError, match="anchor_decay"):
+        cb.on_train_begin(None, None, None, model=model)
 
 
 def _cfg(**kw) -> TrainConfig:

@@ -41,9 +41,10 @@ class AnchorDecay(TrainerCallback):
             self.start = [p.detach().clone() for p in self.params]
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        # FSDP / DeepSpeed replace the parameters by flat shards: the copy would no longer match them
+        # FSDP replaces the parameters by flat shards, DeepSpeed ZeRO-3 empties them in place: the copy
+        # would no longer match them
         live = {id(p) for p in model.parameters() if p.requires_grad} if model is not None else set()
-        if any(id(p) not in live for p in self.params):
+        if any(id(p) not in live or p.shape != s.shape for p, s in zip(self.params, self.start)):
             raise UserError(
                 "--set anchor_decay: the trained weights were replaced after the start was copied (FSDP or "
                 "DeepSpeed shard them); use one process or DDP, or anchor_decay=0"
