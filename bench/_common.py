@@ -304,6 +304,8 @@ def measure_seeds(name: str, args, run, render, command: str, **extra: Any) -> d
     ``bench/results/<name>.md`` from ``render(per_seed)`` and ``<name>.json`` with every seed's rows.
     ``extra``: settings the result depends on beyond :func:`embedded_settings` (in the cache key too)."""
     seeds = parse_seeds(args.seeds)
+    if getattr(args, "threads", None):  # the provenance's thread count, also where every seed is cached
+        torch.set_num_threads(args.threads)
     per_seed = over_seeds(name, seeds, embedded_settings(args, **extra), lambda s: run(args, s))
     settings = embedded_settings(args, seeds=seeds, **extra)
     settings["world_seed"] = seeds
