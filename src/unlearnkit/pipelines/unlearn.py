@@ -71,9 +71,8 @@ class UnlearnResult:
     eval_curve: list[dict] = field(default_factory=list)
     best: dict[str, Any] | None = None
     collapse_guard: dict[str, Any] | None = None  # unlearnkit.train.collapse_guard: its probes, any trigger
-    backward: dict[str, Any] | None = (
-        None  # UnlearnTrainer.backward_record: the forget part's gradient first?
-    )
+    # UnlearnTrainer.backward_record: did the forget part's backward run before the retain pass?
+    backward: dict[str, Any] | None = None
     # what saving needs: the tokenizer, the resolved settings, the evaluation plan, extra files
     tokenizer: Any = field(default=None, repr=False)
     train_config: Any = field(default=None, repr=False)
