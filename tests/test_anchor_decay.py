@@ -94,31 +94,35 @@ def test_finetune_pulls_once_per_optimiser_step(make_tiny_llama, mini_bench, wor
         torch.testing.assert_close(b[k], a[k] + 0.3 * (start[k] - a[k]), rtol=0, atol=1e-6)
 
 
+def _unlearned(make_tiny_llama, mini_bench, world_tokenizer, work, **kw) -> dict[str, torch.Tensor]:
+    """The weights after one GD step (merged, with LoRA)."""
+    from unlearnkit.pipelines.unlearn import unlearn
+
+    result = unlearn(
+        make_tiny_llama(),
+        world_tokenizer,
+        mini_bench.forget,
+        mini_bench.retain,
+        "gd",
+        work_dir=work,
+        quiet=True,
+        max_steps=1,
+        batch_size=4,
+        grad_accum=1,
+        lr=1e-2,
+        collapse_guard="off",
+        **kw,
+    )
+    return _weights(result.model)
+
+
 def test_unlearn_with_lora_pulls_the_adapters_toward_their_start(
     make_tiny_llama, mini_bench, world_tokenizer, tmp_path
 ):
-    """With LoRA the trained weights are the adapters (B starts at 0): the pull shrinks the update, the
-    base weights stay the original's."""
-    from unlearnkit.pipelines.unlearn import unlearn
+    """With LoRA the trained weights are the adapters (B starts at 0): the pull shrinks the merged update."""
 
     def run(name: str, **kw):
-        result = unlearn(
-            make_tiny_llama(),
-            world_tokenizer,
-            mini_bench.forget,
-            mini_bench.retain,
-            "gd",
-            work_dir=tmp_path / name,
-            quiet=True,
-            max_steps=1,
-            batch_size=4,
-            grad_accum=1,
-            lr=1e-2,
-            lora_r=4,
-            collapse_guard="off",
-            **kw,
-        )
-        return _weights(result.model)
+        return _unlearned(make_tiny_llama, mini_bench, world_tokenizer, tmp_path / name, lora_r=4, **kw)
 
     start, a, b = _weights(make_tiny_llama()), run("a"), run("b", anchor_decay=0.5)
     moved = [k for k in a if not torch.equal(a[k], start[k])]
@@ -128,27 +132,11 @@ def test_unlearn_with_lora_pulls_the_adapters_toward_their_start(
 
 
 def test_unlearn_pulls_toward_the_original(make_tiny_llama, mini_bench, world_tokenizer, tmp_path):
-    from unlearnkit.pipelines.unlearn import unlearn
-
     def run(name: str, **kw):
-        return unlearn(
-            make_tiny_llama(),
-            world_tokenizer,
-            mini_bench.forget,
-            mini_bench.retain,
-            "gd",
-            work_dir=tmp_path / name,
-            quiet=True,
-            max_steps=1,
-            batch_size=4,
-            grad_accum=1,
-            lr=1e-2,
-            collapse_guard="off",
-            **kw,
-        )
+        return _unlearned(make_tiny_llama, mini_bench, world_tokenizer, tmp_path / name, **kw)
 
     start = _weights(make_tiny_llama())
-    a, b = _weights(run("a").model), _weights(run("b", anchor_decay=0.5).model)
+    a, b = run("a"), run("b", anchor_decay=0.5)
     for k in a:
         torch.testing.assert_close(b[k], a[k] + 0.5 * (start[k] - a[k]), rtol=0, atol=1e-6)
 
