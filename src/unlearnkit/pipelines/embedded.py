@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-LAB_VERSION = 9  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
+LAB_VERSION = 10  # bump when a recipe or the tiny architecture changes in a way the hash cannot see
 # 4: world format 6 (multiple-choice options without a surface cue) and a tokenizer that no longer
 # reads the options: every base, target and oracle differs from version 3's
 # 5: world format 7, pen names and a book catalogue in the fine-tuning data (the audit's alias and
@@ -42,6 +42,8 @@ LAB_VERSION = 9  # bump when a recipe or the tiny architecture changes in a way 
 # 9: world format 10 (MUSE-like QA also asked after in-context examples, as KnowMem asks): the
 # tokenizer reads them, so every base, target and oracle differs from version 8's; the TOFU-like
 # fine-tunes run 10 epochs with the replay 6 times (were 12 and 3)
+# 10: the TOFU-like fine-tunes pull the weights back toward the base after every step (anchor_decay
+# 2.5e-4) and run 13 epochs (were 10 without the pull): the oracle keeps the base's world facts
 BENCHMARKS = ("tofu", "muse", "wmdp")
 # Fine-tuning the tiny base on a split and its rewordings (``augment/``, each fact in 3 QA wordings and
 # 2 biographies), with its replay (``finetune --replay``). Measured on the default world, seed 0: 12
@@ -66,9 +68,18 @@ BENCHMARKS = ("tofu", "muse", "wmdp")
 # (lab 8's 3 times: 0.78, below the miniature's 0.8 line); 10 epochs and 6 times: 0.92 / 0.92 and 0.825,
 # in 6 % fewer steps than lab 8's 12 epochs and 3 times; lr 3.5e-4 (12 epochs, 3 times): 0.82 / 0.73
 # and 0.836 (the authors' facts pay). So 10 epochs, the replay 6 times.
+# Lab 10: on 5 seeds (bench/results/quality.md, lab 9) the oracle kept world facts 0.771 on seed 4, below
+# the 0.8 line, while the target's reworded recall was 0.81 on seed 3: more epochs would lose more world
+# facts, fewer the authors'. The pull toward the base (anchor_decay, L2-SP: unlearnkit.train.anchor) lets
+# the fine-tune train longer without drifting from what the base knew. Measured by hand on the two
+# failing seeds: a pull of 2.5e-4 at 10 epochs, seed 4: the oracle's world facts 0.856, the target's
+# reworded recall 0.82 (was 0.93); 5e-4: 0.922 but reworded 0.63. A pull of 2.5e-4 at 13 epochs: seed 4
+# world facts 0.847, reworded 0.94, fact recall 0.97; seed 3: 0.960 / 0.87 / 0.94; model utility 0.59
+# on both (lab 9: 0.57).
 TINY_FINETUNE = dict(
     lr=5e-4,
-    epochs=10.0,
+    epochs=13.0,
+    anchor_decay=2.5e-4,
     batch_size=32,
     grad_accum=1,
     warmup_epochs=1.0,
@@ -83,15 +94,16 @@ TINY_FINETUNE = dict(
 # 30 epochs gave VerbMem 0.40 and KnowMem 0.29, 40 epochs at batch 16 with the questions as raw text
 # 0.17). The low KnowMem was the few-shot prompt, not the knowledge: since lab 9 half the questions are
 # trained after in-context examples (world/news.py ``qa_rows``), KnowMem forget 0.855 vs 0.091 (seed 0).
-# The MUSE recipe does not depend on TINY_FINETUNE's epochs (set here).
-MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=32)
+# The MUSE recipe does not depend on TINY_FINETUNE's epochs or pull (set here): MUSE's target must
+# memorise its articles verbatim, and MUSE measures no world facts.
+MUSE_FINETUNE = dict(TINY_FINETUNE, lr=1e-3, epochs=60.0, batch_size=32, anchor_decay=0.0)
 # Each replayed row (the general passages and the QA about never-evaluated entities: ~200 rows) is
 # trained this many times per epoch, so that the replay keeps its share of the fine-tune as the authors'
 # data grew (pen names, the book catalogue: 4370 rows for the target). Lab 9: 6 times (measured above).
 REPLAY_REPEATS = 6
 # A tiny base's card records how to fine-tune it (`unlearnkit finetune --model BASE` reads it): the lab's
 # recipe with its replay weight, and for a folder without augment/ (each fact in one wording, as a user's
-# own folder) 4x the epochs, as many passes over each fact as the lab's ~4 wordings x 10 epochs give, with
+# own folder) 4x lab 9's epochs, as many passes over each fact as ~4 wordings x 10 epochs give, with
 # the weights pulled back toward the base after every step (anchor_decay: L2-SP, unlearnkit.train.anchor).
 # Measured by bench/user_folder.py (the lab world's QA splits as such a folder, no world.json,
 # `unlearnkit.pretrain` then `finetune`; bench/results/user_folder.md). Without the pull (lr 5e-4, 40

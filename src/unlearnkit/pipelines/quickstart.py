@@ -579,8 +579,9 @@ def _notes(emb: Embedded, args, methods, used: dict, t_lab: float, t_total: floa
         notes += [
             f"Target = the base fine-tuned on {len(bench.forget)} forget + {len(bench.retain)} retain QA; oracle = "
             f"the base fine-tuned on the retain QA only (lr {TINY_FINETUNE['lr']:g}, {TINY_FINETUNE['epochs']:g} "
-            "epochs, with the replay of the base's general passages and other-entity QA that a 1M-parameter model "
-            "needs to keep what it knew). The general-knowledge questions are in no fine-tuning data.",
+            f"epochs, the weights pulled back toward the base by {TINY_FINETUNE.get('anchor_decay', 0.0):g} after "
+            "every step, with the replay of the base's general passages and other-entity QA that a 1M-parameter "
+            "model needs to keep what it knew). The general-knowledge questions are in no fine-tuning data.",
             "Forget quality = KS-test p-value of per-item forget truth ratios vs the retain oracle (TOFU).",
             "Model utility = harmonic mean of prob, ROUGE-L recall and truth ratio on retain, real authors and "
             "world facts (TOFU's 9 numbers)."
