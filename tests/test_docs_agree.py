@@ -163,6 +163,24 @@ def test_a_stale_section_says_what_changed_since_its_lab_version(monkeypatch):
     assert "pen names" in line and "surface cue" not in line
 
 
+def test_a_lab_change_marks_only_the_sections_it_changes(monkeypatch):
+    """Lab 10 changed the TOFU-like fine-tuning recipe only: a TOFU-like section measured on lab 9 is
+    marked, the MUSE/WMDP-like and user-folder sections of lab 9 are not; of lab 8, all are."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 9)
+    assert "anchor_decay" in make_benchmarks.stale_line("quality", "python bench/quality.py", 10)
+    assert "anchor_decay" in make_benchmarks.stale_line("sweep", "python bench/sweep.py", 10)
+    for name in ("quality_rawtext", "user_folder"):
+        assert make_benchmarks.stale_line(name, "python bench/x.py", 10) is None
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: 8)
+    line = make_benchmarks.stale_line("user_folder", "python bench/user_folder.py", 10)
+    assert "lab version 9" in line and "anchor_decay" not in line
+    monkeypatch.setattr(make_benchmarks, "lab_version_of", lambda name: None)  # unrecorded: always marked
+    assert "earlier lab" in make_benchmarks.stale_line("user_folder", "python bench/user_folder.py", 10)
+
+
 def test_readme_states_distills_default_recipes_as_the_code_has_them():
     """README's `distill` defaults (below 20M parameters) are distill.TINY_DEFAULTS (toward a fresh init)
     and TINY_BASE_DEFAULTS (toward the base)."""
