@@ -374,15 +374,11 @@ def run_retrain(lab: Lab) -> dict:
 
 
 def _retrain_setup(lab: Lab):
-    from unlearnkit.pipelines.embedded import TINY_FINETUNE
-    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, build_base, pretraining_data, read_replay
+    from unlearnkit.pipelines.embedded import TINY_FINETUNE, lab_training_rows
+    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, build_base, pretraining_data
 
-    if lab.benchmark == "tofu":
-        from unlearnkit.models import read_card
-        from unlearnkit.train.finetune import training_rows
-
-        replay = [Path(p) for p in read_card(str(lab.emb.base_dir)).get("replay", [])]
-        rows = training_rows(lab.emb.bench, "retain") + read_replay(replay)
+    if lab.benchmark == "tofu":  # the oracle's own rows: its replay as many times per epoch as it had
+        rows, _ = lab_training_rows(lab.emb.bench, "retain", lab.emb.base_dir)
         return rows, dict(TINY_FINETUNE), lambda: _model_of(lab.emb.base_dir)
     data = pretraining_data(lab.emb.world_dir, ("hazard",))
     return data.rows, dict(PRETRAIN_DEFAULTS), lambda: build_base(lab.emb.world_dir, lab.seed)

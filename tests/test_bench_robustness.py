@@ -371,6 +371,30 @@ def test_retrain_points_cost_their_share_of_the_oracles_training_and_are_each_at
     assert len(lab.relearned) == 3 and all("path" not in p and "cost" not in p for p in points)
 
 
+def test_the_tofu_retrain_trains_on_the_oracles_own_rows_replay_repeats_included(
+    mini_world, mini_bench, tmp_path
+):
+    """The same-compute retrain stands for the oracle: the retain split with its augmentation and the
+    base's replay corpus as many times per epoch as the lab's oracle had it (once was a bug)."""
+    from unlearnkit.pipelines.embedded import REPLAY_REPEATS, TINY_FINETUNE
+    from unlearnkit.train.finetune import training_rows
+    from unlearnkit.train.pretrain import read_replay
+
+    corpus = mini_world / "corpus" / "general.jsonl"
+    replayed = read_replay([corpus])  # the corpus's rows as a replay reads them, one per line
+    assert len(replayed) == sum(1 for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip())
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "unlearnkit.json").write_text(json.dumps({"replay": [str(corpus)]}), encoding="utf-8")
+    lab = SimpleNamespace(benchmark="tofu", emb=SimpleNamespace(bench=mini_bench, base_dir=base))
+    rows, recipe, _ = rb._retrain_setup(lab)
+    own = training_rows(mini_bench, "retain")
+    assert REPLAY_REPEATS > 1 and replayed
+    assert len(rows) == len(own) + REPLAY_REPEATS * len(replayed)
+    assert rows[: len(own)] == own and rows[len(own) :] == replayed * REPLAY_REPEATS
+    assert recipe == TINY_FINETUNE  # the pull toward the base included
+
+
 def test_plain_runs_use_the_shared_recipe_their_cache_key_records(monkeypatch, tmp_path):
     import unlearnkit.models
 

@@ -274,6 +274,21 @@ def ensure_base(root: Path, world_dir: Path, seed: int, log, without: tuple[str,
     )
 
 
+def lab_training_rows(
+    bench, split: str, base_dir: Path, replay: bool = True, replay_repeats: int = REPLAY_REPEATS
+) -> tuple[list[dict], list[Path]]:
+    """The rows a lab fine-tune of ``base_dir`` trains on (``split="all"``: the target, ``"retain"``: the
+    oracle): the split's rows with their augmentation, and the base's replay corpus ``replay_repeats``
+    times per epoch; with the replay files. A retrain that stands for the oracle (bench/robustness.py)
+    must train on exactly these."""
+    from unlearnkit.models import read_card
+    from unlearnkit.train.finetune import training_rows
+    from unlearnkit.train.pretrain import read_replay
+
+    files = [Path(p) for p in read_card(str(base_dir)).get("replay", [])] if replay else []
+    return training_rows(bench, split) + read_replay(files) * replay_repeats, files
+
+
 def ensure_finetuned(
     root: Path,
     base_dir: Path,
@@ -291,14 +306,13 @@ def ensure_finetuned(
     only (``"retain"``: the oracle). General knowledge is never fine-tuned on. ``dry_run``: the path
     its cache entry has, trained or not, and nothing done."""
     from unlearnkit.data.sources import resolve_data
-    from unlearnkit.models import load, read_card
+    from unlearnkit.models import load
     from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
-    from unlearnkit.train.finetune import SPLITS_FOR, augmentation_files, training_rows
-    from unlearnkit.train.pretrain import read_replay
+    from unlearnkit.train.finetune import SPLITS_FOR, augmentation_files
 
     recipe = recipe or TINY_FINETUNE
-    replay = [Path(p) for p in read_card(str(base_dir)).get("replay", [])] if replay else []
     bench = resolve_data(bench_dir)
+    rows, replay = lab_training_rows(bench, split, base_dir, replay, replay_repeats)
     files = [bench_dir / f"{n}.jsonl" for n in SPLITS_FOR[split] if n != "general"]
     files += augmentation_files(bench, split)
     code = code_digest(TRAINING_CODE)
@@ -312,7 +326,6 @@ def ensure_finetuned(
         replay_repeats,
         files=[*_weights(base_dir), *files, *replay],
     )
-    rows = training_rows(bench, split) + read_replay(replay) * replay_repeats
     role = "target" if split == "all" else "oracle"
     if dry_run:
         return root / "models" / key / role
