@@ -634,6 +634,9 @@ def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight
         assert ("replaying 5 rows of replay.jsonl 3 times each per epoch" in err) == (data == "bench"), err
         assert result.provenance.get("replay_repeats") == (3 if data == "bench" else None)
     assert result.n_examples == n_qa + 5
+    # the learned line's advice starts from the pull the run trained with
+    asked = finetune("base", data="plain", max_steps=1, check_items=2, quiet=True)
+    assert asked.learned is not None and asked.learned.anchor_decay == 0.01
     # replay files given by hand are trained once each
     once = finetune("base", data="bench", replay=[replay], max_steps=1, check_items=0, quiet=True)
     assert "replay_repeats" not in once.provenance

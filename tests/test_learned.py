@@ -35,6 +35,30 @@ def test_the_line_and_the_warnings_of_the_issues_case():
     assert card["general_kept"] == pytest.approx(0.64 / 0.97) and card["warnings"] == [first, second]
 
 
+def test_the_advice_starts_from_the_pull_the_run_trained_with():
+    """The pull toward the base trades the facts learned against the knowledge kept: a run with a pull
+    is told to double it when the general knowledge falls and to halve it when the facts do; a run
+    without one is told to start with 0.001."""
+    both_low = dict(
+        trained={"questions": {"items": 100, "rougeL_recall": 0.9, "fact_recall": 0.8}},
+        trained_total={"questions": 900},
+        general={"items": 100, "fact_recall": 0.85},
+        base_general={"items": 100, "fact_recall": 1.0},
+    )
+    facts, general = Learned(**both_low, anchor_decay=1e-3).warnings()
+    assert "or pull less toward the base (--set anchor_decay=0.0005; this run: 0.001)" in facts
+    assert "pull harder toward the base (--set anchor_decay=0.002; this run: 0.001;" in general
+    facts, general = Learned(**both_low).warnings()
+    assert "pull less" not in facts and "anchor_decay" not in facts
+    assert general.endswith(
+        "pull the weights back toward the base (--set anchor_decay=0.001, more to keep more)"
+    )
+    assert (
+        Learned(**both_low, anchor_decay=1e-3).as_dict()["warnings"]
+        == Learned(**both_low, anchor_decay=1e-3).warnings()
+    )
+
+
 def test_no_warning_at_or_above_the_line():
     learned = Learned(
         trained={"questions": {"items": 40, "rougeL_recall": 0.95, "fact_recall": WARN_BELOW}},

@@ -471,7 +471,9 @@ def train(
         provenance["resumed_from"] = resumed_from
     learned = None
     if check_items:
-        learned = measure_learned(result.model, tokenizer, job.fmt, job.trained, asked, general, base_general)
+        learned = measure_learned(
+            result.model, tokenizer, job.fmt, job.trained, asked, general, base_general, cfg.anchor_decay
+        )
         provenance["learned"] = learned.as_dict()
     return FinetuneResult.of(result, tokenizer, learned, provenance, split=job.split)
 

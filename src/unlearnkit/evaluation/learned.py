@@ -113,27 +113,44 @@ class Learned:
     trained_total: dict[str, int]  # part -> rows of that kind trained on
     general: dict[str, Any] | None = None  # the general questions after training
     base_general: dict[str, Any] | None = None  # the same questions, the base before training
+    anchor_decay: float = 0.0  # the pull toward the base the run trained with (the advice starts from it)
 
     def warnings(self) -> list[str]:
-        """One sentence per number below :data:`WARN_BELOW`: what it is and what to try."""
+        """One sentence per number below :data:`WARN_BELOW`: what it is and what to try.
+
+        The pull toward the base (``anchor_decay``) trades the two against each other (bench/user_folder.py:
+        twice the recorded pull keeps more general knowledge and teaches a quarter of the facts), so the
+        advice names the run's own value and which way to move it."""
         out = []
+        pull = self.anchor_decay
         for part, scores in self.trained.items():
             found = headline(scores)
             if found is not None and found[1] < WARN_BELOW:
+                weaker = (
+                    f", or pull less toward the base (--set anchor_decay={pull / 2:g}; this run: {pull:g})"
+                    if pull > 0
+                    else ""
+                )
                 out.append(
                     f"the model states only {found[1]:.2f} ({found[0]}) of the {scores['items']} trained {part} "
                     f"asked, below {WARN_BELOW:g}: it has not learned its training data, so unlearning it means "
-                    "little; train longer or harder (--set epochs=N, --set lr=X) and check this line again"
+                    f"little; train longer or harder (--set epochs=N, --set lr=X){weaker} and check this line "
+                    "again"
                 )
         kept = self.kept()
         if kept is not None and kept[1] < WARN_BELOW:
             name, after, before = kept[0], headline(self.general)[1], headline(self.base_general)[1]
+            stronger = (
+                f"pull harder toward the base (--set anchor_decay={pull * 2:g}; this run: {pull:g}; a stronger "
+                "pull also teaches fewer of the trained facts: check both numbers again)"
+                if pull > 0
+                else "pull the weights back toward the base (--set anchor_decay=0.001, more to keep more)"
+            )
             out.append(
                 f"general knowledge fell from the base's {before:.2f} to {after:.2f} ({name} on "
                 f"{self.general['items']} general questions, {kept[1]:.0%} kept, below {WARN_BELOW:.0%}): "
                 "fine-tuning overwrote what the base knew; replay what it was trained on (--replay FILES: "
-                "its passages and question/answer rows about other entities, never general.jsonl) or pull "
-                "the weights back toward the base (--set anchor_decay=0.001, more to keep more)"
+                f"its passages and question/answer rows about other entities, never general.jsonl) or {stronger}"
             )
         return out
 
@@ -196,11 +213,12 @@ def measure_learned(
     st: LearnedSettings,
     general_rows: Sequence[Mapping[str, Any]] = (),
     base_general: dict[str, Any] | None = None,
+    anchor_decay: float = 0.0,
 ) -> Learned:
     """Ask ``model`` a sample of what it was trained on (``trained_rows``: QA and/or ``text`` rows; QA in
     the prompt format ``fmt``) and, with ``general_rows``, a sample of the general questions
     (``base_general``: the base's scores on the same sample, from :func:`general_scores` before
-    training)."""
+    training; ``anchor_decay``: the run's pull toward the base, which the warnings' advice starts from)."""
     questions, passages = split_kinds(trained_rows)
     trained: dict[str, Any] = {}
     total: dict[str, int] = {}
@@ -212,7 +230,7 @@ def measure_learned(
         if scores:
             trained["passages"], total["passages"] = scores, len(passages)
     general = general_scores(model, tokenizer, fmt, general_rows, st) if general_rows else None
-    return Learned(trained, total, general or None, base_general or None)
+    return Learned(trained, total, general or None, base_general or None, float(anchor_decay or 0.0))
 
 
 def general_scores(
