@@ -7,13 +7,16 @@ Every model starts from the world's pretrained base (``unlearnkit.pipelines.embe
 checks the miniature must pass (the target's forget quality far below p = 0.05 on every seed while a
 second oracle's is not, the target states the forget facts asked in a never-trained wording and the
 oracle does not, the oracle keeps the base's world facts ...), computed from every seed's rows.
-Writes bench/results/quality.md (the first section of BENCHMARKS.md) and quality.json.
+Writes bench/results/quality.md (the first section of BENCHMARKS.md) and quality.json. Each (miniature, seed)
+is kept in ``.bench_work/seeds/`` as soon as it finishes and reused only by the same code and settings
+(``_common.over_seeds``): a run stopped part-way resumes at the first unfinished seed.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,6 +26,7 @@ from _common import (  # noqa: E402
     embedded_settings,
     every_seed,
     mean_sd,
+    over_seeds,
     parser,
     seed_table,
     setup,
@@ -61,6 +65,7 @@ TITLES = {
 NULL_ORACLE = "oracle, another seed"
 NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same world, base, data and recipe
 
+PARTS = ("forget", "retain", "holdout", "general")  # the sizes the section's text states
 RESULT_NAMES = ("quality", "quality_rawtext")  # BENCHMARKS.md's first two sections
 
 
@@ -161,10 +166,15 @@ def run_seed(benchmark: str, methods: list[str], args, seed: int) -> tuple[dict,
 def run_benchmark(
     benchmark: str, methods: list[str], args, seeds: list[int], name: str = "quality"
 ) -> tuple[str, dict]:
-    per_seed: dict[int, dict] = {}
-    bench = None
-    for seed in seeds:
-        per_seed[seed], bench = run_seed(benchmark, methods, args, seed)
+    def one(seed: int) -> dict:
+        rows, bench = run_seed(benchmark, methods, args, seed)
+        return {"rows": rows, "sizes": {part: len(getattr(bench, part)) for part in PARTS}}
+
+    key = embedded_settings(args, benchmark=benchmark, methods=list(methods), result_name=name)
+    key.pop("world_seed")  # each seed's world: over_seeds keys it by the seed
+    got = over_seeds(f"{name}-{benchmark}", seeds, key, one)
+    per_seed = {seed: got[seed]["rows"] for seed in seeds}
+    bench = SimpleNamespace(**{part: range(n) for part, n in got[seeds[-1]]["sizes"].items()})
     if benchmark == "tofu":
         what = (
             f"{len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout author QA "

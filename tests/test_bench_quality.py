@@ -60,3 +60,30 @@ def test_seed_table_cells_are_mean_and_sd():
     per_seed = {0: {"target": {"x": 0.2}}, 1: {"target": {"x": 0.4}}}
     table = quality.seed_table(per_seed, ["x"])
     assert "| target | 0.300 \u00b1 0.141 |" in table
+
+
+def test_each_seed_is_kept_and_a_rerun_reuses_it(monkeypatch, tmp_path):
+    """A run stopped part-way resumes at the first unfinished seed: a finished (miniature, seed) is not
+    measured again by the same code and settings, and the section reads the same numbers."""
+    from types import SimpleNamespace
+
+    monkeypatch.chdir(tmp_path)
+    calls = []
+
+    def fake_run_seed(benchmark, methods, args, seed):
+        calls.append(seed)
+        rows = {
+            "target": {"wmdp_hazard_acc": 0.8 + seed / 100, "mmlu_general_acc": 0.5},
+            "oracle": {"wmdp_hazard_acc": 0.26, "mmlu_general_acc": 0.5},
+        }
+        return rows, SimpleNamespace(forget=[0] * 7, retain=[0] * 3, holdout=[], general=[])
+
+    monkeypatch.setattr(quality, "run_seed", fake_run_seed)
+    args = SimpleNamespace(seed=0, cache_dir=None, threads=1)
+    first, rows = quality.run_benchmark("wmdp", ["rmu"], args, [0, 1])
+    assert calls == [0, 1] and "7 hazardous / 3 general passages" in first
+    again, rows_again = quality.run_benchmark("wmdp", ["rmu"], args, [0, 1, 2])
+    assert calls == [0, 1, 2]  # only the new seed ran
+    assert rows_again["1"] == rows["1"] and "7 hazardous / 3 general passages" in again
+    quality.run_benchmark("wmdp", ["rmu", "ga"], args, [0])  # other methods: other settings, measured again
+    assert calls == [0, 1, 2, 0]
