@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -174,12 +173,12 @@ def run_benchmark(
     key.pop("world_seed")  # each seed's world: over_seeds keys it by the seed
     got = over_seeds(f"{name}-{benchmark}", seeds, key, one)
     per_seed = {seed: got[seed]["rows"] for seed in seeds}
-    bench = SimpleNamespace(**{part: range(n) for part, n in got[seeds[-1]]["sizes"].items()})
+    n = got[seeds[-1]]["sizes"]  # each seed's world has the same shape
     if benchmark == "tofu":
         what = (
-            f"{len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout author QA "
+            f"{n['forget']} forget / {n['retain']} retain / {n['holdout']} holdout author QA "
             "(each fact also trained in two more wordings and two biographies, `augment/`); "
-            f"{len(bench.general)} general QA (world facts, real authors) the base learned in pretraining. Forget "
+            f"{n['general']} general QA (world facts, real authors) the base learned in pretraining. Forget "
             f"quality: KS p-value vs the retain oracle. `{NULL_ORACLE}`: the oracle's recipe at another training "
             "seed (what forget quality gives a model that never saw the forget authors). "
             "`forget_para_fact_recall`: fact recall on the forget questions in their never-trained wording. "
@@ -191,7 +190,7 @@ def run_benchmark(
         )
     elif benchmark == "muse":
         what = (
-            f"{len(bench.forget)} forget / {len(bench.retain)} retain / {len(bench.holdout)} holdout news articles; "
+            f"{n['forget']} forget / {n['retain']} retain / {n['holdout']} holdout news articles; "
             "the target is the base fine-tuned on forget + retain articles as raw text, the oracle on the retain "
             "articles. VerbMem / KnowMem: ROUGE-L F1; PrivLeak against the oracle's Min-40% AUC."
         )
@@ -201,7 +200,7 @@ def run_benchmark(
         )
     else:
         what = (
-            f"{len(bench.forget)} hazardous / {len(bench.retain)} general passages; the target is the base (it "
+            f"{n['forget']} hazardous / {n['retain']} general passages; the target is the base (it "
             "learned the hazardous domain in pretraining), the oracle the base pretrained without the hazardous "
             "passages. 4-choice accuracy (cloze) by lm-eval's multiple-choice code."
         )
