@@ -42,17 +42,17 @@ Why lr 2e-5 for 250 steps (the quickstart's audit, calibrated by ``python bench/
 of the facts of the half it is trained on) without damaging (the target keeps >= 0.9 of its fact recall
 on the held half). This table's attack halves the forget items at random (``relearn_split="item"``, the
 audit's default when it was measured; the audit now halves by author). On the TOFU-like lab (lab version
-9, seed 0, 5 attack splits) no setting of the grid passes both on every split, halved either way: the
-oracle learns 0.8 of the trained half only once the target has lost about a fifth of its held half, at
-every rate from 1e-4 to 2e-5; lr 2e-5 x 250 steps teaches (the oracle 0.84 on the mean, halved by item,
-bench/results/relearn_calibration_item.md) and keeps as much as any (72 % on the worst split, 1 of 5
-splits passing both), so the gaps below are read beside the target's own fall, which the audit reports.
-(On lab version 8 the same setting passed both on every split: the lab-9 target, fine-tuned for fewer
-epochs with more replay, is more fragile.) WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
---calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, 3 splits: after 250 steps the
+10, seed 0, 5 attack splits halved by author, bench/results/relearn_calibration.md) lr 2e-5 x 250 steps
+passes both bars on 4 of the 5 splits and no setting of the grid passes on every one: the oracle learns
+0.8 of the trained half only about when the target starts losing its held half, at every rate from 5e-5
+to 1e-5. The table reports what the attack taught every row on its trained half (the oracle's is the
+calibration, per seed here), and the gaps are read beside the target's own fall, which the audit
+reports. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
+--calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, lab version 8, 3 splits: after 250 steps the
 oracle's hazardous accuracy on the relearned agents' questions is 0.42 at 2e-5, 0.53 at 1e-4, 0.67 at
 1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
-answers, 72 % and 51 % kept at worst): learning multiple-choice answers from passages is slow for the
+answers, 72 % and 51 % kept at worst; in this table's lab-10 runs the filtered base learns about as
+little at 2e-5): learning multiple-choice answers from passages is slow for the
 miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)
 is read before the attack has taught anything (the oracle 0.33 there).
 
