@@ -27,6 +27,9 @@ import torch
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
+# The swept tiny recipes (written by bench/sweep.py): the quickstart and the benches that run its methods
+# train the TOFU-like rows with them, so such a result holds for the recipes it records.
+TUNED_RECIPES = SRC / "unlearnkit" / "resources" / "recipes" / "tiny"
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -87,12 +90,27 @@ def src_sha256() -> str:
     return h.hexdigest()
 
 
+def recipes_sha256() -> str:
+    """SHA-256 over the swept tiny recipes (file names and bytes; the hash of nothing when none is kept)."""
+    h = hashlib.sha256()
+    for path in sorted(TUNED_RECIPES.glob("*.yaml")):
+        h.update(path.name.encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
 @cache
 def code_version() -> dict[str, Any]:
-    """The commit (``unknown`` outside a git checkout), whether src/ differs from it, the src/ hash."""
+    """The commit (``unknown`` outside a git checkout), whether src/ differs from it, the src/ hash and
+    the swept recipes' hash (within src/, named apart: a result that trains with them is of those)."""
     commit = _git("rev-parse", "HEAD") or "unknown"
     dirty = _git("status", "--porcelain", "--", "src") if commit != "unknown" else None
-    return {"commit": commit, "src_dirty": bool(dirty), "src_sha256": src_sha256()}
+    return {
+        "commit": commit,
+        "src_dirty": bool(dirty),
+        "src_sha256": src_sha256(),
+        "recipes_sha256": recipes_sha256(),
+    }
 
 
 def machine() -> dict[str, Any]:

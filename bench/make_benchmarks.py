@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _common import recipes_sha256
+
 from unlearnkit.pipelines.embedded import LAB_VERSION
 
 ROOT = Path(__file__).resolve().parent
@@ -86,6 +88,35 @@ CHANGES = {
 UNAFFECTED = {9: ("quality_rawtext", "user_folder")}
 
 
+# The sections whose TOFU-like rows train with the swept recipes (src/unlearnkit/resources/recipes/tiny/,
+# written by bench/sweep.py): their numbers hold only for the recipes they record.
+TUNED_SECTIONS = ("quality", "audit", "speed")
+# The recipes a result that records none was measured with: every such result was measured after the
+# recipes last changed (96d639f) and before their hash was recorded.
+UNRECORDED_RECIPES = "dbff05c944e64adad9abe8e0951e72de69fabe131d223d9a82a00ccee2e507ea"
+
+
+def recipes_of(name: str) -> str | None:
+    """The swept recipes' hash a section's results record (None without results)."""
+    path = ROOT / "results" / f"{name}.json"
+    if not path.is_file():
+        return None
+    made = json.loads(path.read_text(encoding="utf-8")).get("provenance", {})
+    return made.get("recipes_sha256", UNRECORDED_RECIPES)
+
+
+def recipes_line(name: str, command: str, current: str) -> str | None:
+    """A warning above a section measured with other swept recipes than the ones that ship now."""
+    measured = recipes_of(name)
+    if name not in TUNED_SECTIONS or measured is None or measured == current:
+        return None
+    return (
+        "> **Measured with other tuned recipes**: `src/unlearnkit/resources/recipes/tiny/` changed since "
+        "(`python bench/sweep.py` re-tuned it), so the rows of the swept methods below are not what they "
+        f"train today. Not yet re-run: `{command}`."
+    )
+
+
 def stale_line(name: str, command: str, current: int) -> str | None:
     """A warning above a lab section measured on another lab version than the current one."""
     measured = lab_version_of(name)
@@ -124,8 +155,8 @@ def render() -> str:
         path = ROOT / "results" / f"{name}.md"
         if path.is_file():
             body = path.read_text(encoding="utf-8").rstrip().splitlines()
-            warning = stale_line(name, command, LAB_VERSION)
-            if warning:  # under the section's title
+            warnings = [stale_line(name, command, LAB_VERSION), recipes_line(name, command, recipes_sha256())]
+            for warning in reversed([w for w in warnings if w]):  # under the section's title
                 at = next((i + 1 for i, x in enumerate(body) if x.startswith("#")), 0)
                 body = [*body[:at], "", warning, *body[at:]]
             parts += ["\n".join(body), ""]

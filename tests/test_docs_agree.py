@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -198,3 +199,39 @@ def test_readme_states_distills_default_recipes_as_the_code_has_them():
         TINY_BASE_DEFAULTS["epochs"],
         TINY_BASE_DEFAULTS["stop_epochs"],
     )
+
+
+def test_a_section_measured_with_other_swept_recipes_is_marked(monkeypatch, tmp_path):
+    """A section whose rows train with the swept recipes says so when they changed after it was measured;
+    a result that records no hash was measured with the recipes of before the hash was kept."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+
+    (tmp_path / "results").mkdir()
+    monkeypatch.setattr(make_benchmarks, "ROOT", tmp_path)
+
+    def write(name: str, provenance: dict) -> None:
+        (tmp_path / "results" / f"{name}.json").write_text(json.dumps({"provenance": provenance}))
+
+    write("quality", {"recipes_sha256": "a"})
+    assert "other tuned recipes" in make_benchmarks.recipes_line("quality", "python bench/quality.py", "b")
+    assert make_benchmarks.recipes_line("quality", "python bench/quality.py", "a") is None
+    write("robustness", {"recipes_sha256": "a"})  # trains the shared recipe only
+    assert make_benchmarks.recipes_line("robustness", "python bench/robustness.py", "b") is None
+    write("audit", {"commit": "x"})
+    legacy = make_benchmarks.UNRECORDED_RECIPES
+    assert make_benchmarks.recipes_line("audit", "python bench/audit_all.py", legacy) is None
+    assert "audit_all.py" in make_benchmarks.recipes_line("audit", "python bench/audit_all.py", "b")
+    assert make_benchmarks.recipes_line("speed", "python bench/speed.py", "b") is None  # no results: no line
+
+
+def test_the_swept_recipes_hash_follows_their_bytes(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import _common
+
+    monkeypatch.setattr(_common, "TUNED_RECIPES", tmp_path)
+    empty = _common.recipes_sha256()
+    (tmp_path / "npo.yaml").write_text("lr: 1.0e-4\n")
+    one = _common.recipes_sha256()
+    (tmp_path / "npo.yaml").write_text("lr: 2.0e-4\n")
+    assert len({empty, one, _common.recipes_sha256()}) == 3
