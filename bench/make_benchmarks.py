@@ -144,8 +144,9 @@ def render() -> str:
         "Every number below is printed by a script in `bench/` (the command is in the comment above each "
         "section); `python bench/make_benchmarks.py` assembles this file. Each section says under its title "
         "what it is: its seeds, items and world, the machine, and the code that produced it (commit and a "
-        "hash of `src/`; `bench/results/<name>.json` keeps the same as `provenance`). A section without that "
-        "line predates the record. The embedded world is tiny: read the numbers as behaviour, not as paper "
+        "hash of `src/`; `bench/results/<name>.json` keeps the same as `provenance`, with a hash of the swept "
+        "recipes the quickstart's methods train with). A section without that line predates the record; one "
+        "measured on another lab, or with other swept recipes than ship now, says so under its title. The embedded world is tiny: read the numbers as behaviour, not as paper "
         "results.",
         "",
     ]
