@@ -48,13 +48,12 @@ passes both bars on 4 of the 5 splits and no setting of the grid passes on every
 to 1e-5. The table reports what the attack taught every row on its trained half (the oracle's is the
 calibration, per seed here), and the gaps are read beside the target's own fall, which the audit
 reports. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
---calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, lab version 8, 3 splits: after 250 steps the
-oracle's hazardous accuracy on the relearned agents' questions is 0.42 at 2e-5, 0.53 at 1e-4, 0.67 at
+--calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, lab version 10, 5 splits: after 250 steps the
+oracle's hazardous accuracy on the relearned agents' questions is 0.40 at 2e-5, 0.51 at 1e-4, 0.64 at
 1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
-answers, 72 % and 51 % kept at worst; in this table's lab-10 runs the filtered base learns about as
-little at 2e-5): learning multiple-choice answers from passages is slow for the
+answers, 80 % and 41 % kept at worst): learning multiple-choice answers from passages is slow for the
 miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)
-is read before the attack has taught anything (the oracle 0.33 there).
+is read before the attack has taught anything (the oracle 0.29 there, near the 4-choice chance).
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
 only by the same commit, ``src/`` hash and settings (``_common.RunCache``); results are rewritten after
