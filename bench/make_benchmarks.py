@@ -146,8 +146,8 @@ def render() -> str:
         "what it is: its seeds, items and world, the machine, and the code that produced it (commit and a "
         "hash of `src/`; `bench/results/<name>.json` keeps the same as `provenance`, with a hash of the swept "
         "recipes the quickstart's methods train with). A section without that line predates the record; one "
-        "measured on another lab, or with other swept recipes than ship now, says so under its title. The embedded world is tiny: read the numbers as behaviour, not as paper "
-        "results.",
+        "measured on another lab, or with other swept recipes than ship now, says so under its title. The "
+        "embedded world is tiny: read the numbers as behaviour, not as paper results.",
         "",
     ]
     for i, (name, command) in enumerate(ORDER):
