@@ -76,27 +76,32 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _files_sha256(paths, base: Path) -> str:
+    """SHA-256 over files (path relative to ``base`` and bytes, in the order given)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.relative_to(base)).encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
 @cache
 def src_sha256() -> str:
     """SHA-256 over every file under ``src/`` (relative path and bytes, sorted; caches skipped)."""
-    h = hashlib.sha256()
-    for path in sorted(SRC.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-            continue
-        if any(part.endswith(".egg-info") for part in path.parts):
-            continue
-        h.update(str(path.relative_to(SRC)).encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+    paths = [
+        path
+        for path in sorted(SRC.rglob("*"))
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and path.suffix not in (".pyc", ".pyo")
+        and not any(part.endswith(".egg-info") for part in path.parts)
+    ]
+    return _files_sha256(paths, SRC)
 
 
 def recipes_sha256() -> str:
     """SHA-256 over the swept tiny recipes (file names and bytes; the hash of nothing when none is kept)."""
-    h = hashlib.sha256()
-    for path in sorted(TUNED_RECIPES.glob("*.yaml")):
-        h.update(path.name.encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+    return _files_sha256(sorted(TUNED_RECIPES.glob("*.yaml")), TUNED_RECIPES)
 
 
 @cache

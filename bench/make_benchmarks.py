@@ -45,12 +45,17 @@ LAB_SECTIONS = (
 )
 
 
-def lab_version_of(name: str) -> int | None:
-    """The ``lab_version`` a section's results record (None when they record none)."""
+def provenance_of(name: str) -> dict | None:
+    """The provenance a section's results record (None without results)."""
     path = ROOT / "results" / f"{name}.json"
     if not path.is_file():
         return None
-    settings = json.loads(path.read_text(encoding="utf-8")).get("provenance", {}).get("settings") or {}
+    return json.loads(path.read_text(encoding="utf-8")).get("provenance", {})
+
+
+def lab_version_of(name: str) -> int | None:
+    """The ``lab_version`` a section's results record (None when they record none)."""
+    settings = (provenance_of(name) or {}).get("settings") or {}
     return settings.get("lab_version") if isinstance(settings, dict) else None
 
 
@@ -98,11 +103,8 @@ UNRECORDED_RECIPES = "dbff05c944e64adad9abe8e0951e72de69fabe131d223d9a82a00ccee2
 
 def recipes_of(name: str) -> str | None:
     """The swept recipes' hash a section's results record (None without results)."""
-    path = ROOT / "results" / f"{name}.json"
-    if not path.is_file():
-        return None
-    made = json.loads(path.read_text(encoding="utf-8")).get("provenance", {})
-    return made.get("recipes_sha256", UNRECORDED_RECIPES)
+    made = provenance_of(name)
+    return None if made is None else made.get("recipes_sha256", UNRECORDED_RECIPES)
 
 
 def recipes_line(name: str, command: str, current: str) -> str | None:
