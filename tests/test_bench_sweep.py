@@ -55,7 +55,8 @@ def test_the_keep_decision_follows_the_selection_half_not_the_test_half():
     assert better
     # selection: tuned 3/3, mean FQ 0.8, utility 0.55; shared 0/3, 0.9, 0.40
     assert verdict == (
-        "tuned kept (selection half: tuned: goal 3/3, FQ 0.8, utility 0.550; shared: 0/3, 0.9, 0.400)"
+        "tuned kept (selection half: tuned: goal 3/3, FQ 0.8, utility 0.550; shared: 0/3, 0.9, 0.400; "
+        "paired over 3 seeds: FQ tuned lower, utility tuned higher)"
     )
     # swap the halves of every row: now the selection half favours the shared recipe
     for r in entry["tuned"] + entry["shared"]:
@@ -79,13 +80,56 @@ def test_ties_on_the_goal_go_to_the_higher_forget_quality_without_lost_utility()
     assert bench_sweep.tuned_beats_shared({"tuned": entry["tuned"]}, 0.5) == (False, "not compared")
 
 
+def test_a_higher_mean_forget_quality_within_the_seeds_spread_is_a_tie_that_keeps_the_shared_recipe():
+    # selection FQ per seed (tuned, shared): (0.30, 0.10), (0.05, 0.10), (0.30, 0.10): the tuned mean is
+    # higher (0.217 vs 0.1) but lower on seed 1, so not beyond the spread: a tie, the shared recipe stays
+    fqs = [(0.30, 0.10), (0.05, 0.10), (0.30, 0.10)]
+    entry = {
+        "tuned": [row(s, test=(0.9, 0.9), sel=(t, 0.50)) for s, (t, _) in enumerate(fqs)],
+        "shared": [row(s, test=(0.0, 0.0), sel=(h, 0.50)) for s, (_, h) in enumerate(fqs)],
+    }
+    better, verdict = bench_sweep.tuned_beats_shared(entry, 0.5)
+    assert not better and verdict.endswith("paired over 3 seeds: FQ a tie, utility a tie)")
+    entry["tuned"][1]["selection"]["forget_quality"] = 0.11  # higher on every seed now, by more than the sd
+    assert bench_sweep.tuned_beats_shared(entry, 0.5)[0]
+    # the pairs are by training seed, not by list position: by seed tuned is higher on each (0.4 vs 0.2,
+    # 0.02 vs 0.01, 0.03 vs 0.015); paired by position after a reversal, seed 2's 0.03 would meet 0.2
+    for r, t, h in zip(entry["tuned"], (0.4, 0.02, 0.03), (0.2, 0.01, 0.015), strict=True):
+        r["selection"]["forget_quality"] = t
+        entry["shared"][r["seed"]]["selection"]["forget_quality"] = h
+    assert bench_sweep.tuned_beats_shared(entry, 0.5)[0]
+    entry["shared"].reverse()
+    assert bench_sweep.tuned_beats_shared(entry, 0.5)[0]
+
+
+def test_a_higher_utility_beyond_the_spread_keeps_the_tuned_recipe_unless_it_forgets_less():
+    # forget quality a tie (equal on seed 0, higher on 1, lower on 2), utility higher on every seed
+    entry = {
+        "tuned": [
+            row(s, test=(0.0, 0.0), sel=(fq, mu))
+            for s, fq, mu in ((0, 0.1, 0.55), (1, 0.2, 0.56), (2, 0.05, 0.55))
+        ],
+        "shared": [
+            row(s, test=(0.9, 0.9), sel=(fq, mu))
+            for s, fq, mu in ((0, 0.1, 0.50), (1, 0.1, 0.52), (2, 0.1, 0.51))
+        ],
+    }
+    better, verdict = bench_sweep.tuned_beats_shared(entry, 0.6)
+    assert better and verdict.endswith("FQ a tie, utility tuned higher)")
+    for r in entry["tuned"]:
+        r["selection"]["forget_quality"] = 0.05  # lower on every seed: the higher utility no longer keeps it
+    better, verdict = bench_sweep.tuned_beats_shared(entry, 0.6)
+    assert not better and verdict.endswith("FQ tuned lower, utility tuned higher)")
+
+
 def test_decide_reads_the_oracles_selection_utility_and_reports_the_test_half_beside_it():
     entry = disagreeing_entry()
     assert bench_sweep.decide(entry) is True
     assert entry["decided_on"] == "selection" and entry["verdict"].startswith("tuned kept (selection half")
     # test half, reported only: tuned 0/3 (FQ 0.01), shared 3/3 (FQ 0.9, utility 0.60 >= 0.588)
     assert entry["test_outcome"] == (
-        "tuned not better on the test half (tuned: goal 0/3, FQ 0.01, utility 0.600; shared: 3/3, 0.9, 0.600)"
+        "tuned not better on the test half (tuned: goal 0/3, FQ 0.01, utility 0.600; shared: 3/3, 0.9, 0.600; "
+        "paired over 3 seeds: FQ tuned lower, utility a tie)"
     )
     # the oracle's TEST utility in the selection comparison would flip it: bar 0.588 > tuned's 0.55,
     # both 0/3, and shared's selection FQ 0.9 > tuned's 0.8
@@ -121,7 +165,8 @@ def test_the_table_says_which_rows_are_tuned_and_which_half_decided():
     entry = disagreeing_entry()
     bench_sweep.decide(entry)
     text = bench_sweep.markdown(_data(entry))
-    assert "beats the shared one on the selection half; the test half only reports" in text
+    assert "beats the shared one on the selection half beyond the training seeds' spread" in text
+    assert "a tie keeps the shared recipe. The test half only reports." in text
     assert "| (oracle) | - | - | - | 1 | - | 0.600 | 1.000 | 0.300 | - |" in text
     # a tuned row: FQ sel 0.8, FQ test 0.01, utility sel 0.550, test 0.600 = 1.000 x the oracle's 0.60
     assert (
@@ -131,6 +176,15 @@ def test_the_table_says_which_rows_are_tuned_and_which_half_decided():
     assert "| gd | shared | 0 | 0.9 | 0.9 | 0.400 | 0.600 | 1.000 | 0.300 | yes |" in text
     assert "| gd | kept (selection half) | | | | | | | | tuned kept (selection half:" in text
     assert "| gd | on the test half (reported) | | | | | | | | tuned not better on the test half" in text
+
+
+def test_results_of_the_mean_rule_say_the_seeds_spread_was_not_read():
+    entry = disagreeing_entry()
+    bench_sweep.decide(entry)
+    entry["verdict"] = "tuned kept (selection half: tuned: goal 3/3, FQ 0.8, ...)"  # before the paired rule
+    text = bench_sweep.markdown(_data(entry))
+    assert "kept by the earlier selection-half rule" in text and "with no regard to the seeds' spread" in text
+    assert "beyond the training seeds' spread" not in text
 
 
 def test_results_of_the_earlier_rule_say_the_test_half_chose():
