@@ -87,3 +87,11 @@ def test_each_seed_is_kept_and_a_rerun_reuses_it(monkeypatch, tmp_path):
     assert rows_again["1"] == rows["1"] and "7 hazardous / 3 general passages" in again
     quality.run_benchmark("wmdp", ["rmu", "ga"], args, [0])  # other methods: other settings, measured again
     assert calls == [0, 1, 2, 0]
+
+
+def test_the_recorded_command_names_the_benchmarks_it_measured():
+    assert quality.reproduce_command(["tofu", "muse", "wmdp"], "quality") == "python bench/quality.py"
+    assert quality.reproduce_command(["tofu"], "quality") == "python bench/quality.py --benchmarks tofu"
+    assert quality.reproduce_command(["muse", "wmdp"], "quality_rawtext") == (
+        "python bench/quality.py --benchmarks muse,wmdp --result-name quality_rawtext"
+    )
