@@ -196,14 +196,22 @@ def _keep_rule(data: dict) -> str:
     """How the kept recipe was decided, as the data records it (results of the earlier rule compared the
     recipes on the test half, and say so)."""
     decided = {m.get("decided_on", "test") for m in data["methods"].values() if m.get("verdict")}
-    paired_rule = all("paired over" in m["verdict"] for m in data["methods"].values() if m.get("verdict"))
+    verdicts = [m["verdict"] for m in data["methods"].values() if m.get("verdict")]
+    paired_rule = all("paired over" in v for v in verdicts)
+    goal_paired = all("seeds: goal " in v for v in verdicts)
     if (decided == {"selection"} or not decided) and paired_rule:
+        goal = (
+            "the goal met on more seeds beyond the spread, or, the goal a tie, "
+            if goal_paired
+            else "more seeds meeting the goal, or "
+        )
         return (
             "A tuned recipe is kept in `src/unlearnkit/resources/recipes/tiny/` only where it beats the "
-            "shared one on the selection half beyond the training seeds' spread (paired by seed: more seeds "
-            "meeting the goal, or one of log10 forget quality and utility higher on every seed by more than "
-            "one sd of the differences, the other not lower in the same way (utility: by more than 0.01)); "
-            "a tie keeps the shared recipe. The test half only reports."
+            "shared one on the selection half beyond the training seeds' spread (paired by seed: "
+            + goal
+            + "one of log10 forget quality and utility higher on every seed by more than one sd of the "
+            "differences, the other not lower in the same way (utility: by more than 0.01)); a tie keeps "
+            "the shared recipe. The test half only reports."
         )
     if decided == {"selection"}:
         return (
@@ -253,13 +261,14 @@ def _f(x) -> str:
 
 
 def compare(tuned: list[dict], shared: list[dict], oracle_u: float) -> tuple[bool, str]:
-    """Whether ``tuned`` beats ``shared`` (rows of one half, one per training seed, paired by seed): more
-    seeds meeting the goal, or as many and one objective better beyond the seeds' spread without the
-    other worse beyond it (``_common.paired``'s rule: the mean difference over one sd of the differences
-    and of one sign on every seed; forget quality compared in log10, as the sweep optimises it): a
-    higher forget quality without a utility lower by more than 0.01 on the mean, or a higher utility
-    without a lower forget quality. Anything else is a tie, and a tie keeps the shared recipe (issue 29:
-    "beats" only beyond the seeds' spread)."""
+    """Whether ``tuned`` beats ``shared`` (rows of one half, one per training seed, paired by seed), each
+    comparison by ``_common.paired``'s rule (the mean difference over one sd of the differences and of one
+    sign on every seed; else a tie): the goal met on more seeds that way (on every seed where the two
+    differ, none the other way: 1 seed of 5 is a tie), or, the goal a tie, one objective higher without
+    the other lower (forget quality in log10, as the sweep optimises it): a higher forget quality
+    without a utility lower by more than 0.01 on the mean, or a higher utility without a lower forget
+    quality. Anything else is a tie, and a tie keeps the shared recipe (issue 29: "beats" only beyond
+    the seeds' spread)."""
     met_t = sum(goal_met(r, oracle_u) for r in tuned)
     met_s = sum(goal_met(r, oracle_u) for r in shared)
     fq_t = statistics.fmean(r["forget_quality"] for r in tuned)
@@ -271,6 +280,7 @@ def compare(tuned: list[dict], shared: list[dict], oracle_u: float) -> tuple[boo
             name: {
                 "log_fq": math.log10(max(float(r["forget_quality"]), FQ_FLOOR)),
                 "model_utility": float(r["model_utility"]),
+                "goal": float(goal_met(r, oracle_u)),
             }
             for name, r in (("tuned", t), ("shared", s))
         }
@@ -280,11 +290,13 @@ def compare(tuned: list[dict], shared: list[dict], oracle_u: float) -> tuple[boo
     mu_reading = paired(per_seed, "tuned", "shared", "model_utility")["reading"]
     forgets_more = fq_reading == "higher" and not (mu_reading == "lower" and mu_t < mu_s - 0.01)
     keeps_more = mu_reading == "higher" and fq_reading != "lower"
-    better = met_t > met_s or (met_t == met_s and (forgets_more or keeps_more))
+    goal_reading = paired(per_seed, "tuned", "shared", "goal")["reading"]
+    better = goal_reading == "higher" or (goal_reading == "tie" and (forgets_more or keeps_more))
     why = (
         f"tuned: goal {met_t}/{len(tuned)}, FQ {fq_t:.3g}, utility {mu_t:.3f}; "
         f"shared: {met_s}/{len(shared)}, {fq_s:.3g}, {mu_s:.3f}; "
-        f"paired over {len(per_seed)} seeds: FQ {_reading(fq_reading)}, utility {_reading(mu_reading)}"
+        f"paired over {len(per_seed)} seeds: goal {_reading(goal_reading)}, FQ {_reading(fq_reading)}, "
+        f"utility {_reading(mu_reading)}"
     )
     return better, why
 

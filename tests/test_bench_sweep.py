@@ -56,7 +56,7 @@ def test_the_keep_decision_follows_the_selection_half_not_the_test_half():
     # selection: tuned 3/3, mean FQ 0.8, utility 0.55; shared 0/3, 0.9, 0.40
     assert verdict == (
         "tuned kept (selection half: tuned: goal 3/3, FQ 0.8, utility 0.550; shared: 0/3, 0.9, 0.400; "
-        "paired over 3 seeds: FQ tuned lower, utility tuned higher)"
+        "paired over 3 seeds: goal tuned higher, FQ tuned lower, utility tuned higher)"
     )
     # swap the halves of every row: now the selection half favours the shared recipe
     for r in entry["tuned"] + entry["shared"]:
@@ -89,7 +89,7 @@ def test_a_higher_mean_forget_quality_within_the_seeds_spread_is_a_tie_that_keep
         "shared": [row(s, test=(0.0, 0.0), sel=(h, 0.50)) for s, (_, h) in enumerate(fqs)],
     }
     better, verdict = bench_sweep.tuned_beats_shared(entry, 0.5)
-    assert not better and verdict.endswith("paired over 3 seeds: FQ a tie, utility a tie)")
+    assert not better and verdict.endswith("paired over 3 seeds: goal a tie, FQ a tie, utility a tie)")
     entry["tuned"][1]["selection"]["forget_quality"] = 0.11  # higher on every seed now, by more than the sd
     assert bench_sweep.tuned_beats_shared(entry, 0.5)[0]
     # the pairs are by training seed, not by list position: by seed tuned is higher on each (0.4 vs 0.2,
@@ -122,6 +122,21 @@ def test_a_higher_utility_beyond_the_spread_keeps_the_tuned_recipe_unless_it_for
     assert not better and verdict.endswith("FQ tuned lower, utility tuned higher)")
 
 
+def test_the_goal_met_on_one_seed_more_is_a_tie_not_a_win():
+    # selection: tuned meets the goal (FQ >= 0.5, utility >= 0.98 x 0.5) on seed 0 only, shared on none;
+    # tuned's forget quality is lower on the other seeds: one seed in five is within the spread
+    entry = {
+        "tuned": [row(s, test=(0.0, 0.0), sel=(0.6 if s == 0 else 0.01, 0.50)) for s in range(5)],
+        "shared": [row(s, test=(0.0, 0.0), sel=(0.1, 0.50)) for s in range(5)],
+    }
+    better, verdict = bench_sweep.tuned_beats_shared(entry, 0.5)
+    assert not better and "tuned: goal 1/5" in verdict and "seeds: goal a tie" in verdict
+    for r in entry["tuned"]:
+        r["selection"]["forget_quality"] = 0.6  # now on every seed: beyond the spread
+    better, verdict = bench_sweep.tuned_beats_shared(entry, 0.5)
+    assert better and "seeds: goal tuned higher" in verdict
+
+
 def test_decide_reads_the_oracles_selection_utility_and_reports_the_test_half_beside_it():
     entry = disagreeing_entry()
     assert bench_sweep.decide(entry) is True
@@ -129,7 +144,7 @@ def test_decide_reads_the_oracles_selection_utility_and_reports_the_test_half_be
     # test half, reported only: tuned 0/3 (FQ 0.01), shared 3/3 (FQ 0.9, utility 0.60 >= 0.588)
     assert entry["test_outcome"] == (
         "tuned not better on the test half (tuned: goal 0/3, FQ 0.01, utility 0.600; shared: 3/3, 0.9, 0.600; "
-        "paired over 3 seeds: FQ tuned lower, utility a tie)"
+        "paired over 3 seeds: goal tuned lower, FQ tuned lower, utility a tie)"
     )
     # the oracle's TEST utility in the selection comparison would flip it: bar 0.588 > tuned's 0.55,
     # both 0/3, and shared's selection FQ 0.9 > tuned's 0.8
@@ -176,6 +191,16 @@ def test_the_table_says_which_rows_are_tuned_and_which_half_decided():
     assert "| gd | shared | 0 | 0.9 | 0.9 | 0.400 | 0.600 | 1.000 | 0.300 | yes |" in text
     assert "| gd | kept (selection half) | | | | | | | | tuned kept (selection half:" in text
     assert "| gd | on the test half (reported) | | | | | | | | tuned not better on the test half" in text
+
+
+def test_results_of_the_first_paired_rule_say_how_the_goal_was_counted():
+    entry = disagreeing_entry()
+    bench_sweep.decide(entry)
+    text = bench_sweep.markdown(_data(entry))
+    assert "paired by seed: the goal met on more seeds beyond the spread, or, the goal a tie, one of" in text
+    entry["verdict"] = "tuned kept (selection half: ...; paired over 5 seeds: FQ a tie, utility tuned higher)"
+    text = bench_sweep.markdown(_data(entry))
+    assert "paired by seed: more seeds meeting the goal, or one of" in text
 
 
 def test_results_of_the_mean_rule_say_the_seeds_spread_was_not_read():
