@@ -201,7 +201,7 @@ def _keep_rule(data: dict) -> str:
     goal_paired = all("seeds: goal " in v for v in verdicts)
     if (decided == {"selection"} or not decided) and paired_rule:
         goal = (
-            "the goal met on more seeds beyond the spread, or, the goal a tie, "
+            "the goal met by the tuned recipe and missed by the shared one on every seed, or, the goal a tie, "
             if goal_paired
             else "more seeds meeting the goal, or "
         )
@@ -263,8 +263,8 @@ def _f(x) -> str:
 def compare(tuned: list[dict], shared: list[dict], oracle_u: float) -> tuple[bool, str]:
     """Whether ``tuned`` beats ``shared`` (rows of one half, one per training seed, paired by seed), each
     comparison by ``_common.paired``'s rule (the mean difference over one sd of the differences and of one
-    sign on every seed; else a tie): the goal met on more seeds that way (on every seed where the two
-    differ, none the other way: 1 seed of 5 is a tie), or, the goal a tie, one objective higher without
+    sign on every seed; else a tie): the goal met by tuned and missed by shared on every seed (1 seed of
+    5 more is a tie), or, the goal a tie, one objective higher without
     the other lower (forget quality in log10, as the sweep optimises it): a higher forget quality
     without a utility lower by more than 0.01 on the mean, or a higher utility without a lower forget
     quality. Anything else is a tie, and a tie keeps the shared recipe (issue 29: "beats" only beyond

@@ -197,7 +197,10 @@ def test_results_of_the_first_paired_rule_say_how_the_goal_was_counted():
     entry = disagreeing_entry()
     bench_sweep.decide(entry)
     text = bench_sweep.markdown(_data(entry))
-    assert "paired by seed: the goal met on more seeds beyond the spread, or, the goal a tie, one of" in text
+    assert (
+        "the goal met by the tuned recipe and missed by the shared one on every seed, or, the goal a tie, one of"
+        in text
+    )
     entry["verdict"] = "tuned kept (selection half: ...; paired over 5 seeds: FQ a tie, utility tuned higher)"
     text = bench_sweep.markdown(_data(entry))
     assert "paired by seed: more seeds meeting the goal, or one of" in text
