@@ -737,9 +737,9 @@ def quickstart_audit_settings(seed: int):
     steps comes closest: it teaches (the oracle 0.89) and passes both on 4 of 5 splits (the target keeps
     86 % of its held-half fact recall on the worst; 1e-5 has not taught 0.8 after 400 steps, 5e-5 and 3e-5
     pass on 3 of 5), so the audit may say ``relearn_attack_damages`` and its gaps are read beside the
-    target's own fall; 1e-3 destroys the target (lab 9, halved by item: held-half fact
-    recall about 0.94 -> 0.14 in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the headline gap
-    is read at 250."""
+    target's own fall; 1e-3 destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16
+    in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the headline
+    gap is read at 250."""
     from unlearnkit.evaluation.audit import AuditSettings
     from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
 
