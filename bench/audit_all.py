@@ -60,6 +60,16 @@ def _rows(audit: dict) -> dict[str, dict]:
     return out
 
 
+# --calibrate's grid by default; a result measured on another names it in its command
+GRID = {"lrs": "1e-3,3e-4,1e-4,5e-5,2e-5", "steps": "20,50,100,150,200,250,300", "splits": "0,1,2,3,4"}
+
+
+def calibration_command(options: list[tuple[str, str, str]]) -> str:
+    """The command that re-measures a calibration: each option given as (name, value used, default)
+    appears only where the value is not the default, so the command names the grid it measured."""
+    return "python bench/audit_all.py --calibrate" + "".join(f" --{o} {v}" for o, v, d in options if v != d)
+
+
 def main() -> None:
     p = parser(__doc__)
     add_seeds(p)
@@ -69,9 +79,9 @@ def main() -> None:
         action="store_true",
         help="measure the relearning attack's calibration over --lrs x --steps x --splits instead",
     )
-    p.add_argument("--lrs", default="1e-3,3e-4,1e-4,5e-5,2e-5", help="--calibrate: learning rates")
-    p.add_argument("--steps", default="20,50,100,150,200,250,300", help="--calibrate: step counts")
-    p.add_argument("--splits", default="0,1,2,3,4", help="--calibrate: seeds of the attack's split")
+    p.add_argument("--lrs", default=GRID["lrs"], help="--calibrate: learning rates")
+    p.add_argument("--steps", default=GRID["steps"], help="--calibrate: step counts")
+    p.add_argument("--splits", default=GRID["splits"], help="--calibrate: seeds of the attack's split")
     p.add_argument(
         "--benchmark",
         default="tofu",
@@ -257,11 +267,15 @@ def calibrate(args) -> None:
         name,
         render_calibration(rows, data),
         data,
-        "python bench/audit_all.py --calibrate"
-        + ("" if tofu else f" --benchmark {benchmark}")
-        + (f" --relearn-retain {mix:g}" if mix != default.relearn_retain else "")
-        + (f" --relearn-optim {optim}" if optim != default.relearn_optim else "")
-        + (f" --relearn-split {split_by}" if split_by != default.relearn_split else ""),
+        calibration_command(
+            [
+                ("benchmark", benchmark, "tofu"),
+                ("relearn-retain", f"{mix:g}", f"{default.relearn_retain:g}"),
+                ("relearn-optim", optim, default.relearn_optim),
+                ("relearn-split", split_by, default.relearn_split),
+                *((name, getattr(args, name), GRID[name]) for name in GRID),
+            ]
+        ),
         embedded_settings(
             args,
             max_items=default.max_items,

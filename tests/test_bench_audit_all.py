@@ -179,3 +179,17 @@ def test_calibration_section_states_both_numbers_and_the_defaults_row():
     )
     assert "Passing both bars on every split: lr 2e-05 x 50 steps." in md
     assert "not in the grid (add its lr and last step to --lrs / --steps)" in md
+
+
+def test_the_calibration_command_names_every_option_off_its_default():
+    grid = [(name, default, default) for name, default in audit_all.GRID.items()]
+    assert audit_all.calibration_command([("benchmark", "tofu", "tofu"), *grid]) == (
+        "python bench/audit_all.py --calibrate"
+    )
+    # relearn_calibration.md's grid: lrs and steps off the defaults must be in the command that re-runs it
+    grid[0] = ("lrs", "5e-5,3e-5,2e-5,1e-5", audit_all.GRID["lrs"])
+    grid[1] = ("steps", "20,50,100,150,200,250,300,400", audit_all.GRID["steps"])
+    assert audit_all.calibration_command([("benchmark", "wmdp", "tofu"), *grid]) == (
+        "python bench/audit_all.py --calibrate --benchmark wmdp --lrs 5e-5,3e-5,2e-5,1e-5 "
+        "--steps 20,50,100,150,200,250,300,400"
+    )
