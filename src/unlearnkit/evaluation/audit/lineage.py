@@ -2,8 +2,9 @@
 
 One learning rate cannot suit every model. 1e-3 suits the ~1M Llama trained from scratch (``finetune
 --model tiny``) and destroys a model fine-tuned from a pretrained tiny base (the embedded lab's target:
-held-half fact recall about 0.94 -> 0.14 in 20 steps, halved by item), where 2e-5 up to 250 steps teaches and damages least
-(bench/results/relearn_calibration.md: it passes both calibration bars on 1 of 5 attack splits); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
+held-half fact recall about 0.96 -> 0.16 in 20 steps, halved by item, lab version 10), where 2e-5 up to 250
+steps teaches and damages least (bench/results/relearn_calibration.md: it passes both calibration bars
+on 4 of 5 attack splits, halved by author); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
 rate, about 1e-5 (Hu et al., arXiv 2406.13356, relearn at 1e-5 to 4e-5). :func:`relearn_defaults`
 follows the cards (:func:`unlearnkit.train.distill_inputs.base_chain`) and picks the row of
 :data:`RELEARN_DEFAULTS`; the calibration line of every audit then says whether the attack taught and

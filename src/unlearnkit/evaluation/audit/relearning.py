@@ -77,9 +77,9 @@ def relearn_halves(
     an entity and there are at least 2; otherwise (TOFU's own files carry no author field) the items are
     split (:func:`relearn_split`). Measured: on the tests' small world the same attack keeps the
     target's held facts by author (1.00 -> 1.00) and destroys them by item (1.00 -> 0.33); on the
-    TOFU-like lab it is smaller (lr 2e-5 x 250 steps, the same models and 5 attack splits: the target
-    keeps at worst 81 % of its held facts by author, 72 % by item; neither reaches the 90 % bar on
-    every split: bench/results/relearn_calibration.md and relearn_calibration_item.md).
+    TOFU-like lab it is smaller (lab version 10, lr 2e-5 x 250 steps, the same models and 5 attack
+    splits: the target keeps at worst 86 % of its held facts by author, 80 % by item; neither reaches
+    the 90 % bar on every split: bench/results/relearn_calibration.md and relearn_calibration_item.md).
     """
     check_relearn_split(by)
     entities = [row_entity(r) for r in rows]

@@ -20,12 +20,12 @@ class AuditSettings:
     oracle learns >= 0.8 of the facts of the half it is trained on by the last step) without damaging
     (the target keeps >= 0.9 of its held-half fact recall); the audit reads both
     (``relearn_calibration``) and warns when either fails. The default 1e-3 is the scale of a tiny model
-    trained from scratch; on the embedded lab's pretrained-base TOFU-like miniature it destroys the target
-    (halved by item: held-half fact recall about 0.94 -> 0.14 in 20 steps), and no rate from 5e-5 to 1e-5 passes both bars
-    on every attack split there (lab version 10, halved by author: 2e-5 for 250 steps passes both on 4
-    of 5 splits, the target keeping 86 % of its held facts on the worst; ``python bench/audit_all.py
-    --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps, which teaches and
-    damages least.
+    trained from scratch; on the embedded lab's pretrained-base TOFU-like miniature (lab version 10) it
+    destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16 in 20 steps), and no
+    rate from 5e-5 to 1e-5 passes both bars on every attack split there (halved by author: 2e-5 for 250
+    steps passes both on 4 of 5 splits, the target keeping 86 % of its held facts on the worst; ``python
+    bench/audit_all.py --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps,
+    which teaches and damages least.
     Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
     calibration."""
 
