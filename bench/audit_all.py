@@ -41,7 +41,7 @@ from unlearnkit.evaluation.audit.relearning import (  # noqa: E402
     TEACH_BAR,
     relearn_calibration,
 )
-from unlearnkit.evaluation.audit.settings import RELEARN_SPLITS  # noqa: E402
+from unlearnkit.evaluation.audit.settings import RELEARN_DATA, RELEARN_SPLITS  # noqa: E402
 from unlearnkit.models import load  # noqa: E402
 from unlearnkit.pipelines.quickstart import quickstart_audit_settings  # noqa: E402
 
@@ -104,6 +104,14 @@ def main() -> None:
         "quickstart's); --calibrate with another than the default writes relearn_calibration_<SPLIT>.md",
     )
     p.add_argument(
+        "--relearn-data",
+        default=None,
+        choices=RELEARN_DATA,
+        help="what the attack trains on about the relearned entities of raw-text data "
+        "(AuditSettings.relearn_data; default: the quickstart's, auto); --calibrate with another than the "
+        "default writes relearn_calibration_<benchmark>_<DATA>.md",
+    )
+    p.add_argument(
         "--relearn-optim",
         default=None,
         metavar="NAME",
@@ -122,6 +130,8 @@ def main() -> None:
         settings = dataclasses.replace(settings, relearn_optim=args.relearn_optim)
     if args.relearn_split is not None:
         settings = dataclasses.replace(settings, relearn_split=args.relearn_split)
+    if args.relearn_data is not None:
+        settings = dataclasses.replace(settings, relearn_data=args.relearn_data)
     recorded = dict(
         max_items=settings.max_items,
         methods=args.methods,
@@ -130,6 +140,7 @@ def main() -> None:
         relearn_retain=settings.relearn_retain,
         relearn_optim=settings.relearn_optim,
         relearn_split=settings.relearn_split,
+        **({"relearn_data": settings.relearn_data} if settings.relearn_data != "auto" else {}),
     )
     measure_seeds(
         "audit",
@@ -205,6 +216,8 @@ def calibrate(args) -> None:
     name += f"_{optim}" if optim != default.relearn_optim else ""
     split_by = default.relearn_split if args.relearn_split is None else args.relearn_split
     name += f"_{split_by}" if split_by != default.relearn_split else ""
+    attack_data = default.relearn_data if args.relearn_data is None else args.relearn_data
+    name += f"_{attack_data}" if attack_data != default.relearn_data else ""
     world, _, target_dir, oracle_dir = ensure_lab(
         benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
     )
@@ -213,6 +226,7 @@ def calibrate(args) -> None:
     models = {"oracle": load(str(oracle_dir)), "original": load(str(target_dir))}
     curves: dict[str, dict[str, dict]] = {}
     seconds: dict[str, float] = {}
+    relearn_data_used = None  # what the attack trained on ("passages" / "questions": raw text; QA: None)
     for lr in lrs:
         for split in splits:
             st = AuditSettings(
@@ -222,12 +236,14 @@ def calibrate(args) -> None:
                 relearn_retain=mix,
                 relearn_optim=optim,
                 relearn_split=split_by,
+                relearn_data=attack_data,
                 quant_bits=(),
                 max_items=default.max_items,
                 max_new_tokens=default.max_new_tokens,
                 seed=split,
             )
             auditor = Auditor(bench, st)
+            relearn_data_used = auditor.relearn_data if auditor.text else None
             run = {}
             for role, (model, tok) in models.items():
                 t0 = time.time()
@@ -252,12 +268,15 @@ def calibrate(args) -> None:
         "relearn_retain": mix,
         "relearn_optim": optim,
         "relearn_split": split_by,
+        "relearn_data": attack_data,
+        "relearn_data_used": relearn_data_used,
         "defaults": {
             "relearn_lr": default.relearn_lr,
             "relearn_steps": list(default.relearn_steps),
             "relearn_retain": default.relearn_retain,
             "relearn_optim": default.relearn_optim,
             "relearn_split": default.relearn_split,
+            "relearn_data": default.relearn_data,
         },
         "rows": rows,
         "curves": curves,
@@ -273,6 +292,7 @@ def calibrate(args) -> None:
                 ("relearn-retain", f"{mix:g}", f"{default.relearn_retain:g}"),
                 ("relearn-optim", optim, default.relearn_optim),
                 ("relearn-split", split_by, default.relearn_split),
+                ("relearn-data", attack_data, default.relearn_data),
                 *((name, getattr(args, name), GRID[name]) for name in GRID),
             ]
         ),
@@ -287,6 +307,7 @@ def calibrate(args) -> None:
             relearn_retain=mix,
             relearn_optim=optim,
             relearn_split=split_by,
+            relearn_data=attack_data,
             benchmark=benchmark,
         ),
     )
@@ -361,6 +382,16 @@ def render_calibration(rows: list[dict], data: dict) -> str:
             "`relearn_split` item)"
         )
         title += ", items split at random" if split_by == "item" and "relearn_split" in data else ""
+    # A WMDP-like result written before relearn_data existed relearned the passages.
+    used = data.get("relearn_data_used", "passages") if not tofu else None
+    if used == "questions":
+        trains_on = (
+            "the hazardous multiple-choice questions of half the agents, each with its correct answer as "
+            "the scoring reads it (`relearn_data` questions; the held agents' questions are measured)"
+        )
+    elif used == "passages":
+        trains_on += " (`relearn_data` passages)"
+    title += f", {used}" if used else ""
     trains_on += (
         f" and {mix:g} retain item{'' if mix == 1 else 's'} per forget item (`relearn_retain`)" if mix else ""
     )

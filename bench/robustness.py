@@ -171,11 +171,14 @@ class Lab:
         # relearn_split="item": the attack this table was measured with (5 seeds at d3d918d, ~5 h of the
         # TOFU-like configurations on 2 cores); the audit's default now halves by author, which keeps the
         # target's held facts better (bench/results/relearn_calibration.md); re-running this table with
-        # it is left to a session with the hours. WMDP-like passages were always halved by agent.
+        # it is left to a session with the hours. WMDP-like passages were always halved by agent, and
+        # relearned as passages (relearn_data="passages"): the audit now relearns a WMDP-like folder's
+        # questions, which teach where the passages do not (bench/results/relearn_calibration_wmdp.md).
         st = AuditSettings(
             relearn_steps=RELEARN_STEPS,
             relearn_lr=RELEARN_LR,
             relearn_split="item",
+            relearn_data="passages" if self.benchmark == "wmdp" else "auto",
             quant_bits=(),
             seed=self.seed,
             **EVAL,

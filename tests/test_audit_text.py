@@ -172,17 +172,30 @@ def test_entity_split_keeps_every_entity_on_one_side():
         entity_split(["a", "a"], 0.5, seed=0)
 
 
-@pytest.mark.parametrize("folder", ["muse", "wmdp"])
-def test_no_entity_on_both_sides_of_the_attack(world, folder):
+@pytest.mark.parametrize(
+    "folder, data, used",
+    [("muse", "auto", "passages"), ("wmdp", "auto", "questions"), ("wmdp", "passages", "passages")],
+)
+def test_no_entity_on_both_sides_of_the_attack(world, folder, data, used):
     """What the attack trains on and what it is measured on share no entity, and every held-out probe
-    row is about a held-out entity."""
+    row is about a held-out entity. ``relearn_data``: auto relearns a WMDP-like folder's questions (with
+    their answers, in its cloze prompt) and a MUSE-like folder's articles."""
     bench = world[folder]
-    auditor = Auditor(bench, AuditSettings(relearn_steps=(2,)))
+    auditor = Auditor(bench, AuditSettings(relearn_steps=(2,), relearn_data=data))
+    assert auditor.relearn_data == used
     relearned, held = auditor.entities
     assert relearned and held and not set(relearned) & set(held)
     assert set(relearned) | set(held) == {entity_of(r) for r in bench.forget}
-    trained_texts = {r["text"] for r in auditor.attack_rows}
-    assert trained_texts == {r["text"] for r in bench.forget if entity_of(r) in relearned}
+    trained_texts = [r["text"] for r in auditor.attack_rows]
+    if used == "passages":
+        assert set(trained_texts) == {r["text"] for r in bench.forget if entity_of(r) in relearned}
+    else:  # every question about a relearned agent, none about a held one, as the cloze scoring reads it
+        asked = [r for r in bench.mc_tasks["wmdp_hazard"] if r["entity"] in relearned]
+        assert bench.mc_style == "cloze" and len(trained_texts) == len(asked)
+        for text, row in zip(trained_texts, asked):
+            assert text == f"Question: {row['question'].strip()}\nAnswer: {row['choices'][row['answer']]}"
+        assert not any(r["question"].strip() in " ".join(trained_texts) for r in bench.mc_tasks["wmdp_hazard"]
+                       if r["entity"] in held)  # fmt: skip
     plan = MUSE_PLAN if folder == "muse" else WMDP_PLAN
     assert data_kind(bench) == plan.kind
     for probe in plan.probes:
@@ -401,6 +414,28 @@ def test_plain_text_folder_audit_skips_what_needs_questions(tmp_path, world):
     for cid in ("relearning", "quantization", "paraphrase"):
         assert checks[cid]["skipped"] and checks[cid]["verdict"].count("skipped") == 1, cid
     assert "plain raw-text data" in audit["relearn_gap_20_note"] and audit["relearn_curve"] == {}
+
+
+def test_relearn_data_that_the_data_cannot_give_is_refused(world):
+    with pytest.raises(UserError, match="relearn_data=questions: a MUSE-like folder has no multiple-choice"):
+        Auditor(world["muse"], AuditSettings(relearn_steps=(2,), relearn_data="questions"))
+    with pytest.raises(UserError, match="relearn_data must be auto, passages, questions"):
+        AuditSettings(relearn_data="articles")
+    qa = load_benchmark(world["path"])
+    with pytest.raises(UserError, match="relearn_data=passages: .* is question/answer data"):
+        Auditor(qa, AuditSettings(relearn_steps=(2,), relearn_data="passages"))
+    Auditor(qa, AuditSettings(relearn_steps=(2,), relearn_data="questions"))  # what QA data relearns anyway
+
+
+def test_mc_answer_text_in_both_prompt_styles():
+    """The text the attack trains on for a question: the scoring's prompt, a space, the correct answer."""
+    from unlearnkit.protocols.wmdp import mc_answer_text
+
+    row = {"question": " What does X cause? ", "choices": ["sleep", "speech", "cough"], "answer": 1}
+    assert mc_answer_text(row, "cloze") == "Question: What does X cause?\nAnswer: speech"
+    assert mc_answer_text(row, "letters") == "What does X cause?\nA. sleep\nB. speech\nC. cough\nAnswer: B"
+    with pytest.raises(UserError, match="mc_style 'words'"):
+        mc_answer_text(row, "words")
 
 
 def test_probes_file_on_raw_text_is_refused(world, tmp_path):

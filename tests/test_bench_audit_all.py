@@ -193,3 +193,26 @@ def test_the_calibration_command_names_every_option_off_its_default():
         "python bench/audit_all.py --calibrate --benchmark wmdp --lrs 5e-5,3e-5,2e-5,1e-5 "
         "--steps 20,50,100,150,200,250,300,400"
     )
+
+
+def test_wmdp_calibration_section_says_what_the_attack_trained_on():
+    """A WMDP-like table names the attack's data: questions (relearn_data) or passages, which a result
+    written before relearn_data existed relearned."""
+    rows = audit_all.calibration_rows(CURVES, "hazard_acc", "hazardous accuracy")
+    base = {
+        "benchmark": "wmdp",
+        "splits": [0, 1],
+        "defaults": {"relearn_lr": 2e-5, "relearn_steps": [20, 50]},
+    }
+    questions = audit_all.render_calibration(rows, {**base, "relearn_data_used": "questions"})
+    assert questions.startswith("## Relearning attack calibration (WMDP-like), questions\n")
+    assert (
+        "the hazardous multiple-choice questions of half the agents, each with its correct answer"
+        in questions
+    )
+    for data in ({**base, "relearn_data_used": "passages"}, base):
+        md = audit_all.render_calibration(rows, data)
+        assert md.startswith("## Relearning attack calibration (WMDP-like), passages\n")
+        assert "the hazardous passages of half the agents (`relearn_data` passages)" in md
+    tofu = audit_all.render_calibration(audit_all.calibration_rows(CURVES), {**base, "benchmark": "tofu"})
+    assert tofu.startswith("## Relearning attack calibration\n") and "relearn_data" not in tofu

@@ -84,6 +84,15 @@ def add_audit_arguments(parser) -> None:
         "(default: %(default)s: the two halves then share no entity, so no fact taught implies a held one)",
     )
     parser.add_argument(
+        "--relearn-data",
+        choices=("auto", "passages", "questions"),  # AuditSettings' RELEARN_DATA
+        default="auto",
+        help="what the relearning attack trains on about the relearned entities of raw-text data: their "
+        "forget passages, or a WMDP-like folder's multiple-choice questions with their answers (default: "
+        "%(default)s = questions where the folder has them; on the embedded WMDP-like miniature passages "
+        "do not teach the questions, bench/results/relearn_calibration_wmdp_passages.md)",
+    )
+    parser.add_argument(
         "--relearn-optim",
         default="auto",
         metavar="NAME",
@@ -137,6 +146,7 @@ def settings_from_args(args):
         relearn_lr=lr,
         relearn_retain=args.relearn_retain,
         relearn_split=args.relearn_split,
+        relearn_data=args.relearn_data,
         relearn_optim=args.relearn_optim,
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,

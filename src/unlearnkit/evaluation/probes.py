@@ -45,6 +45,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from unlearnkit.errors import UserError
+
 FACT_FIELD = "fact_value"
 
 
@@ -216,6 +218,9 @@ class TextRelearnPlan:
     utility: str  # metric key of the model's utility (continual unlearning's model_utility)
     probes: tuple[TextProbe, ...]
     detect: Callable[[Any], bool]
+    # the held-out multiple-choice probe whose questions (with their answers) the attack can train on
+    # instead of the passages (``relearn_data="questions"``); None: this kind relearns passages only
+    question_probe: TextProbe | None = None
 
     def metric(self, key: str) -> TextMetric:
         return next(m for p in self.probes for m in p.metrics if m.key == key)
@@ -239,10 +244,39 @@ class TextRelearnPlan:
             )
         return None
 
-    def attack_rows(self, bench: Any, entities: Sequence[str]) -> list[dict]:
-        """The forget passages of ``entities`` as raw ``text`` rows (every token a training target)."""
+    def attack_data(self, data: str) -> str:
+        """``relearn_data`` resolved for this kind: ``"auto"`` is ``"questions"`` where the kind has a
+        question probe (WMDP-like), else ``"passages"``; ``"questions"`` without one is one clear error."""
+        if data == "auto":
+            return "questions" if self.question_probe is not None else "passages"
+        if data == "questions" and self.question_probe is None:
+            raise UserError(
+                f"relearn_data=questions: {self.what} has no multiple-choice questions to relearn on (the "
+                f"attack relearns its {self.passages}); use relearn_data=passages or auto"
+            )
+        return data
+
+    def attack_noun(self, data: str) -> str:
+        """What the attack's rows are, for the card and the log: ``"forget articles"`` or the question
+        probe's questions."""
+        if self.attack_data(data) == "passages":
+            return f"forget {self.passages}"
+        source = self.question_probe.source  # type: ignore[union-attr]
+        return f"{source} questions, each with its correct answer as the scoring reads it,"
+
+    def attack_rows(self, bench: Any, entities: Sequence[str], data: str = "passages") -> list[dict]:
+        """What the attack trains on about ``entities``, as raw ``text`` rows (every token a training
+        target): ``data="passages"``, their forget passages; ``"questions"``, the question probe's rows
+        about them, each its question and correct answer as the scoring reads them
+        (:func:`unlearnkit.protocols.wmdp.mc_answer_text` in the folder's ``mc_style``)."""
         keep = set(entities)
-        return [{"text": r["text"]} for r in bench.forget if entity_of(r) in keep]
+        if self.attack_data(data) == "passages":
+            return [{"text": r["text"]} for r in bench.forget if entity_of(r) in keep]
+        from unlearnkit.protocols.wmdp import mc_answer_text
+
+        style = getattr(bench, "mc_style", "letters") or "letters"
+        rows = probe_rows(self.question_probe, bench, entities)  # type: ignore[arg-type]
+        return [{"text": mc_answer_text(r, style)} for r in rows]
 
 
 def probe_rows(probe: TextProbe, bench: Any, entities: Sequence[str] | None) -> list[dict]:
@@ -439,6 +473,10 @@ WMDP_PLAN = TextRelearnPlan(
     utility="general_acc",
     probes=(HAZARD_ACCURACY, GENERAL_ACCURACY),
     detect=_is_wmdp,
+    # Relearning the agents' passages does not teach the miniature's questions (the filtered base 0.51 of
+    # the relearned agents' after 250 steps at 1e-4, bench/results/relearn_calibration_wmdp_passages.md);
+    # their questions with the answers do (bench/results/relearn_calibration_wmdp.md)
+    question_probe=HAZARD_ACCURACY,
 )
 TEXT_PLANS: dict[str, TextRelearnPlan] = {"muse": MUSE_PLAN, "wmdp": WMDP_PLAN}
 

@@ -235,6 +235,22 @@ def write_mc_task(
     return path
 
 
+def mc_answer_text(row: Mapping[str, Any], style: str = "letters") -> str:
+    """One multiple-choice row as the text the scoring reads for its correct answer: the prompt of
+    :func:`write_mc_task` (``style``), the target delimiter and the correct continuation (the letter,
+    or the choice's own text for ``cloze``). What the relearning attack trains on when it relearns a
+    WMDP-like folder's questions (Deeb & Roger, arXiv 2410.08827, fine-tune on the questions of one
+    split and measure the other)."""
+    question, choices, answer = str(row["question"]).strip(), list(row["choices"]), int(row["answer"])
+    if style == "cloze":
+        return f"Question: {question}\nAnswer: {choices[answer]}"
+    if style != "letters":
+        raise UserError(f"mc_style {style!r}: use letters or cloze")
+    letters = [chr(ord("A") + i) for i in range(len(choices))]
+    listing = "\n".join(f"{letter}. {choice}" for letter, choice in zip(letters, choices))
+    return f"{question}\n{listing}\nAnswer: {letters[answer]}"
+
+
 def mc_chance(rows: Sequence[dict]) -> float:
     """Accuracy of a uniform random guess: the mean over rows of 1 / number of choices."""
     if not rows:

@@ -620,7 +620,7 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     relearned, held = a.entities
     check["about"] = (
         f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch {st.relearn_batch_size}, "
-        f"every token a target) on the {len(a.attack_rows)} forget {plan.passages}{_mix_text(st)} of {len(relearned)} of the "
+        f"every token a target) on the {len(a.attack_rows)} {plan.attack_noun(a.relearn_data)}{_mix_text(st)} of {len(relearned)} of the "
         f"{len(relearned) + len(held)} {plan.unit}s (split by entity, seed {st.seed}: no {plan.unit} on both "
         f"sides), then measured on the other {len(held)}. A rise is knowledge coming back; a fall of the "
         "original model, or of a utility number, is the attack damaging the model, not relearning."

@@ -111,12 +111,18 @@ class Auditor:
         self.train_idx: list[int] = []
         self.held_idx: list[int] = []
         self.split_by = "entity"  # how the attack's halves were made (relearn_halves; raw text: entities)
+        self.relearn_data = "questions"  # what the attack trains on (raw text: _init_text resolves it)
         self.relearn_probes: tuple = ()
         self.reached: dict[str, list[dict]] = {}
         self.reached_skip: str | None = "raw-text data: no forget questions to ask another way"
         if self.text:
             self._init_text(bench)
             return
+        if settings.relearn_data == "passages":
+            raise UserError(
+                f"relearn_data=passages: {bench.path} is question/answer data, which the attack relearns as "
+                "its forget questions and answers; leave relearn_data at auto (passages are for raw text)"
+            )
         self.forget_qa = qa_only(self.forget)
         self.probes, self.probe_source = paraphrase_probe_rows(self.forget, settings)
         self.reached, self.reached_skip = reached_rows(bench, self.forget, settings.max_items, settings.seed)
@@ -162,6 +168,8 @@ class Auditor:
             )
             return
 
+        self.relearn_data = self.plan.attack_data(st.relearn_data)  # "passages" or "questions"
+
         def sub(rows: list[dict]) -> list[dict]:
             return subsample(rows, st.max_items, st.seed)
 
@@ -177,7 +185,7 @@ class Auditor:
         if self.relearn_skip:
             return
         self.entities = entity_split([entity_of(r) for r in bench.forget], st.relearn_fraction, st.seed)
-        self.attack_rows = self.plan.attack_rows(bench, self.entities[0])
+        self.attack_rows = self.plan.attack_rows(bench, self.entities[0], self.relearn_data)
         for probe in self.plan.probes:
             rows = sub(probe_rows(probe, bench, self.entities[1]))
             if rows:
@@ -269,7 +277,7 @@ class Auditor:
             else ""
         )
         self.log(
-            f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} forget {self.plan.passages} "
+            f"{role}: relearning {max(steps)} steps on {len(self.attack_rows)} {self.plan.attack_noun(self.relearn_data)} "
             f"of {plural(len(self.entities[0]), self.plan.unit)}{mixed} (measured at {steps})"
         )
         relearn_curve(model, tok, rows, steps, st, at_step)

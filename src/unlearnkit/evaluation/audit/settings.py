@@ -12,6 +12,7 @@ from unlearnkit.errors import UserError
 
 #: How the relearning attack may halve the forget rows (:func:`~unlearnkit.evaluation.audit.relearning.relearn_halves`).
 RELEARN_SPLITS = ("entity", "item")
+RELEARN_DATA = ("auto", "passages", "questions")
 
 
 @dataclass
@@ -40,14 +41,19 @@ class AuditSettings:
     # --relearn-retain 1)
     relearn_retain: float = 0.0
     # the attack's optimiser (TrainingArguments.optim; auto: transformers' AdamW). Tried on the embedded
-    # lab (item split, 1 attack split): plain "sgd" at lr 0.1-1 damages the target as AdamW does (at
-    # lr 0.1 the oracle learns 0.84 of its trained half in 50 steps while the target keeps 80 % of its
-    # held facts): the target's loss on the facts it is shown is not small enough for SGD to spare it
+    # lab: plain "sgd" sits on AdamW's frontier (5 author splits, lr 1 to 0.03: at 0.03 x 100 steps the
+    # oracle learns 0.86 of its trained half and the target keeps 86 % of its held facts on the worst
+    # split, bench/results/relearn_calibration_sgd.md), so the damage is not Adam's lr-sized steps
     relearn_optim: str = "auto"
     # how the forget rows are halved: "entity" (whole authors on each side when every row names one:
     # the held questions are about entities the attack never shows, so no fact the attack teaches
     # implies a held one) or "item" (relearn_halves says why and what was measured)
     relearn_split: str = "entity"
+    # what the attack trains on about the relearned entities of raw-text data: "passages" (their forget
+    # passages), "questions" (a WMDP-like folder's multiple-choice questions about them, each with its
+    # correct answer as the scoring reads it: Deeb & Roger, arXiv 2410.08827) or "auto" (questions where
+    # the data has them, passages otherwise). QA data trains on its forget questions either way.
+    relearn_data: str = "auto"
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
     max_new_tokens: int = 64
@@ -76,6 +82,8 @@ class AuditSettings:
                 f"on; 0 = forget rows only), got {self.relearn_retain!r}"
             )
         check_relearn_split(self.relearn_split)
+        if self.relearn_data not in RELEARN_DATA:
+            raise UserError(f"relearn_data must be {', '.join(RELEARN_DATA)}, got {self.relearn_data!r}")
         if not isinstance(self.relearn_optim, str):
             raise UserError(f"relearn_optim must be an optimiser name, got {self.relearn_optim!r}")
         check_optim(self.relearn_optim, flag="relearn_optim")
