@@ -6,7 +6,8 @@ relearning, 4/8-bit quantisation, paraphrased questions, and the facts asked ano
     python bench/audit_all.py --calibrate --benchmark wmdp --lrs 1e-3,1e-4,2e-5 --splits 0,1,2
 
 Writes bench/results/audit.md and audit.json; ``--calibrate`` writes bench/results/relearn_calibration.md
-and .json instead (``--benchmark wmdp``: relearn_calibration_wmdp.md / .json, in hazardous accuracy):
+and .json instead (``--benchmark wmdp``: relearn_calibration_wmdp.md / .json, in hazardous accuracy;
+``--relearn-data passages``: relearn_calibration_wmdp_passages.md):
 the relearning attack's two calibration numbers
 (:func:`unlearnkit.evaluation.audit.relearning.relearn_calibration`: the oracle's fact recall on the half
 it is trained on, the target's on the held half) for every learning rate and step count of a grid, on
@@ -207,7 +208,7 @@ def calibrate(args) -> None:
     lrs = [float(x) for x in args.lrs.split(",")]
     steps = tuple(sorted(int(x) for x in args.steps.split(",")))
     splits = [int(x) for x in args.splits.split(",")]
-    default = quickstart_audit_settings(args.seed)
+    default = quickstart_audit_settings(args.seed, args.benchmark)
     mix = default.relearn_retain if args.relearn_retain is None else args.relearn_retain
     benchmark = args.benchmark
     metric, label, _, name = CALIBRATED[benchmark]

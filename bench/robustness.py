@@ -47,9 +47,10 @@ passes both bars on 4 of the 5 splits and no setting of the grid passes on every
 0.8 of the trained half only about when the target starts losing its held half, at every rate from 5e-5
 to 1e-5. The table reports what the attack taught every row on its trained half (the oracle's is the
 calibration, per seed here), and the gaps are read beside the target's own fall, which the audit
-reports. WMDP-like: no rate tried calibrates the attack (``python bench/audit_all.py
---calibrate --benchmark wmdp``, bench/results/relearn_calibration_wmdp.md, lab version 10, 5 splits: after 250 steps the
-oracle's hazardous accuracy on the relearned agents' questions is 0.40 at 2e-5, 0.51 at 1e-4, 0.64 at
+reports. WMDP-like: this table's attack relearns the agents' passages (``relearn_data="passages"``,
+pinned in ``Lab.relearn``), and no rate tried calibrates it (``python bench/audit_all.py --calibrate
+--benchmark wmdp --relearn-data passages``, bench/results/relearn_calibration_wmdp_passages.md, lab
+version 10, 5 splits: after 250 steps the oracle's hazardous accuracy on the relearned agents' questions is 0.40 at 2e-5, 0.51 at 1e-4, 0.64 at
 1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
 answers, 80 % and 41 % kept at worst): learning multiple-choice answers from passages is slow for the
 miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS, lineage, relearn_defaults
+from unlearnkit.evaluation.audit.lineage import (
+    RELEARN_DATA_DEFAULTS,
+    RELEARN_DEFAULTS,
+    lineage,
+    relearn_defaults,
+)
 
 
 def folder(root: Path, name: str, card: dict | None) -> Path:
@@ -50,6 +55,11 @@ def test_each_lineage_gets_its_row(tmp_path):
     assert (lr, steps) == (2e-5, (20, 100, 250)) and str(base) in why and str(npo) in why
     assert relearn_defaults(scratch_npo)[:2] == (1e-3, (5, 10, 20, 50))
     assert relearn_defaults(tuned)[0] == 1e-5
+    # a WMDP-like folder's questions need a higher rate on a tiny base (relearn_calibration_wmdp.md)
+    lr, steps, why = relearn_defaults(npo, "wmdp")
+    assert (lr, steps) == (1e-4, (20, 100, 250)) and "WMDP-like" in why and str(npo) in why
+    assert relearn_defaults(npo, "qa")[:2] == relearn_defaults(npo, "muse")[:2] == (2e-5, (20, 100, 250))
+    assert relearn_defaults(scratch_npo, "wmdp")[:2] == (1e-3, (5, 10, 20, 50))  # no row for the pair
 
 
 def test_the_quickstart_audits_with_the_tiny_base_row():
@@ -57,6 +67,9 @@ def test_the_quickstart_audits_with_the_tiny_base_row():
 
     st = quickstart_audit_settings(0)
     assert (st.relearn_lr, st.relearn_steps) == RELEARN_DEFAULTS["tiny base"][:2]
+    st = quickstart_audit_settings(0, "wmdp")
+    assert (st.relearn_lr, st.relearn_steps) == RELEARN_DATA_DEFAULTS[("tiny base", "wmdp")][:2]
+    assert quickstart_audit_settings(0, "muse").relearn_lr == RELEARN_DEFAULTS["tiny base"][0]
 
 
 @pytest.mark.parametrize("given, lr, steps", [([], 2e-5, (20, 100, 250)), (["--relearn-lr", "1e-4"], 1e-4, (20, 100, 250)),
@@ -78,3 +91,6 @@ def test_the_command_fills_only_what_was_not_given_and_says_so(tmp_path, capsys,
     err = capsys.readouterr().err
     assert "relearning attack" in err and "tiny pretrained base" in err
     assert ("lr 2e-05" in err) == ("--relearn-lr" not in given)
+    wmdp = settings_from_args(args, "wmdp")  # the data's kind picks its row
+    assert wmdp.relearn_lr == (1e-4 if "--relearn-lr" not in given else lr)
+    assert wmdp.relearn_steps == steps and "WMDP-like" in capsys.readouterr().err

@@ -57,8 +57,9 @@ def add_audit_arguments(parser) -> None:
         type=float,
         default=None,
         help="relearning learning rate (default: by what the model's cards lead to: 1e-3 for a tiny model "
-        "trained from scratch, 2e-5 up to 250 steps for one fine-tuned from a tiny pretrained base, 1e-5 "
-        "for a pretrained checkpoint; the audit's calibration line says whether it taught and kept)",
+        "trained from scratch, 2e-5 up to 250 steps for one fine-tuned from a tiny pretrained base (1e-4 on "
+        "a WMDP-like folder, whose questions it relearns), 1e-5 for a pretrained checkpoint; the audit's "
+        "calibration line says whether it taught and kept)",
     )
     parser.add_argument(
         "--relearn-fraction",
@@ -121,9 +122,10 @@ def add_audit_arguments(parser) -> None:
         )
 
 
-def settings_from_args(args):
+def settings_from_args(args, data: str | None = None):
     """The audit's settings; the relearning attack's lr and steps, when not given, from the audited
-    model's lineage (:func:`unlearnkit.evaluation.audit.lineage.relearn_defaults`), said in a note."""
+    model's lineage and the kind of ``data`` (:func:`unlearnkit.evaluation.audit.lineage.relearn_defaults`),
+    said in a note."""
     from unlearnkit.evaluation.audit import AuditSettings
 
     given = {} if getattr(args, "batch_size", None) is None else {"batch_size": args.batch_size}
@@ -132,7 +134,7 @@ def settings_from_args(args):
     if lr is None or steps is None:
         from unlearnkit.evaluation.audit.lineage import relearn_defaults
 
-        auto_lr, auto_steps, why = relearn_defaults(args.model)
+        auto_lr, auto_steps, why = relearn_defaults(args.model, data)
         chosen = [f"lr {auto_lr:g}"] if lr is None else []
         chosen += [f"steps {','.join(map(str, auto_steps))}"] if steps is None else []
         lr = auto_lr if lr is None else lr
@@ -164,13 +166,14 @@ def audit_command(args) -> int:
     from unlearnkit.evaluation.audit import run_audit, write_audit
     from unlearnkit.evaluation.audit.card import gap_lines, warning_lines
     from unlearnkit.evaluation.audit.run import check_audit_data
+    from unlearnkit.evaluation.probes import data_kind
     from unlearnkit.io import check_output_dir
     from unlearnkit.models import check_model_path, load
 
     check_placement_flags(args)
     check_output_dir(args.output, args.overwrite)
-    settings = settings_from_args(args)
     bench = load_benchmark(args.data)
+    settings = settings_from_args(args, data_kind(bench))
     paths = {"audited": args.model, "oracle": args.retain_model, "original": args.original_model}
     for path in paths.values():
         if path is not None:

@@ -675,7 +675,7 @@ def _audit_section(
     log(f"auditing {', '.join([robust_row, method, *also])} ...")
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
-    settings = quickstart_audit_settings(emb.seed)
+    settings = quickstart_audit_settings(emb.seed, emb.benchmark)
     roles = dict(oracle=(oracle, otok), original=(target, tok))
     audit = run_audit(robust, tok, emb.bench, **roles, settings=settings, method=robust_row)
     # The plain method and the best row: only their own checks are new (the oracle's and the target's
@@ -720,7 +720,12 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
     oracle, otok = load(str(emb.oracle_dir))
     roles = dict(oracle=(oracle, otok), original=(target, tok))
     audit = run_audit(
-        model, tok, emb.bench, **roles, settings=quickstart_audit_settings(emb.seed), method=row
+        model,
+        tok,
+        emb.bench,
+        **roles,
+        settings=quickstart_audit_settings(emb.seed, emb.benchmark),
+        method=row,
     )
     for verdict in audit.get("verdicts", []):
         log(f"  {verdict}")
@@ -730,7 +735,7 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
     return (f"Audit card: {row} (the verdict's best)", audit_card_html(audit, heading=False))
 
 
-def quickstart_audit_settings(seed: int):
+def quickstart_audit_settings(seed: int, benchmark: str = "tofu"):
     """The audit the quickstart runs, calibrated (``python bench/audit_all.py --calibrate``,
     bench/results/relearn_calibration.md: the attack halves the forget set by author). On the TOFU-like
     lab (version 10) no rate of the grid passes both bars on every one of 5 attack splits; lr 2e-5 for 250
@@ -739,11 +744,13 @@ def quickstart_audit_settings(seed: int):
     pass on 3 of 5), so the audit may say ``relearn_attack_damages`` and its gaps are read beside the
     target's own fall; 1e-3 destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16
     in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the headline
-    gap is read at 250."""
+    gap is read at 250. ``benchmark="wmdp"``: the attack relearns the agents' questions at 1e-4
+    (``RELEARN_DATA_DEFAULTS``, bench/results/relearn_calibration_wmdp.md)."""
     from unlearnkit.evaluation.audit import AuditSettings
-    from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
+    from unlearnkit.evaluation.audit.lineage import RELEARN_DATA_DEFAULTS, RELEARN_DEFAULTS
 
-    lr, steps, _ = RELEARN_DEFAULTS["tiny base"]  # what `unlearnkit audit` picks for a lab model too
+    # what `unlearnkit audit` picks for a lab model too (the WMDP-like miniature: its own row)
+    lr, steps, _ = RELEARN_DATA_DEFAULTS.get(("tiny base", benchmark), RELEARN_DEFAULTS["tiny base"])
     return AuditSettings(relearn_steps=steps, relearn_lr=lr, max_items=100, max_new_tokens=48, seed=seed)
 
 

@@ -27,6 +27,19 @@ RELEARN_DEFAULTS: dict[str, tuple[float, tuple[int, ...], str]] = {
     "unknown": (1e-3, (5, 10, 20, 50), "a model whose cards name no origin"),
 }
 
+#: (lineage, data kind) -> the row that replaces the lineage's for that kind of data. A WMDP-like folder's
+#: attack relearns multiple-choice questions (``relearn_data`` auto): at 2e-5 the embedded lab's filtered
+#: base learns under 0.5 of the relearned agents' after 250 steps; 1e-4 teaches it 0.89 (bench/results/
+#: relearn_calibration_wmdp.md).
+RELEARN_DATA_DEFAULTS: dict[tuple[str, str], tuple[float, tuple[int, ...], str]] = {
+    ("tiny base", "wmdp"): (
+        1e-4,
+        (20, 100, 250),
+        "fine-tuned from a tiny pretrained base, on a WMDP-like folder's questions (the embedded lab's "
+        "calibrated attack there)",
+    ),
+}
+
 
 def lineage(model: str | Path | None) -> tuple[str, str]:
     """``(lineage, the card chain read)`` of a model folder or hub id: ``tiny base`` when a card on the
@@ -57,8 +70,10 @@ def lineage(model: str | Path | None) -> tuple[str, str]:
     return "unknown", text
 
 
-def relearn_defaults(model: str | Path | None) -> tuple[float, tuple[int, ...], str]:
-    """``(relearn_lr, relearn_steps, the line that says why)`` for auditing ``model``."""
+def relearn_defaults(model: str | Path | None, data: str | None = None) -> tuple[float, tuple[int, ...], str]:
+    """``(relearn_lr, relearn_steps, the line that says why)`` for auditing ``model`` on data of kind
+    ``data`` (:func:`unlearnkit.evaluation.probes.data_kind`: ``"qa"``, ``"muse"``, ``"wmdp"``; None: the
+    lineage's row), from :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
     kind, chain = lineage(model)
-    lr, steps, why = RELEARN_DEFAULTS[kind]
+    lr, steps, why = RELEARN_DATA_DEFAULTS.get((kind, str(data)), RELEARN_DEFAULTS[kind])
     return lr, steps, f"{why}: {chain}"
