@@ -106,7 +106,8 @@ def audit(
     membership check needs ``holdout`` rows, the paraphrase probes ``paraphrased_question``).
     ``settings``: :class:`~unlearnkit.evaluation.audit.AuditSettings` fields with the command's defaults
     (``quant_bits=(8, 4)``, ``max_items=200``, ``max_new_tokens=64`` ...; ``relearn_lr`` and
-    ``relearn_steps`` by the model's lineage, as the command: :mod:`unlearnkit.evaluation.audit.lineage`). ``method`` names the audited model's role in the card.
+    ``relearn_steps`` by the model's lineage and the data's kind, as the command:
+    :mod:`unlearnkit.evaluation.audit.lineage`). ``method`` names the audited model's role in the card.
     """
     from unlearnkit.evaluation.audit import AuditSettings, run_audit
 
@@ -120,11 +121,13 @@ def audit(
         raise ArgumentError(
             f"audit(): unknown setting {unknown[0]!r}; the settings are {', '.join(sorted(known))}"
         )
+    bench, _ = benchmark_of(data, "data", columns)
     if "relearn_lr" not in settings or "relearn_steps" not in settings:
         from unlearnkit.api.unlearn import model_source
         from unlearnkit.evaluation.audit.lineage import relearn_defaults
+        from unlearnkit.evaluation.probes import data_kind
 
-        lr, steps, why = relearn_defaults(model_source(model, None))
+        lr, steps, why = relearn_defaults(model_source(model, None), data_kind(bench))
         chosen = {k: v for k, v in (("relearn_lr", lr), ("relearn_steps", steps)) if k not in settings}
         settings = {**settings, **chosen}
         if not quiet and settings["relearn_steps"]:
@@ -132,7 +135,6 @@ def audit(
             print(f"unlearnkit: note: relearning attack {said} for {why}", file=sys.stderr)
     with python_errors(FLAGS):
         st = AuditSettings(**settings, progress=not quiet)
-    bench, _ = benchmark_of(data, "data", columns)
     from unlearnkit.evaluation.audit.run import check_audit_data
 
     with python_errors(FLAGS):
