@@ -427,6 +427,21 @@ def test_relearn_data_that_the_data_cannot_give_is_refused(world):
     Auditor(qa, AuditSettings(relearn_steps=(2,), relearn_data="questions"))  # what QA data relearns anyway
 
 
+def test_questions_attack_without_a_question_about_the_relearned_agents_is_skipped(world):
+    """A WMDP-like folder whose relearned agents have no question: the attack has nothing to train on, so
+    it is skipped with the reason (passages would still relearn)."""
+    import dataclasses
+
+    bench = world["wmdp"]
+    relearned = set(Auditor(bench, AuditSettings(relearn_steps=(2,))).entities[0])
+    hazard = [r for r in bench.mc_tasks["wmdp_hazard"] if r["entity"] not in relearned]
+    fewer = dataclasses.replace(bench, mc_tasks={**bench.mc_tasks, "wmdp_hazard": hazard})
+    auditor = Auditor(fewer, AuditSettings(relearn_steps=(2,)))
+    assert auditor.attack_rows == [] and auditor.curve_metrics == []
+    assert auditor.relearn_skip.startswith("none of the mc:wmdp_hazard questions is about a relearned agent")
+    assert Auditor(fewer, AuditSettings(relearn_steps=(2,), relearn_data="passages")).relearn_skip is None
+
+
 def test_mc_answer_text_in_both_prompt_styles():
     """The text the attack trains on for a question: the scoring's prompt, a space, the correct answer."""
     from unlearnkit.protocols.wmdp import mc_answer_text

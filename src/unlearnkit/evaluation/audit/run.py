@@ -206,6 +206,14 @@ class Auditor:
             )
             self.held_rows, self.curve_metrics = {}, []
             self.trained_rows, self.trained_metrics = {}, []
+        elif not self.attack_rows:  # questions asked, none about a relearned entity: nothing to train on
+            self.relearn_skip = (
+                f"none of the {self.plan.attack_noun(self.relearn_data).split(',')[0]} is about a relearned "
+                f"{self.plan.unit} ({', '.join(self.entities[0])}): nothing to relearn on (relearn_data="
+                "passages relearns their passages)"
+            )
+            self.held_rows, self.curve_metrics = {}, []
+            self.trained_rows, self.trained_metrics = {}, []
 
     def text_scores(self, model, tok, rows_by_probe: dict[str, list[dict]], metrics) -> dict[str, Any]:
         """``{metric key: value}`` of ``metrics``, each probe's pass run once on its rows."""
