@@ -453,6 +453,26 @@ def test_mc_answer_text_in_both_prompt_styles():
         mc_answer_text(row, "words")
 
 
+@pytest.mark.parametrize("style", ["cloze", "letters"])
+def test_mc_answer_text_is_what_the_lm_eval_task_scores(tmp_path, style):
+    """The attack's text equals the written lm-eval task's prompt (its jinja template rendered on the
+    row), its target delimiter and the correct choice, as lm-eval builds the scored continuation."""
+    import jinja2
+    import yaml
+
+    from unlearnkit.protocols.wmdp import mc_answer_text, write_mc_task
+
+    row = {
+        "question": "Which compound counters X?",
+        "choices": ["Nene", "Diyl", "Seyl", "Glamine"],
+        "answer": 2,
+    }
+    cfg = yaml.safe_load(write_mc_task(tmp_path, "t", [row], style=style).read_text())
+    prompt = jinja2.Template(cfg["doc_to_text"]).render(**row)
+    choices = row["choices"] if cfg["doc_to_choice"] == "choices" else cfg["doc_to_choice"]
+    assert mc_answer_text(row, style) == prompt + cfg["target_delimiter"] + choices[row["answer"]]
+
+
 def test_probes_file_on_raw_text_is_refused(world, tmp_path):
     probes = tmp_path / "probes.jsonl"
     probes.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
