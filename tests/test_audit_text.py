@@ -498,6 +498,14 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
     assert printed.count("skipped") == (1 if folder == "muse" else 3)  # paraphrases; + MIA, quantisation
     md = (run["out"] / "audit.md").read_text()
     assert "![relearning curve](relearn_curve.png)" in md and "| 2 | " in md
+    # the verdict and the card name what the attack trained on (relearn_data auto)
+    trained_on = (
+        "forget articles"
+        if folder == "muse"
+        else "mc:wmdp_hazard questions (each with its correct answer, as the scoring reads it)"
+    )
+    assert f"relearning 2 steps on the {trained_on} of " in printed
+    assert trained_on in md
 
 
 # ------------------------------------------------------------------------------------------ continual

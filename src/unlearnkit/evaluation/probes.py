@@ -262,7 +262,7 @@ class TextRelearnPlan:
         if self.attack_data(data) == "passages":
             return f"forget {self.passages}"
         source = self.question_probe.source  # type: ignore[union-attr]
-        return f"{source} questions, each with its correct answer as the scoring reads it,"
+        return f"{source} questions (each with its correct answer, as the scoring reads it)"
 
     def attack_rows(self, bench: Any, entities: Sequence[str], data: str = "passages") -> list[dict]:
         """What the attack trains on about ``entities``, as raw ``text`` rows (every token a training

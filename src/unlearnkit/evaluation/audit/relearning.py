@@ -645,7 +645,7 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     head = plan.metric(plan.headline)
     n_held = len(a.held_rows.get(next(p.name for p in plan.probes if head in p.metrics), []))
     source = next(p.source for p in plan.probes if head in p.metrics)
-    what = f"relearning {k} steps on the forget {plan.passages} of {plural(len(relearned), plan.unit)}"
+    what = f"relearning {k} steps on the {plan.attack_noun(a.relearn_data)} of {plural(len(relearned), plan.unit)}"
     audited = _movement(measured["audited"]["relearn"], "0", k, head.key)
     base = measured.get("original", {}).get("relearn", {}).get("0", {}).get(head.key)
     share = ""

@@ -208,7 +208,7 @@ class Auditor:
             self.trained_rows, self.trained_metrics = {}, []
         elif not self.attack_rows:  # questions asked, none about a relearned entity: nothing to train on
             self.relearn_skip = (
-                f"none of the {self.plan.attack_noun(self.relearn_data).split(',')[0]} is about a relearned "
+                f"none of the {self.plan.attack_noun(self.relearn_data).split(' (')[0]} is about a relearned "
                 f"{self.plan.unit} ({', '.join(self.entities[0])}): nothing to relearn on (relearn_data="
                 "passages relearns their passages)"
             )
