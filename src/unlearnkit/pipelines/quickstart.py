@@ -747,10 +747,10 @@ def quickstart_audit_settings(seed: int, benchmark: str = "tofu"):
     gap is read at 250. ``benchmark="wmdp"``: the attack relearns the agents' questions at 1e-4
     (``RELEARN_DATA_DEFAULTS``, bench/results/relearn_calibration_wmdp.md)."""
     from unlearnkit.evaluation.audit import AuditSettings
-    from unlearnkit.evaluation.audit.lineage import RELEARN_DATA_DEFAULTS, RELEARN_DEFAULTS
+    from unlearnkit.evaluation.audit.lineage import default_row
 
     # what `unlearnkit audit` picks for a lab model too (the WMDP-like miniature: its own row)
-    lr, steps, _ = RELEARN_DATA_DEFAULTS.get(("tiny base", benchmark), RELEARN_DEFAULTS["tiny base"])
+    lr, steps, _ = default_row("tiny base", benchmark)
     return AuditSettings(relearn_steps=steps, relearn_lr=lr, max_items=100, max_new_tokens=48, seed=seed)
 
 

@@ -75,5 +75,11 @@ def relearn_defaults(model: str | Path | None, data: str | None = None) -> tuple
     ``data`` (:func:`unlearnkit.evaluation.probes.data_kind`: ``"qa"``, ``"muse"``, ``"wmdp"``; None: the
     lineage's row), from :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
     kind, chain = lineage(model)
-    lr, steps, why = RELEARN_DATA_DEFAULTS.get((kind, str(data)), RELEARN_DEFAULTS[kind])
+    lr, steps, why = default_row(kind, data)
     return lr, steps, f"{why}: {chain}"
+
+
+def default_row(kind: str, data: str | None = None) -> tuple[float, tuple[int, ...], str]:
+    """The ``(relearn_lr, relearn_steps, why)`` row of lineage ``kind`` on data of kind ``data``:
+    :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
+    return RELEARN_DATA_DEFAULTS.get((kind, str(data)), RELEARN_DEFAULTS[kind])
