@@ -312,6 +312,32 @@ def test_local_mc_task_accuracy_is_hand_worked(offline):
     assert "apply_chat_template=False" in details["prompt_format"]
 
 
+def test_lm_eval_scores_without_recording_the_environment(offline, monkeypatch):
+    """simple_evaluate's environment record (torch's collect_env, ``git describe``) is skipped while it
+    runs and restored after; the score is the hand-worked one of the test above."""
+    import lm_eval.evaluator as evaluator
+
+    stock = (evaluator.add_env_info, evaluator.get_git_commit_hash, evaluator.add_tokenizer_info)
+    seen = {}
+
+    def spy(*args, **kwargs):  # runs inside simple_evaluate, right after the environment record
+        seen["record"] = (evaluator.add_env_info, evaluator.get_git_commit_hash)
+        return stock[2](*args, **kwargs)
+
+    monkeypatch.setattr(evaluator, "add_tokenizer_info", spy)
+    rows = [
+        json.loads(x) for x in (FIXTURES / "lm_eval" / "unlearnkit_local_mc.jsonl").read_text().splitlines()
+    ]
+    tok = word_tokenizer([r["question"] + " " + " ".join(r["choices"]) for r in rows] + ["Answer: A B C D"])
+    accs, _ = lm_eval_accuracy(
+        bigram_model(tok, [["Answer:", "A"]]), tok, ["unlearnkit_local_mc"], include_path=FIXTURES / "lm_eval"
+    )
+    assert accs == {"unlearnkit_local_mc": pytest.approx(1 / 3)}
+    env, git = seen["record"]
+    assert env is not stock[0] and git is not stock[1] and git() is None and env({}) is None
+    assert (evaluator.add_env_info, evaluator.get_git_commit_hash) == stock[:2]  # restored
+
+
 def test_tiny_random_model_is_near_chance_through_write_mc_task(
     offline, tmp_path, tiny_random_llama, world_tokenizer
 ):

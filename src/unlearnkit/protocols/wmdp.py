@@ -26,6 +26,7 @@ WMDP paper; the choice is recorded in ``details["prompt_format"]``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -74,6 +75,34 @@ def _manager_for(tasks: Sequence[str], paths: tuple[str, ...]):
                 _task_manager.cache_clear()
     unknown = [t for t in tasks if t not in manager.all_tasks]
     raise UserError(f"unknown lm-eval task(s): {', '.join(unknown)} (add include_path for local tasks)")
+
+
+@contextlib.contextmanager
+def _no_environment_record():
+    """``simple_evaluate`` without its environment record.
+
+    After scoring, every ``simple_evaluate`` call records the environment into its result: torch's
+    ``collect_env`` (a ``pip list`` and other subprocesses) and ``git describe`` (which prints
+    ``fatal: not a git repository`` outside a checkout). On the miniature that is about half of a
+    WMDP-like evaluation's time, and the relearning curve evaluates at every point of every model. We
+    read only the scores, and our own provenance records the environment once per run; the scores are
+    untouched (tested).
+    """
+    import lm_eval.evaluator as evaluator
+
+    names = [n for n in ("add_env_info", "get_git_commit_hash") if hasattr(evaluator, n)]
+    stock = {n: getattr(evaluator, n) for n in names}
+    for n in names:
+        setattr(evaluator, n, _no_record)
+    try:
+        yield
+    finally:
+        for n, f in stock.items():
+            setattr(evaluator, n, f)
+
+
+def _no_record(*args: Any, **kwargs: Any) -> None:
+    return None
 
 
 def lm_eval_accuracy(
@@ -129,19 +158,20 @@ def lm_eval_accuracy(
         model.eval()
         lm = HFLM(pretrained=model, tokenizer=tokenizer, **hf_kwargs)
     try:
-        out = simple_evaluate(
-            model=lm,
-            tasks=list(tasks),
-            num_fewshot=num_fewshot,
-            limit=limit,
-            task_manager=manager,
-            log_samples=False,
-            bootstrap_iters=0,
-            random_seed=seed,
-            numpy_random_seed=seed,
-            torch_random_seed=seed,
-            fewshot_random_seed=seed,
-        )
+        with _no_environment_record():
+            out = simple_evaluate(
+                model=lm,
+                tasks=list(tasks),
+                num_fewshot=num_fewshot,
+                limit=limit,
+                task_manager=manager,
+                log_samples=False,
+                bootstrap_iters=0,
+                random_seed=seed,
+                numpy_random_seed=seed,
+                torch_random_seed=seed,
+                fewshot_random_seed=seed,
+            )
     finally:
         if not isinstance(model, str | Path):
             model.train(was_training)
