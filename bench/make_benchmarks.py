@@ -2,7 +2,7 @@
 
     python bench/make_benchmarks.py
 
-Order: quality and quality_rawtext (the miniatures first), NOTES.md, asu, tokenunlearn, audit, robustness, user_folder, sweep, speed, gpu. A missing section is
+Order: quality and quality_rawtext (the miniatures first), NOTES.md, asu, tokenunlearn, audit, robustness (TOFU-like, then WMDP-like), user_folder, sweep, speed, gpu. A missing section is
 listed as not yet run, never filled with numbers by hand.
 """
 
@@ -24,7 +24,8 @@ ORDER = [
     ("asu", "python bench/asu_sweep.py"),
     ("tokenunlearn", "python bench/token_ablation.py"),
     ("audit", "python bench/audit_all.py"),
-    ("robustness", "python bench/robustness.py"),
+    ("robustness", "python bench/robustness.py --benchmarks tofu"),
+    ("robustness_wmdp", "python bench/robustness.py --benchmarks wmdp"),
     ("user_folder", "python bench/user_folder.py"),
     ("sweep", "python bench/sweep.py"),
     ("speed", "python bench/speed.py"),
@@ -40,6 +41,7 @@ LAB_SECTIONS = (
     "tokenunlearn",
     "audit",
     "robustness",
+    "robustness_wmdp",
     "user_folder",
     "sweep",
 )

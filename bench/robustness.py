@@ -1,14 +1,18 @@
 """Robust forgetting on the miniatures, against the right baselines.
 
-    python bench/robustness.py                                  # TOFU-like and WMDP-like, seeds 0 1 2
+    python bench/robustness.py                                  # TOFU-like and WMDP-like, seeds 0-4
+    python bench/robustness.py --benchmarks wmdp                # one miniature (its own section)
     python bench/robustness.py --benchmarks tofu --seeds 0      # a reduced run
     python bench/robustness.py --seeds "tofu=0,1 wmdp=0"       # seeds per miniature
     python bench/robustness.py --report                         # re-assemble from the cached runs
-    python bench/robustness.py --markdown-only                  # the table again from robustness.json
+    python bench/robustness.py --markdown-only                  # the tables again from their .json
 
-Does the forgetting survive the audit's relearning attack (fine-tune a copy for 20 / 100 / 250 steps at lr
-2e-5 on half of the forget set, measure on the other half: TOFU-like, half the forget questions; WMDP-like,
-the passages of half the agents), and at what compute? Per miniature and seed
+Each miniature writes its own section (bench/results/robustness.md TOFU-like, robustness_wmdp.md
+WMDP-like), with its own provenance, so either can be re-run alone.
+
+Does the forgetting survive the audit's relearning attack (fine-tune a copy for 20 / 100 / 250 steps on
+half of the forget set, measure on the other half: TOFU-like, half the forget questions at lr 2e-5;
+WMDP-like, the questions about half the agents with their answers at lr 1e-4), and at what compute? Per miniature and seed
 (the seed varies the world, the base, target and oracle, the unlearning run and the attack's split):
 
 * the oracle (TOFU-like: the base fine-tuned on the retain authors; WMDP-like: the base pretrained
@@ -37,24 +41,23 @@ test version, so where a bar reads it, the line says so. Relearning is judged by
 WMDP-like: hazardous accuracy) and, for TOFU-like, ROUGE-L; the gap is audited minus oracle after the
 last attack step (``RELEARN_STEPS[-1]``).
 
-Why lr 2e-5 for 250 steps (the quickstart's audit, calibrated by ``python bench/audit_all.py
---calibrate``): an attack must be able to teach (the oracle, which never saw the forget set, learns >= 0.8
-of the facts of the half it is trained on) without damaging (the target keeps >= 0.9 of its fact recall
-on the held half). This table's attack halves the forget items at random (``relearn_split="item"``, the
-audit's default when it was measured; the audit now halves by author). On the TOFU-like lab (lab version
-10, seed 0, 5 attack splits halved by author, bench/results/relearn_calibration.md) lr 2e-5 x 250 steps
-passes both bars on 4 of the 5 splits and no setting of the grid passes on every one: the oracle learns
-0.8 of the trained half only about when the target starts losing its held half, at every rate from 5e-5
-to 1e-5. The table reports what the attack taught every row on its trained half (the oracle's is the
-calibration, per seed here), and the gaps are read beside the target's own fall, which the audit
-reports. WMDP-like: this table's attack relearns the agents' passages (``relearn_data="passages"``,
-pinned in ``Lab.relearn``), and no rate tried calibrates it (``python bench/audit_all.py --calibrate
---benchmark wmdp --relearn-data passages``, bench/results/relearn_calibration_wmdp_passages.md, lab
-version 10, 5 splits: after 250 steps the oracle's hazardous accuracy on the relearned agents' questions is 0.40 at 2e-5, 0.51 at 1e-4, 0.64 at
-1e-3 on the mean, under the 0.8 bar, while 1e-4 and 1e-3 already make the target lose held agents'
-answers, 80 % and 41 % kept at worst): learning multiple-choice answers from passages is slow for the
-miniature, so its gaps say less than the TOFU-like ones, and the gap after ``EARLY`` = 20 steps (2e-5)
-is read before the attack has taught anything (the oracle 0.29 there, near the 4-choice chance).
+Why these attacks (``python bench/audit_all.py --calibrate``): an attack must be able to teach (the
+oracle, which never saw the forget set, learns >= 0.8 of the facts of the half it is trained on) without
+damaging (the target keeps >= 0.9 of its fact recall on the held half). TOFU-like, lr 2e-5 for 250 steps
+(the quickstart's audit): this table's attack halves the forget items at random (``relearn_split="item"``,
+the audit's default when it was measured; the audit now halves by author). On the TOFU-like lab (lab
+version 10, seed 0, 5 attack splits halved by author, bench/results/relearn_calibration.md) lr 2e-5 x 250
+steps passes both bars on 4 of the 5 splits and no setting of the grid passes on every one: the oracle
+learns 0.8 of the trained half only about when the target starts losing its held half, at every rate
+from 5e-5 to 1e-5. The table reports what the attack taught every row on its trained half (the oracle's
+is the calibration, per seed here), and the gaps are read beside the target's own fall, which the audit
+reports. WMDP-like, lr 1e-4 for 250 steps on the multiple-choice questions about half the agents, each
+with its correct answer as the scoring reads it (``relearn_data="questions"``, the audit's default on
+such a folder; Deeb & Roger, arXiv 2410.08827): on 5 splits of lab version 10 it teaches the filtered
+base 0.89 of the relearned agents' questions and passes both bars on 3 of 5
+(bench/results/relearn_calibration_wmdp.md), where relearning their passages taught it under 0.65 at any
+rate tried (relearn_calibration_wmdp_passages.md; this section was measured with the passages before).
+The WMDP-like goal reads the gap after ``EARLY`` = 20 steps as well.
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
 only by the same commit, ``src/`` hash and settings (``_common.RunCache``); results are rewritten after
@@ -82,10 +85,16 @@ from unlearnkit.evaluation.audit.relearning import TRAINED  # noqa: E402
 from unlearnkit.pipelines.embedded import LAB_VERSION  # noqa: E402
 
 WORK = Path(".bench_work") / "robustness"
-NAME = "robustness"
-SEEDS = (0, 1, 2)
+# One result per miniature (BENCHMARKS.md sections), each with its own provenance: either re-runs alone.
+NAMES = {"tofu": "robustness", "wmdp": "robustness_wmdp"}
 RELEARN_STEPS = (20, 100, 250)  # the quickstart's audit: 250 is where the attack is calibrated
-RELEARN_LR = 2e-5  # see the module docstring: teaches the oracle without damaging the target
+# The attack per miniature (see the module docstring): the rate that teaches the oracle without damaging
+# the target on that miniature's data. TOFU-like: the forget items halved at random, as this table was
+# measured; WMDP-like: the audit's default on such a folder (its agents' questions, halved by agent).
+RELEARN = {
+    "tofu": {"relearn_lr": 2e-5, "relearn_split": "item", "relearn_data": "auto"},
+    "wmdp": {"relearn_lr": 1e-4, "relearn_split": "entity", "relearn_data": "questions"},
+}
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
 EARLY = "20"  # and after 20 steps, where the WMDP-like goal is stated
 # The goals ("where we want to get"): (max gap, min utility ratio, max compute fraction, step)
@@ -169,20 +178,12 @@ class Lab:
         """The audit's relearning curve of ``model`` (the audit's own settings, this seed's split)."""
         from unlearnkit.evaluation.audit import AuditSettings, run_audit
 
-        # relearn_split="item": the attack this table was measured with (5 seeds at d3d918d, ~5 h of the
-        # TOFU-like configurations on 2 cores); the audit's default now halves by author, which keeps the
-        # target's held facts better (bench/results/relearn_calibration.md); re-running this table with
-        # it is left to a session with the hours. WMDP-like passages were always halved by agent, and
-        # relearned as passages (relearn_data="passages"): the audit now relearns a WMDP-like folder's
-        # questions, which teach where the passages do not (bench/results/relearn_calibration_wmdp.md).
+        # TOFU-like relearn_split="item": the attack the TOFU-like table was measured with (~4 h of its
+        # configurations on 2 cores); the audit's default now halves by author, which keeps the target's
+        # held facts better (bench/results/relearn_calibration.md); re-running that table with it is left
+        # to a session with the hours.
         st = AuditSettings(
-            relearn_steps=RELEARN_STEPS,
-            relearn_lr=RELEARN_LR,
-            relearn_split="item",
-            relearn_data="passages" if self.benchmark == "wmdp" else "auto",
-            quant_bits=(),
-            seed=self.seed,
-            **EVAL,
+            relearn_steps=RELEARN_STEPS, quant_bits=(), seed=self.seed, **RELEARN[self.benchmark], **EVAL
         )
         audit = run_audit(model, tok, self.emb.bench, settings=st)
         measured = audit["measured"]["audited"]
@@ -406,7 +407,7 @@ def run_settings(benchmark: str, cfg: str, seed: int) -> dict:
         "seed": seed,
         "eval": EVAL,
         "relearn_steps": list(RELEARN_STEPS),
-        "relearn_lr": RELEARN_LR,
+        "relearn": RELEARN[benchmark],
         "embedded": embedded_settings(argparse.Namespace(seed=seed), **EVAL),
         # every model measured on both halves (cut with the seed): choices read selection, rows test
         "halves": {"split_seed": seed, "choose_on": "selection", "report_on": "test"},
@@ -774,18 +775,50 @@ def best_rho_line(benchmark: str, table: dict[str, dict], sam: list[str], plain:
     return head + f"rho {best.split('+sam')[1]}, gap {g:+.3f} vs plain's {g0:+.3f}: {verdict}."
 
 
-def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, list[int]]) -> str:
-    said = "; ".join(f"{b}: {', '.join(map(str, v))}" for b, v in seeds.items())
+def attack_of(settings: dict, benchmark: str) -> dict:
+    """The attack a result's ``settings`` record for ``benchmark`` (results from before the attack was
+    recorded per miniature: one lr, the TOFU-like items halved, the WMDP-like passages relearned)."""
+    if benchmark in (settings.get("relearn") or {}):
+        return settings["relearn"][benchmark]
+    old = {"tofu": ("item", "auto"), "wmdp": ("entity", "passages")}[benchmark]
+    return {"relearn_lr": settings["relearn_lr"], "relearn_split": old[0], "relearn_data": old[1]}
+
+
+def attack_words(benchmark: str, attack: dict) -> str:
+    """The attack in words, for the table's header."""
+    if benchmark == "tofu":
+        how = "the forget items halved at random (`relearn_split` item, not by author as the audit now halves them)"
+    elif attack.get("relearn_data") == "passages":
+        how = (
+            "the passages of half the agents (`relearn_data` passages, which do not teach the filtered base: "
+            "bench/results/relearn_calibration_wmdp_passages.md)"
+        )
+    else:
+        how = (
+            "the multiple-choice questions about half the agents, each with its correct answer (`relearn_data` "
+            "questions, the audit's default on a WMDP-like folder: bench/results/relearn_calibration_wmdp.md)"
+        )
+    return f"lr {attack['relearn_lr']:g}, trained on {how}"
+
+
+TITLES = {
+    "tofu": ("Robust forgetting, against the right baselines", "TOFU-like (fact recall, ROUGE-L)"),
+    "wmdp": ("Robust forgetting, WMDP-like", "WMDP-like (hazardous accuracy)"),
+}
+
+
+def markdown(benchmark: str, runs: dict[int, dict[str, dict]], seeds: list[int], attack: dict) -> str:
+    """One miniature's section: its table over ``seeds`` and what the numbers say."""
+    heading, title = TITLES[benchmark]
     lines = [
-        "## Robust forgetting, against the right baselines",
+        f"## {heading}",
         "",
-        f"Each configuration per miniature over seeds ({said}; the seed varies the world, base, target, oracle, unlearning, the attack's split and the halves): compute "
+        f"Each configuration over seeds {', '.join(map(str, seeds))} (the seed varies the world, base, target, "
+        "oracle, unlearning, the attack's split and the halves): compute "
         "as a fraction of the oracle's training (UNDO: to reach 0.95x the oracle's utility on the selection "
         "half, else its last checkpoint), utility and the forget-side score on the test half (whole "
         "entities no stop rule or bar has read), the relearning gap after "
-        f"{HEADLINE} attack steps at lr "
-        f"{RELEARN_LR:g} (TOFU-like: the forget items halved at random, `relearn_split` item, not by author "
-        "as the audit now halves them; WMDP-like: by agent) (audited minus "
+        f"{HEADLINE} attack steps ({attack_words(benchmark, attack)}) (audited minus "
         "oracle; fact-level first), the same score on the half the attack trained on (what it taught; the "
         "oracle's is the attack's calibration, 0.8 the bar), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
         "training stopped at fraction f of its compute (the same-compute retrain). Mean ± sd. **Bold**: on "
@@ -793,33 +826,29 @@ def markdown(results: dict[str, dict[int, dict[str, dict]]], seeds: dict[str, li
         "oracle's utility.",
         "",
     ]
-    for benchmark, runs in results.items():
-        table = rows_of(benchmark, runs)
-        if "oracle" not in table:
-            continue
-        keys = relearn_keys(benchmark)
-        front = pareto(table, keys[0])
-        title = (
-            "TOFU-like (fact recall, ROUGE-L)" if benchmark == "tofu" else "WMDP-like (hazardous accuracy)"
+    table = rows_of(benchmark, runs)
+    if "oracle" not in table:
+        return "\n".join([*lines, "No seed has finished its oracle yet.", ""])
+    keys = relearn_keys(benchmark)
+    front = pareto(table, keys[0])
+    lines += [
+        f"### {title}",
+        "",
+        "| configuration | compute / oracle | utility (test) | forget side (test) | "
+        + " | ".join(f"gap {k} @{HEADLINE}" for k in keys)
+        + f" | gap {keys[0]} @{EARLY} | trained half {keys[0]} @{HEADLINE} | MIA AUC |",
+        "|---|---:|---:|---:|" + "---:|" * len(keys) + "---:|---:|---:|",
+    ]
+    for cfg, r in table.items():
+        name = f"**{cfg}**" if cfg in front else cfg
+        lines.append(
+            f"| {name} | {_fmt(r.get('compute_fraction'))} | {_fmt(r.get('utility'))} | {_fmt(r.get('forget'))} | "
+            + " | ".join(_fmt(r.get(f"gap_{k}")) for k in keys)
+            + f" | {_fmt(r.get(f'gap{EARLY}_{keys[0]}'))}"
+            + f" | {_fmt(r.get('trained'))}"
+            + f" | {_fmt(r.get('mia'))} |"
         )
-        lines += [
-            f"### {title}",
-            "",
-            "| configuration | compute / oracle | utility (test) | forget side (test) | "
-            + " | ".join(f"gap {k} @{HEADLINE}" for k in keys)
-            + f" | gap {keys[0]} @{EARLY} | trained half {keys[0]} @{HEADLINE} | MIA AUC |",
-            "|---|---:|---:|---:|" + "---:|" * len(keys) + "---:|---:|---:|",
-        ]
-        for cfg, r in table.items():
-            name = f"**{cfg}**" if cfg in front else cfg
-            lines.append(
-                f"| {name} | {_fmt(r.get('compute_fraction'))} | {_fmt(r.get('utility'))} | {_fmt(r.get('forget'))} | "
-                + " | ".join(_fmt(r.get(f"gap_{k}")) for k in keys)
-                + f" | {_fmt(r.get(f'gap{EARLY}_{keys[0]}'))}"
-                + f" | {_fmt(r.get('trained'))}"
-                + f" | {_fmt(r.get('mia'))} |"
-            )
-        lines += ["", *(f"- {s}" for s in statements(benchmark, table)), ""]
+    lines += ["", *(f"- {s}" for s in statements(benchmark, table)), ""]
     return "\n".join(lines)
 
 
@@ -831,21 +860,33 @@ def parse_seeds(text: str, benchmarks: list[str]) -> dict[str, list[int]]:
     return {b: [int(x) for x in given[b].split(",")] for b in benchmarks if b in given}
 
 
+def command(benchmark: str, seeds: list[int]) -> str:
+    """The command that measures one miniature's section again."""
+    return f"python bench/robustness.py --benchmarks {benchmark} --seeds {','.join(map(str, seeds))}"
+
+
 def rerender() -> int:
-    """The table and statements again from the stored numbers: the runs' provenance (their commit) is
-    kept, the reading (rows, frontier, verdicts) is this code's."""
-    data = json.loads((RESULTS / f"{NAME}.json").read_text(encoding="utf-8"))
-    made = data.pop("provenance")
-    seeds = {b: [int(s) for s in v] for b, v in made["settings"]["seeds"].items()}
-    results = {b: {int(s): runs for s, runs in data[b].items()} for b in seeds}
-    write_result(NAME, markdown(results, seeds), results, "python bench/robustness.py", made=made)
+    """Every miniature's table and statements again from its stored numbers: the runs' provenance (their
+    commit) is kept, the reading (rows, frontier, verdicts) is this code's."""
+    for benchmark, name in NAMES.items():
+        path = RESULTS / f"{name}.json"
+        if not path.is_file():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        made = data.pop("provenance")
+        seeds = [int(s) for s in made["settings"]["seeds"][benchmark]]
+        runs = {int(s): r for s, r in data[benchmark].items()}
+        text = markdown(benchmark, runs, seeds, attack_of(made["settings"], benchmark))
+        write_result(name, text, {benchmark: runs}, command(benchmark, seeds), made=made)
     return 0
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--benchmarks", default="tofu,wmdp")
-    p.add_argument("--seeds", default="0,1,2", help='"0,1,2" for every benchmark, or "tofu=0,1 wmdp=0"')
+    p.add_argument(
+        "--seeds", default="0,1,2,3,4", help='"0,1,2,3,4" for every benchmark, or "tofu=0,1 wmdp=0"'
+    )
     p.add_argument("--only", default=None, help="only these configurations (comma-separated)")
     p.add_argument("--cache-dir", default=str(WORK / "cache"))
     p.add_argument("--threads", type=int, default=2)
@@ -853,7 +894,7 @@ def main() -> int:
     p.add_argument(
         "--markdown-only",
         action="store_true",
-        help=f"rewrite bench/results/{NAME}.md from {NAME}.json with this code's reading (its provenance kept)",
+        help="rewrite each bench/results/robustness*.md from its .json with this code's reading (provenance kept)",
     )
     args = p.parse_args()
     if args.markdown_only:
@@ -861,17 +902,19 @@ def main() -> int:
     benchmarks = [b for b in args.benchmarks.split(",") if b]
     seeds = parse_seeds(args.seeds, benchmarks)
     results: dict[str, dict[int, dict[str, dict]]] = {b: {} for b in seeds}
-    settings = {
-        "seeds": seeds,
-        "benchmarks": list(seeds),
-        "eval": EVAL,
-        "relearn_steps": list(RELEARN_STEPS),
-        "relearn_lr": RELEARN_LR,
-        "lab_version": LAB_VERSION,  # BENCHMARKS.md marks the section stale when the lab moves on
-    }
 
     def save() -> None:
-        write_result(NAME, markdown(results, seeds), results, "python bench/robustness.py", settings)
+        for b in seeds:
+            settings = {
+                "seeds": {b: seeds[b]},
+                "benchmarks": [b],
+                "eval": EVAL,
+                "relearn_steps": list(RELEARN_STEPS),
+                "relearn": {b: RELEARN[b]},
+                "lab_version": LAB_VERSION,  # BENCHMARKS.md marks the section stale when the lab moves on
+            }
+            text = markdown(b, results[b], seeds[b], RELEARN[b])
+            write_result(NAMES[b], text, {b: results[b]}, command(b, seeds[b]), settings)
 
     # seed-major: every miniature's first seed before any second seed, so a cut-short run covers both
     order = sorted(

@@ -456,7 +456,7 @@ def test_markdown_bolds_the_frontier_and_writes_the_statements():
             1: {"oracle": oracle, "npo": run(0.47, 0.58, 0.15, 0.35, 0.20, 0.55)},
         }
     }
-    text = rb.markdown(results, {"tofu": [0, 1]})
+    text = rb.markdown("tofu", results["tofu"], [0, 1], rb.RELEARN["tofu"])
     assert "| configuration | compute / oracle | utility (test) | forget side (test) |" in text
     # npo over two seeds: compute 0.15 ± 0.071, utility 0.480 ± 0.014, gap 0.05; on the frontier
     # (the oracle at 1.0x with gap 0 and MIA 0.5 is not dominated either: npo's MIA is 0.55)
@@ -487,7 +487,7 @@ def test_every_row_reports_what_the_attack_taught_beside_its_gap_and_mia():
         rb.trained(oracle, "fact_recall") == 0.80
         and rb.trained(run(0.5, 0.6, 0.1, 0.3, 1.0, 0.5), "fact_recall") is None
     )
-    text = rb.markdown(results, {"tofu": [0, 1]})
+    text = rb.markdown("tofu", results["tofu"], [0, 1], rb.RELEARN["tofu"])
     assert f"| trained half fact_recall @{rb.HEADLINE} | MIA AUC |" in text
     npo = next(line for line in text.splitlines() if line.startswith("| **npo**") or line.startswith("| npo"))
     assert npo.endswith("| 0.650 ± 0.071 (n=2) | 0.550 ± 0.000 (n=2) |"), npo
@@ -523,7 +523,7 @@ def test_markdown_only_rewrites_the_table_from_the_stored_numbers_keeping_their_
         "commit": "abc123" * 6 + "abcd",
         "src_dirty": False,
         "src_sha256": "f" * 64,
-        "settings": {"seeds": {"tofu": [0, 1]}},
+        "settings": {"seeds": {"tofu": [0, 1]}, "relearn": {"tofu": rb.RELEARN["tofu"]}},
         "machine": {
             "platform": "x",
             "machine": "x86_64",
@@ -547,3 +547,61 @@ def test_markdown_only_rewrites_the_table_from_the_stored_numbers_keeping_their_
     assert "commit abc123abc1" in text and "on 2026-01-01" in text
     assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text
     assert json.loads((tmp_path / "robustness.json").read_text())["provenance"] == made
+
+
+def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenance(monkeypatch, tmp_path):
+    """A run of both miniatures writes robustness.md (TOFU-like) and robustness_wmdp.md (WMDP-like),
+    each recording only its own seeds and attack, so either re-runs alone; the header names the attack
+    (the WMDP-like one relearns the agents' questions at the audit's default rate for such a folder)."""
+    import _common
+
+    from unlearnkit.evaluation.audit.lineage import default_row
+
+    assert rb.RELEARN["wmdp"]["relearn_lr"] == default_row("tiny base", "wmdp")[0]
+    assert rb.RELEARN["wmdp"]["relearn_data"] == "questions" and rb.RELEARN["tofu"]["relearn_lr"] == 2e-5
+
+    class FakeLab:
+        def __init__(self, benchmark, seed, cache, threads):
+            self.benchmark, self.seed = benchmark, seed
+
+    def fake_run(lab, cfg, oracle=None):
+        out = run(0.50, 0.60, 0.10, 0.30, 1.0 if cfg == "oracle" else 0.1, 0.5)
+        if lab.benchmark == "wmdp":  # its utility, forget side and fact-level relearning keys
+            out["metrics"] = {"mmlu_general_acc": 0.5, "wmdp_hazard_acc": 0.3}
+            out["selection_metrics"] = {"mmlu_general_acc": 0.6}
+            out["relearn"]["curve"] = {
+                k: {"hazard_acc": v["fact_recall"]} for k, v in out["relearn"]["curve"].items()
+            }
+        return out
+
+    monkeypatch.setattr(_common, "RESULTS", tmp_path)
+    monkeypatch.setattr(rb, "RESULTS", tmp_path)
+    monkeypatch.setattr(rb, "Lab", FakeLab)
+    monkeypatch.setattr(rb, "cached_or_run", fake_run)
+    monkeypatch.setattr(sys, "argv", ["robustness.py", "--seeds", "tofu=0 wmdp=1,2", "--only", "npo"])
+    assert rb.main() == 0
+    tofu, wmdp = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("robustness", "robustness_wmdp"))
+    assert set(tofu) == {"tofu", "provenance"} and set(wmdp) == {"wmdp", "provenance"}
+    assert tofu["provenance"]["settings"]["seeds"] == {"tofu": [0]}
+    assert wmdp["provenance"]["settings"]["relearn"] == {"wmdp": rb.RELEARN["wmdp"]}
+    text = (tmp_path / "robustness_wmdp.md").read_text()
+    assert "python bench/robustness.py --benchmarks wmdp --seeds 1,2" in text
+    assert (
+        "## Robust forgetting, WMDP-like" in text
+        and "lr 0.0001, trained on the multiple-choice questions" in text
+    )
+    assert (
+        "lr 2e-05, trained on the forget items halved at random" in (tmp_path / "robustness.md").read_text()
+    )
+
+
+def test_a_result_from_before_the_attack_was_recorded_per_miniature_says_what_it_relearned():
+    """The stored settings of the first five-seed table had one lr and relearned WMDP-like passages."""
+    old = {"relearn_lr": 2e-5}
+    assert rb.attack_of(old, "wmdp") == {
+        "relearn_lr": 2e-5,
+        "relearn_split": "entity",
+        "relearn_data": "passages",
+    }
+    assert "the passages of half the agents" in rb.attack_words("wmdp", rb.attack_of(old, "wmdp"))
+    assert rb.attack_of({"relearn": {"wmdp": rb.RELEARN["wmdp"]}}, "wmdp") == rb.RELEARN["wmdp"]
