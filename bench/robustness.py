@@ -780,7 +780,7 @@ def attack_of(settings: dict, benchmark: str) -> dict:
     recorded per miniature: one lr, the TOFU-like items halved, the WMDP-like passages relearned)."""
     if benchmark in (settings.get("relearn") or {}):
         return settings["relearn"][benchmark]
-    old = {"tofu": ("item", "auto"), "wmdp": ("entity", "passages")}[benchmark]
+    old = {"tofu": ("item", "auto"), "wmdp": ("item", "passages")}[benchmark]  # as Lab.relearn passed them
     return {"relearn_lr": settings["relearn_lr"], "relearn_split": old[0], "relearn_data": old[1]}
 
 
@@ -823,7 +823,13 @@ def markdown(benchmark: str, runs: dict[int, dict[str, dict]], seeds: list[int],
         "oracle's is the attack's calibration, 0.8 the bar), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
         "training stopped at fraction f of its compute (the same-compute retrain). Mean ± sd. **Bold**: on "
         "the frontier of compute, fact-level gap and |MIA - 0.5| among configurations keeping 0.95x the "
-        "oracle's utility.",
+        "oracle's utility."
+        + (
+            " No MIA on this miniature: membership inference needs non-member texts of the forget set's "
+            "kind, and a WMDP-like folder holds no held-out hazardous passages (the audit says so)."
+            if benchmark == "wmdp"
+            else ""
+        ),
         "",
     ]
     table = rows_of(benchmark, runs)

@@ -590,6 +590,8 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
         "## Robust forgetting, WMDP-like" in text
         and "lr 0.0001, trained on the multiple-choice questions" in text
     )
+    assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text  # seeds 1 and 2 only
+    assert "No MIA on this miniature" in text and "No MIA" not in (tmp_path / "robustness.md").read_text()
     assert (
         "lr 2e-05, trained on the forget items halved at random" in (tmp_path / "robustness.md").read_text()
     )
@@ -600,7 +602,7 @@ def test_a_result_from_before_the_attack_was_recorded_per_miniature_says_what_it
     old = {"relearn_lr": 2e-5}
     assert rb.attack_of(old, "wmdp") == {
         "relearn_lr": 2e-5,
-        "relearn_split": "entity",
+        "relearn_split": "item",
         "relearn_data": "passages",
     }
     assert "the passages of half the agents" in rb.attack_words("wmdp", rb.attack_of(old, "wmdp"))

@@ -26,7 +26,8 @@ class AuditSettings:
     rate from 5e-5 to 1e-5 passes both bars on every attack split there (halved by author: 2e-5 for 250
     steps passes both on 4 of 5 splits, the target keeping 86 % of its held facts on the worst; ``python
     bench/audit_all.py --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps,
-    which teaches and damages least.
+    which teaches and damages least, and 1e-4 on a WMDP-like folder's questions (``lineage``,
+    bench/results/relearn_calibration_wmdp.md).
     Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
     calibration."""
 
