@@ -129,17 +129,48 @@ def machine() -> dict[str, Any]:
     }
 
 
+# The packages whose versions move the numbers: the same code (8742155) and cached lab gave the MUSE-like
+# miniature's GD a VerbMem of 0.629 in the install that measured quality_rawtext.md and 0.636 in a later
+# one. Recorded with every result, and a cached run is reused only under the same versions.
+NUMERIC_PACKAGES = (
+    "torch",
+    "transformers",
+    "accelerate",
+    "peft",
+    "tokenizers",
+    "datasets",
+    "numpy",
+    "scipy",
+    "rouge-score",
+    "lm-eval",
+)
+
+
+def packages() -> dict[str, str | None]:
+    """``{distribution: installed version}`` of :data:`NUMERIC_PACKAGES` (None: not installed)."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in NUMERIC_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def _plain(settings: dict[str, Any] | None) -> dict[str, Any]:
     """``settings`` as JSON would give them back (tuples as lists, keys as strings): comparable."""
     return json.loads(json.dumps(settings or {}, sort_keys=True, default=str))
 
 
 def provenance(settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What produced a result: code version, the settings, the machine and the date."""
+    """What produced a result: code version, the settings, the machine, the packages and the date."""
     return {
         **code_version(),
         "settings": _plain(settings),
         "machine": machine(),
+        "packages": packages(),
         "date": time.strftime("%Y-%m-%d"),
     }
 
@@ -168,8 +199,8 @@ def unrecorded(date: str = "?") -> dict[str, Any]:
 def matches(
     stored: dict[str, Any] | None, settings: dict[str, Any] | None, keys: tuple[str, ...] | None = None
 ) -> bool:
-    """A stored provenance is the current code's (commit and src/ hash) with these settings (only the
-    ``keys`` of them, when given)."""
+    """A stored provenance is the current code's (commit and src/ hash) and packages' (a provenance from
+    before they were recorded never matches) with these settings (only the ``keys`` of them, when given)."""
     if not isinstance(stored, dict):
         return False
     now = code_version()
@@ -180,6 +211,7 @@ def matches(
         stored.get("commit") == now["commit"]
         and now["commit"] != "unknown"
         and stored.get("src_sha256") == now["src_sha256"]
+        and stored.get("packages") == packages()
         and have == want
     )
 
@@ -192,7 +224,9 @@ def describe(settings: dict[str, Any] | None, made: dict[str, Any] | None = None
     if v["commit"] == "not recorded":
         return "; ".join([*parts, "machine and code not recorded (made before provenance was kept)"])
     hw = f"{m['cpus']}-CPU {m['machine']}" + (f", {m['cuda']}" if m["cuda"] else "")
-    parts.append(f"{hw}, torch {m['torch']}, {m['threads']} threads")
+    versions = (made or {"packages": packages()}).get("packages") or {}
+    stack = "".join(f", {k} {versions[k]}" for k in ("transformers",) if versions.get(k))
+    parts.append(f"{hw}, torch {m['torch']}{stack}, {m['threads']} threads")
     parts.append(f"commit {v['commit'][:10]}{' + uncommitted src/' if v['src_dirty'] else ''}")
     parts.append(f"src sha256 {v['src_sha256'][:12]}")
     return "; ".join(parts)

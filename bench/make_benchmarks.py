@@ -149,7 +149,9 @@ def render() -> str:
         "section); `python bench/make_benchmarks.py` assembles this file. Each section says under its title "
         "what it is: its seeds, items and world, the machine, and the code that produced it (commit and a "
         "hash of `src/`; `bench/results/<name>.json` keeps the same as `provenance`, with a hash of the swept "
-        "recipes the quickstart's methods train with). A section without that line predates the record; one "
+        "recipes the quickstart's methods train with and, since 2026-12-06, the versions of the numeric "
+        "packages: the same code gave other numbers under other versions, so rerun a section in the "
+        "versions it records to compare). A section without that line predates the record; one "
         "measured on another lab, or with other swept recipes than ship now, says so under its title. The "
         "embedded world is tiny: read the numbers as behaviour, not as paper results.",
         "",

@@ -26,6 +26,9 @@ def test_provenance_names_the_commit_the_src_hash_the_settings_and_the_machine(c
     assert len(info["commit"]) == 40 and len(info["src_sha256"]) == 64
     assert info["settings"] == {"max_items": 100, "seeds": [0, 1]}
     assert info["machine"]["cpus"] and info["machine"]["torch"]
+    # the numeric stack's versions: the same code gave other numbers under other versions
+    assert set(info["packages"]) == set(common.NUMERIC_PACKAGES) and info["packages"]["transformers"]
+    assert info["packages"]["torch"] == info["machine"]["torch"]
     # the src/ hash is of the files' content: any change to any file under src/ changes it
     assert common.src_sha256() == common.code_version()["src_sha256"]
 
@@ -37,10 +40,16 @@ def test_a_cached_run_is_reused_only_when_commit_src_hash_and_settings_all_match
     assert cache.get("npo__s1", settings) == {"metric": 0.5}
     assert cache.get("npo__s1", {"config": "npo", "seed": 2}) is None  # other settings
     stored = json.loads(cache.path("npo__s1").read_text())
-    for key, other in (("commit", "0" * 40), ("src_sha256", "f" * 64)):
+    newer = {**stored["provenance"]["packages"], "transformers": "99.0"}
+    for key, other in (
+        ("commit", "0" * 40),
+        ("src_sha256", "f" * 64),
+        ("packages", newer),
+        ("packages", None),
+    ):
         changed = {**stored, "provenance": {**stored["provenance"], key: other}}
         cache.path("npo__s1").write_text(json.dumps(changed))
-        assert cache.get("npo__s1", settings) is None, key  # other code
+        assert cache.get("npo__s1", settings) is None, key  # other code, other packages, or unrecorded
     cache.path("npo__s1").write_text(json.dumps({"metric": 0.5}))  # a file from before provenance
     assert cache.get("npo__s1", settings) is None
 
@@ -53,6 +62,9 @@ def test_result_files_carry_provenance_and_say_what_they_are_under_the_title(com
     assert lines[1] == "## Demo" and lines[3].startswith("_Produced by `python bench/demo.py`")
     assert "seeds 0, 1, 2" in lines[3] and "max items 100" in lines[3] and "commit " in lines[3]
     assert "-CPU" in lines[3] and "torch" in lines[3]
+    from importlib import metadata
+
+    assert f"transformers {metadata.version('transformers')}" in lines[3]
     data = json.loads((common.RESULTS / "demo.json").read_text())
     assert data["row"] == 1 and data["provenance"]["settings"] == settings
     assert common.previous("demo", settings) == {"row": 1}  # kept rows come back without provenance
