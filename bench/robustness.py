@@ -896,7 +896,11 @@ def main() -> int:
     p.add_argument("--only", default=None, help="only these configurations (comma-separated)")
     p.add_argument("--cache-dir", default=str(WORK / "cache"))
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--report", action="store_true", help="only re-assemble from cached runs")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="only re-assemble from cached runs (give the --threads they ran with: the record names it)",
+    )
     p.add_argument(
         "--markdown-only",
         action="store_true",
@@ -905,6 +909,7 @@ def main() -> int:
     args = p.parse_args()
     if args.markdown_only:
         return rerender()
+    torch.set_num_threads(args.threads)  # what every record says, --report's included
     benchmarks = [b for b in args.benchmarks.split(",") if b]
     seeds = parse_seeds(args.seeds, benchmarks)
     results: dict[str, dict[int, dict[str, dict]]] = {b: {} for b in seeds}

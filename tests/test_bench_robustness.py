@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -578,12 +579,18 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
     monkeypatch.setattr(rb, "RESULTS", tmp_path)
     monkeypatch.setattr(rb, "Lab", FakeLab)
     monkeypatch.setattr(rb, "cached_or_run", fake_run)
-    monkeypatch.setattr(sys, "argv", ["robustness.py", "--seeds", "tofu=0 wmdp=1,2", "--only", "npo"])
-    assert rb.main() == 0
+    argv = ["robustness.py", "--seeds", "tofu=0 wmdp=1,2", "--only", "npo", "--threads", "3"]
+    monkeypatch.setattr(sys, "argv", argv)
+    threads = torch.get_num_threads()
+    try:
+        assert rb.main() == 0
+    finally:
+        torch.set_num_threads(threads)
     tofu, wmdp = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("robustness", "robustness_wmdp"))
     assert set(tofu) == {"tofu", "provenance"} and set(wmdp) == {"wmdp", "provenance"}
     assert tofu["provenance"]["settings"]["seeds"] == {"tofu": [0]}
     assert wmdp["provenance"]["settings"]["relearn"] == {"wmdp": rb.RELEARN["wmdp"]}
+    assert wmdp["provenance"]["machine"]["threads"] == 3  # the --threads given, not the machine's default
     text = (tmp_path / "robustness_wmdp.md").read_text()
     assert "python bench/robustness.py --benchmarks wmdp --seeds 1,2" in text
     assert (
