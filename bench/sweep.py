@@ -38,6 +38,7 @@ from _common import (  # noqa: E402
     RESULTS,
     code_version,
     matches,
+    packages,
     paired,
     provenance,
     unrecorded,
@@ -401,19 +402,22 @@ def _recorded(args, method: str) -> str | None:
 
 
 def check_work(folder: Path, settings: dict) -> None:
-    """A sweep folder resumes only under the code that started it (commit and src/ hash): trials of
-    two code versions must not mix in one study. The provenance is recorded beside the folder when it
-    starts (``<method>.provenance.json``): inside it, ``unlearnkit sweep`` would refuse a folder that
-    holds something but no sweep."""
+    """A sweep folder resumes only under the code and packages that started it (commit, src/ hash and
+    the numeric packages' versions): trials of two code versions or installs must not mix in one study.
+    The provenance is recorded beside the folder when it starts (``<method>.provenance.json``): inside
+    it, ``unlearnkit sweep`` would refuse a folder that holds something but no sweep."""
     path = folder.parent / f"{folder.name}.provenance.json"
     if path.is_file():
         stored = json.loads(path.read_text(encoding="utf-8"))
         if not matches(stored, settings):
+            now, was = packages(), stored.get("packages") or {}
+            moved = [f"{k} {was.get(k, '?')} -> {v}" for k, v in now.items() if was.get(k) != v]
             raise SystemExit(
                 f"{folder} was started by commit {stored.get('commit', '?')[:10]} (src sha256 "
                 f"{stored.get('src_sha256', '?')[:12]}); this is {code_version()['commit'][:10]} "
-                f"({code_version()['src_sha256'][:12]}), or other settings: pass a new --work, or remove "
-                "the folder to start over"
+                f"({code_version()['src_sha256'][:12]})"
+                + (f", with other packages ({', '.join(moved)})" if moved else "")
+                + ", or other settings: pass a new --work, or remove the folder to start over"
             )
         return
     folder.parent.mkdir(parents=True, exist_ok=True)

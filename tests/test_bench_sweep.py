@@ -284,3 +284,18 @@ def test_a_resumed_study_reports_its_trials_time_not_the_reload(tmp_path):
     earlier = {"sweep_minutes": 0.05, "resumed_from": {"commit": "abc1234", "sweep_minutes": 10.53}}
     assert bench_sweep.sweep_time(earlier).startswith("in 10.5 min (the run recorded in commit abc1234;")
     assert bench_sweep.sweep_time({"sweep_minutes": 7.19}) == "in 7.2 min"
+
+
+def test_a_sweep_folder_resumes_only_under_the_packages_that_started_it(tmp_path):
+    """check_work records the provenance beside a new folder; the same code and settings resume, a
+    changed package version refuses and names the version that moved."""
+    folder, settings = tmp_path / "npo", {"trials": 4}
+    bench_sweep.check_work(folder, settings)  # a new folder: recorded
+    recorded = tmp_path / "npo.provenance.json"
+    assert json.loads(recorded.read_text())["packages"] == bench_sweep.packages()
+    bench_sweep.check_work(folder, settings)  # the same code, packages and settings: resumes
+    stored = json.loads(recorded.read_text())
+    stored["packages"] = {**stored["packages"], "transformers": "0.0.1"}
+    recorded.write_text(json.dumps(stored))
+    with pytest.raises(SystemExit, match=r"with other packages \(transformers 0\.0\.1 -> "):
+        bench_sweep.check_work(folder, settings)
