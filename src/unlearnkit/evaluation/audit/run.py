@@ -204,14 +204,13 @@ class Auditor:
                 f"no row of {sources} is about a held-out {self.plan.unit} "
                 f"({', '.join(self.entities[1])}): nothing to measure the relearning on"
             )
-            self.held_rows, self.curve_metrics = {}, []
-            self.trained_rows, self.trained_metrics = {}, []
-        elif not self.attack_rows:  # questions asked, none about a relearned entity: nothing to train on
+        elif not self.attack_rows:  # only the questions can be missing: every relearned entity has passages
             self.relearn_skip = (
-                f"none of the {self.plan.attack_noun(self.relearn_data).split(' (')[0]} is about a relearned "
+                f"none of the {self.plan.question_probe.source} questions is about a relearned "  # type: ignore[union-attr]
                 f"{self.plan.unit} ({', '.join(self.entities[0])}): nothing to relearn on (relearn_data="
                 "passages relearns their passages)"
             )
+        if self.relearn_skip:
             self.held_rows, self.curve_metrics = {}, []
             self.trained_rows, self.trained_metrics = {}, []
 
