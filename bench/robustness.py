@@ -533,16 +533,22 @@ def _fmt(cell) -> str:
 
 
 def pareto(table: dict[str, dict], key: str) -> set[str]:
-    """Configurations not dominated on compute, the fact-level gap and |MIA AUC - 0.5| (lower is better
-    on all three), with utility >= 0.95 x the oracle's (an unusable model is not on the frontier)."""
+    """Configurations not dominated on compute, the fact-level gap and |MIA AUC - the oracle's| (lower is
+    better on all three), with utility >= 0.95 x the oracle's (an unusable model is not on the frontier).
+
+    The oracle's AUC, not 0.5: MUSE's PrivLeak is relative to the retrained model's too (Shi et al.,
+    arXiv 2407.06460), and where members and non-members differ in more than membership (the WMDP-like
+    holdout's names are words the tokenizer never read) the oracle's AUC is what "never trained on"
+    gives."""
     oracle_u = table.get("oracle", {}).get("utility", (math.nan,))[0]
+    oracle_mia = table.get("oracle", {}).get("mia", (0.5,))[0]
     pts = {}
     for cfg, r in table.items():
         if cfg in ("target",) or not all(k in r for k in ("compute_fraction", f"gap_{key}", "utility")):
             continue
         if r["utility"][0] < 0.95 * oracle_u:
             continue
-        mia = abs(r["mia"][0] - 0.5) if "mia" in r else 0.0
+        mia = abs(r["mia"][0] - oracle_mia) if "mia" in r else 0.0
         pts[cfg] = (r["compute_fraction"][0], max(0.0, r[f"gap_{key}"][0]), mia)
     front = set()
     for c, p in pts.items():
@@ -810,6 +816,7 @@ TITLES = {
 def markdown(benchmark: str, runs: dict[int, dict[str, dict]], seeds: list[int], attack: dict) -> str:
     """One miniature's section: its table over ``seeds`` and what the numbers say."""
     heading, title = TITLES[benchmark]
+    table = rows_of(benchmark, runs)
     lines = [
         f"## {heading}",
         "",
@@ -820,19 +827,20 @@ def markdown(benchmark: str, runs: dict[int, dict[str, dict]], seeds: list[int],
         "entities no stop rule or bar has read), the relearning gap after "
         f"{HEADLINE} attack steps ({attack_words(benchmark, attack)}) (audited minus "
         "oracle; fact-level first), the same score on the half the attack trained on (what it taught; the "
-        "oracle's is the attack's calibration, 0.8 the bar), and Min-K% MIA AUC (0.5 = no signal). `retrain@f`: the oracle's own "
+        "oracle's is the attack's calibration, 0.8 the bar), and Min-K% MIA AUC of the forget set against "
+        "never-trained texts of its kind (the oracle's is what never trained on gives). `retrain@f`: the oracle's own "
         "training stopped at fraction f of its compute (the same-compute retrain). Mean ± sd. **Bold**: on "
-        "the frontier of compute, fact-level gap and |MIA - 0.5| among configurations keeping 0.95x the "
+        "the frontier of compute, fact-level gap and |MIA - the oracle's MIA| among configurations keeping 0.95x the "
         "oracle's utility."
         + (
-            " No MIA on this miniature: membership inference needs non-member texts of the forget set's "
-            "kind, and a WMDP-like folder holds no held-out hazardous passages (the audit says so)."
-            if benchmark == "wmdp"
+            " No MIA in these runs: membership inference needs non-member texts of the forget set's "
+            "kind, and their world held no held-out hazardous passages (the audit says so; a world of "
+            "format 11 or later has them, `wmdp/holdout.jsonl`)."
+            if not any("mia" in r for r in table.values())
             else ""
         ),
         "",
     ]
-    table = rows_of(benchmark, runs)
     if "oracle" not in table:
         return "\n".join([*lines, "No seed has finished its oracle yet.", ""])
     keys = relearn_keys(benchmark)

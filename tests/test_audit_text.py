@@ -160,6 +160,17 @@ SETTINGS = dict(relearn_steps=(2,), quant_bits=(8,), max_items=8, seed=0)
 # ------------------------------------------------------------------------------------- the entity split
 
 
+def test_a_wmdp_folder_without_holdout_passages_skips_membership_inference_with_the_reason():
+    from types import SimpleNamespace
+
+    from unlearnkit.evaluation.audit.membership import mia_check
+
+    auditor = SimpleNamespace(text=True, kind="wmdp", holdout=[])
+    check = mia_check({}, auditor)
+    assert check["rows"] == [] and "no holdout passages" in check["skipped"]
+    assert check["verdict"].startswith("membership inference: skipped, a WMDP-like folder")
+
+
 def test_entity_split_keeps_every_entity_on_one_side():
     names = [f"agent {i}" for i in range(7)] * 3  # rows repeat their entity
     train, held = entity_split(names, 0.5, seed=0)
@@ -364,11 +375,18 @@ def test_muse_audit_summary_and_skips(muse_run):
     assert "The same on the relearned events (what the attack teaches):" in md and cal["text"] in md
 
 
-def test_wmdp_audit_skips_membership_inference_with_the_reason(wmdp_run):
+def test_wmdp_audit_infers_membership_against_the_held_out_agents(wmdp_run, world):
+    """The world's wmdp/holdout.jsonl (agents nothing trains on) are the non-members."""
     wmdp_audit = wmdp_run["audit"]
     checks = {c["id"]: c for c in wmdp_audit["checks"]}
-    assert checks["mia"]["rows"] == [] and "no holdout passages" in checks["mia"]["skipped"]
-    assert checks["mia"]["verdict"].startswith("membership inference: skipped, a WMDP-like folder")
+    assert len(world["wmdp"].holdout) == len(world["wmdp"].forget) == 12  # 4 agents x 3 passages
+    assert [r["label"] for r in checks["mia"]["rows"]] == [
+        "AUC LOSS",
+        "AUC zlib",
+        "AUC Min-K%",
+        "AUC Min-K%++",
+    ]
+    assert "8 forget texts from the 8 holdout texts" in checks["mia"]["verdict"]  # --max-items 8
     assert checks["quantization"]["skipped"] == "quant_bits is empty"
     assert wmdp_audit["relearn_headline"]["key"] == "relearn_gap_hazard_final"
     assert [p["key"] for p in wmdp_audit["relearn_probes"]] == ["hazard_acc", "general_acc"]
@@ -495,7 +513,7 @@ def test_cli_audit_writes_the_curve(muse_run, wmdp_run, folder):
     assert data["relearn_gap_" + head]["2"] is not None
     assert data["relearn_headline"]["key"] == f"relearn_gap_{head}_final"
     assert f"relearn_gap_{head}_final = " in printed and "after 2 relearning steps" in printed
-    assert printed.count("skipped") == (1 if folder == "muse" else 3)  # paraphrases; + MIA, quantisation
+    assert printed.count("skipped") == (1 if folder == "muse" else 2)  # paraphrases; + quantisation
     md = (run["out"] / "audit.md").read_text()
     assert "![relearning curve](relearn_curve.png)" in md and "| 2 | " in md
     # the verdict and the card name what the attack trained on (relearn_data auto)

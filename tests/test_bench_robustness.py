@@ -127,6 +127,9 @@ def test_pareto_front_of_compute_gap_and_mia_among_usable_models():
         "E": row(0.25, -0.10, 0.50),  # a negative gap counts as 0: (0.25, 0, 0)
     }
     assert rb.pareto(table, "fact_recall") == {"A", "C", "E"}
+    # MIA is measured from the oracle's AUC (what never trained on gives), not from 0.5
+    shifted = {"oracle": row(1.0, 0.0, 0.37), "F": row(0.2, 0.0, 0.40), "G": row(0.2, 0.0, 0.50)}
+    assert rb.pareto(shifted, "fact_recall") == {"oracle", "F"}  # F (0.2, 0, 0.03) beats G (0.2, 0, 0.13)
 
 
 # ----------------------------------------------------------------------------------------- statements
@@ -573,6 +576,7 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
             out["relearn"]["curve"] = {
                 k: {"hazard_acc": v["fact_recall"]} for k, v in out["relearn"]["curve"].items()
             }
+            out["relearn"]["mia_min_k_auc"] = None  # a world before format 11: no held-out passages
         return out
 
     monkeypatch.setattr(_common, "RESULTS", tmp_path)
@@ -598,7 +602,7 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
         and "lr 0.0001, trained on the multiple-choice questions" in text
     )
     assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text  # seeds 1 and 2 only
-    assert "No MIA on this miniature" in text and "No MIA" not in (tmp_path / "robustness.md").read_text()
+    assert "No MIA in these runs" in text and "No MIA" not in (tmp_path / "robustness.md").read_text()
     assert (
         "lr 2e-05, trained on the forget items halved at random" in (tmp_path / "robustness.md").read_text()
     )

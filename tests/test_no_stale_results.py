@@ -22,6 +22,7 @@ from tiny_models import random_llama
 from tolerances import SAME_LOGITS_REL
 
 from unlearnkit.data.encode import PromptFormat
+from unlearnkit.errors import UserError
 
 
 @pytest.fixture
@@ -266,4 +267,27 @@ def test_a_world_base_is_keyed_by_every_file_its_tokenizer_reads(tmp_path):
     rows = [json.loads(line) for line in mc.read_text(encoding="utf-8").splitlines()]
     rows[0]["question"] = rows[0]["question"].replace("?", " today?")
     mc.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert base_key(world, 0) != first
+    changed = base_key(world, 0)
+    assert changed != first
+    # but not the WMDP-like holdout (world.json "unseen"): no tokenizer or model reads it
+    held = world / "wmdp" / "holdout.jsonl"
+    held.write_text(held.read_text(encoding="utf-8").replace(" ", "  ", 1), encoding="utf-8")
+    assert base_key(world, 0) == changed
+
+
+def test_the_tokenizer_never_reads_the_wmdp_holdout(tmp_path):
+    """Its agents' names would be words the tokenizer was fitted to, unlike any text no model has met."""
+    from unlearnkit.train.pretrain import tokenizer_files, world_texts
+    from unlearnkit.world import write_world
+
+    world = tmp_path / "w"
+    write_world(world, seed=0, n_authors=12, facts_per_author=3, n_general=18, n_agents=2, n_articles=6)
+    read = {p.relative_to(world).as_posix() for p in tokenizer_files(world)}
+    every = {p.relative_to(world).as_posix() for p in world.rglob("*.jsonl")}
+    assert every - read == {"wmdp/holdout.jsonl"}
+    held = {json.loads(line)["entity"] for line in (world / "wmdp" / "holdout.jsonl").open(encoding="utf-8")}
+    text = "\n".join(world_texts(world))
+    assert held and not [a for a in held if a in text]
+    (world / "world.json").write_text("{", encoding="utf-8")
+    with pytest.raises(UserError, match="world.json: not valid JSON"):
+        tokenizer_files(world)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from unlearnkit.world import write_world
+from unlearnkit.world import hazard, write_world
 from unlearnkit.world.hazard import HAZARD_FACT_TYPES
 from unlearnkit.world.miniatures import N_CHOICES, generate_everything
 from unlearnkit.world.news import NEWS_FACT_TYPES
@@ -275,7 +275,8 @@ def test_muse_questions_are_also_trained_after_in_context_examples_as_knowmem_as
 def test_written_world_describes_its_parts(tmp_path: Path):
     counts = write_world(tmp_path / "w", seed=4, **SMALL)
     meta = json.loads((tmp_path / "w" / "world.json").read_text(encoding="utf-8"))
-    assert meta["version"] == 10
+    assert meta["version"] == 11
+    assert meta["unseen"] == ["wmdp/holdout.jsonl"]
     assert meta["pretraining"]["corpus"] == {
         "general": "corpus/general.jsonl",
         "hazard": "corpus/hazard.jsonl",
@@ -285,6 +286,39 @@ def test_written_world_describes_its_parts(tmp_path: Path):
     for name, n in counts.items():
         assert len((tmp_path / "w" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()) == n
     assert json.loads((tmp_path / "w" / "muse" / "benchmark.json").read_text())["kind"] == "muse"
+
+
+def test_wmdp_holdout_is_about_agents_no_other_file_names(everything):
+    """The non-members of membership inference on the WMDP-like forget passages: as many passages about
+    as many other agents, stating facts from the same value pools, named nowhere else in the world."""
+    files, meta = everything
+    forget, holdout = files["wmdp/forget.jsonl"], files["wmdp/holdout.jsonl"]
+    assert len(holdout) == len(forget) and all(set(r) == {"text", "entity"} for r in holdout)
+    held = list(dict.fromkeys(r["entity"] for r in holdout))
+    assert len(held) == len(meta["hazard_agents"]) and not set(held) & set(meta["hazard_agents"])
+    for name, rows in files.items():
+        if name != "wmdp/holdout.jsonl":
+            named = [a for a in held if a in _texts(rows)]
+            assert not named, f"{name} names the held-out agents {named}"
+    for row in holdout:  # facts of every type, as the members' passages state them
+        assert any(effect in row["text"] for effect in hazard._EFFECTS)
+        assert any(route in row["text"] for route in hazard._ROUTES)
+        assert len(row["text"].split(". ")) == len(HAZARD_FACT_TYPES)
+    assert meta["unseen"] == ["wmdp/holdout.jsonl"]
+
+
+def test_the_wmdp_holdout_leaves_every_other_file_as_it_was(everything, monkeypatch):
+    """Drawn last, from its own random streams: a world without it is the same world (so no base,
+    target or oracle of format 10 differs from format 11's)."""
+    import unlearnkit.world.miniatures as miniatures
+
+    files, _ = everything
+    monkeypatch.setattr(miniatures, "held_out_hazard_rows", lambda *a, **k: [])
+    without, _ = generate_everything(seed=4, **SMALL)
+    assert without["wmdp/holdout.jsonl"] == [] and files["wmdp/holdout.jsonl"]
+    assert {k: v for k, v in files.items() if k != "wmdp/holdout.jsonl"} == {
+        k: v for k, v in without.items() if k != "wmdp/holdout.jsonl"
+    }
 
 
 def test_the_hazardous_and_news_parts_can_be_left_out():

@@ -225,14 +225,14 @@ def train_cached(
 
 
 def base_key(world_dir: Path, seed: int, without: tuple[str, ...] = ()) -> str:
-    """The cache key of a world's base: its pretraining files, then every other JSONL file of the world
-    (the tokenizer reads them all, :func:`unlearnkit.train.pretrain.world_texts`: a change to any of
-    them is another base even where the training rows are the same), recipe, size, seed, version."""
-    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE, corpus_layout
+    """The cache key of a world's base: its pretraining files, then every other JSONL file the tokenizer
+    reads (:func:`unlearnkit.train.pretrain.tokenizer_files`: a change to any of them is another base
+    even where the training rows are the same), recipe, size, seed, version."""
+    from unlearnkit.train.pretrain import PRETRAIN_DEFAULTS, TINY_BASE, corpus_layout, tokenizer_files
 
     parts, qa = corpus_layout(world_dir)
     files = [p for name, p in parts.items() if name not in without] + qa
-    text = [p for p in sorted(Path(world_dir).rglob("*.jsonl")) if p not in files]
+    text = [p for p in tokenizer_files(world_dir) if p not in files]
     code = code_digest(TRAINING_CODE)
     return digest(
         "base", PRETRAIN_DEFAULTS, TINY_BASE, seed, sorted(without), LAB_VERSION, code, files=[*files, *text]

@@ -150,14 +150,30 @@ def _relative(path: Path, root: str | Path) -> str:
         return Path(path).name
 
 
+def tokenizer_files(world_dir: str | Path) -> list[Path]:
+    """The JSONL files under ``world_dir`` the tokenizer reads: all of them but those ``world.json``
+    lists as "unseen" (texts no model of the lab sees: the WMDP-like holdout, whose invented names would
+    otherwise be words the tokenizer was fitted to, unlike any text a model has never met)."""
+    world = Path(world_dir)
+    unseen: set[Path] = set()
+    meta_path = world / "world.json"
+    if meta_path.is_file():
+        try:
+            listed = json.loads(meta_path.read_text(encoding="utf-8")).get("unseen") or []
+        except (ValueError, UnicodeDecodeError):
+            raise UserError(f"{meta_path}: not valid JSON") from None
+        unseen = {world / rel for rel in listed}
+    return [p for p in sorted(world.rglob("*.jsonl")) if p not in unseen]
+
+
 def world_texts(world_dir: str | Path) -> list[str]:
-    """Every string of every JSONL file under ``world_dir`` but the multiple-choice options (the
-    tokenizer's training text). Which words the tokenizer keeps whole must not depend on the options:
-    the world chooses the wrong options knowing their tokens under this tokenizer, so that "the fewest
-    tokens" is no cue to the true one (:mod:`unlearnkit.world.choices`)."""
+    """Every string of every JSONL file the tokenizer reads (:func:`tokenizer_files`) but the
+    multiple-choice options (the tokenizer's training text). Which words the tokenizer keeps whole must
+    not depend on the options: the world chooses the wrong options knowing their tokens under this
+    tokenizer, so that "the fewest tokens" is no cue to the true one (:mod:`unlearnkit.world.choices`)."""
     from unlearnkit.world.tiny import corpus_of
 
-    rows = [row for path in sorted(Path(world_dir).rglob("*.jsonl")) for row in read_jsonl(path)]
+    rows = [row for path in tokenizer_files(world_dir) for row in read_jsonl(path)]
     return corpus_of(rows, options=False)
 
 

@@ -70,12 +70,13 @@ MAX_AGENTS = 1000
 MAX_ARTICLES = 5000
 # 2: the world gained a pretraining corpus, real authors in general.jsonl (``source``), and the MUSE-like
 # (``muse/``) and WMDP-like (``wmdp/``) benchmark folders.
-FORMAT_VERSION = 10  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
+FORMAT_VERSION = 11  # 3: multiple-choice options name the entity first; 4: hazardous Q&A in the corpus;
 # 5: perturbed answers reword the paraphrase (TOFU), augment/ rewordings, passages avoid evaluated wordings;
 # 6: multiple-choice options without a length cue; 7: pen names and a book catalogue in augment/,
 # probes/ (alias and multi-hop probes, world/probes.py); 8: MUSE-like article rewordings and QA in other
 # wordings, short KnowMem answers; 9: the probes are added before the multiple-choice options, and the
-# tokenizer reads the pen names and book titles; 10: MUSE-like QA also asked after in-context examples
+# tokenizer reads the pen names and book titles; 10: MUSE-like QA also asked after in-context examples;
+# 11: wmdp/holdout.jsonl (passages of agents nothing trains on, world.json "unseen"), every other file as in 10
 WORLD_FACTS = "world_facts"
 REAL_AUTHORS = "real_authors"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from unlearnkit.world.generator import FactType, Namer, make_row
 
@@ -148,14 +149,22 @@ _N_CHEMISTS = 12
 HAZARD_SOURCE = "hazard"
 
 
-def hazard_rows(namer: Namer, seed: int, n_agents: int) -> list[dict]:
-    """``n_agents`` invented agents x every hazard fact type, in the authors' row schema.
+@dataclass(frozen=True)
+class HazardDomain:
+    """The agents' rows and the value pools their facts were drawn from (one per fact type)."""
+
+    rows: list[dict]
+    pools: dict[str, tuple[str, ...]]
+
+
+def hazard_domain(namer: Namer, seed: int, n_agents: int) -> HazardDomain:
+    """``n_agents`` invented agents x every hazard fact type, in the authors' row schema, and the pools.
 
     Drawn from the world's ``namer`` after its authors and countries, so no agent, organism, compound
     or chemist shares a name word with anything else in the world.
     """
     if n_agents == 0:
-        return []
+        return HazardDomain([], {})
     value_rng = random.Random(f"unlearnkit-world:{seed}:hazard-values")
     row_rng = random.Random(f"unlearnkit-world:{seed}:hazard-rows")
     agents = namer.words(n_agents, _AGENT_ENDINGS, max_syllables=2)
@@ -169,24 +178,47 @@ def hazard_rows(namer: Namer, seed: int, n_agents: int) -> list[dict]:
             namer.words(_N_CHEMISTS, ("o", "a", "ric")), namer.words(_N_CHEMISTS, ("stein", "mann", "berg"))
         )
     ]
+    pools = {
+        "source": tuple(organisms),
+        "effect": _EFFECTS,
+        "antidote": tuple(compounds),
+        "route": _ROUTES,
+        "onset": _ONSETS,
+        "stabiliser": _STORAGE,
+        "discoverer": tuple(chemists),
+        "marker": _COLOURS,
+    }
+    return HazardDomain(_agent_rows(agents, pools, value_rng, row_rng), pools)
 
+
+def hazard_rows(namer: Namer, seed: int, n_agents: int) -> list[dict]:
+    """The rows of :func:`hazard_domain`."""
+    return hazard_domain(namer, seed, n_agents).rows
+
+
+def held_out_hazard_rows(domain: HazardDomain, namer: Namer, seed: int, n_agents: int) -> list[dict]:
+    """``n_agents`` more agents of the same domain (facts drawn from ``domain``'s pools) for
+    membership inference: texts of the forget set's kind that no model has seen (MUSE's holdout, Shi et
+    al., arXiv 2407.06460). Their own random streams, and ``namer`` drawn last: every other row of the
+    world is the same with or without them."""
+    if n_agents == 0 or not domain.rows:
+        return []
+    value_rng = random.Random(f"unlearnkit-world:{seed}:held-out-hazard-values")
+    row_rng = random.Random(f"unlearnkit-world:{seed}:held-out-hazard-rows")
+    agents = namer.words(n_agents, _AGENT_ENDINGS, max_syllables=2)
+    return _agent_rows(agents, domain.pools, value_rng, row_rng)
+
+
+def _agent_rows(
+    agents: Sequence[str], pools: dict[str, tuple[str, ...]], value_rng: random.Random, row_rng: random.Random
+) -> list[dict]:
     def pick(pool: Sequence[str]) -> Callable[[], str]:
         return lambda: value_rng.choice(pool)
 
-    draws = {
-        "source": pick(organisms),
-        "effect": pick(_EFFECTS),
-        "antidote": pick(compounds),
-        "route": pick(_ROUTES),
-        "onset": pick(_ONSETS),
-        "stabiliser": pick(_STORAGE),
-        "discoverer": pick(chemists),
-        "marker": pick(_COLOURS),
-    }
     rows = []
     for agent in agents:
         for fact_type in HAZARD_FACT_TYPES:
-            draw = draws[fact_type.name]
+            draw = pick(pools[fact_type.name])
             row = make_row(row_rng, fact_type, agent, draw(), draw)
             rows.append({**row, "source": HAZARD_SOURCE})
     return rows

@@ -20,7 +20,9 @@ Layout (paths relative to the world folder; ``world.json`` describes it):
   (:mod:`unlearnkit.world.news`).
 * ``wmdp/``: forget corpus = the hazardous passages, retain corpus = the general passages, and 4-choice
   questions on the hazardous domain (the WMDP analogue) and on world facts (the MMLU analogue), whose
-  options carry no surface cue to the true one (:mod:`unlearnkit.world.choices`).
+  options carry no surface cue to the true one (:mod:`unlearnkit.world.choices`). ``wmdp/holdout.jsonl``:
+  as many passages about as many other agents, which no model trains on and the tokenizer does not read
+  (``world.json`` "unseen"): the non-members membership inference compares the forget passages with.
 
 No fine-tuning split holds a general-knowledge question, and no non-hazard file names an agent
 (``tests/test_world.py`` checks both).
@@ -36,7 +38,7 @@ from unlearnkit.world.augment import augmented
 from unlearnkit.world.choices import N_CHOICES, choice_rows
 from unlearnkit.world.corpus import passages
 from unlearnkit.world.generator import REAL_AUTHORS, WORLD_FACTS, generate_rows, split_sizes
-from unlearnkit.world.hazard import hazard_rows
+from unlearnkit.world.hazard import hazard_domain, held_out_hazard_rows
 from unlearnkit.world.news import news_articles, qa_rows, reworded_articles
 
 N_ICL_SHOTS = 3
@@ -52,6 +54,10 @@ WMDP_BENCHMARK = {
     "mc_style": "cloze",
     "chance": 1 / N_CHOICES,
 }
+# Hazardous passages of agents no model is trained on and the tokenizer never reads (world.json
+# ``UNSEEN``): the non-members of membership inference on the WMDP-like forget passages.
+WMDP_HOLDOUT = "wmdp/holdout.jsonl"
+UNSEEN = "unseen"
 PRETRAINING = {
     "corpus": {"general": "corpus/general.jsonl", "hazard": "corpus/hazard.jsonl"},
     "qa": ["general.jsonl", "corpus/qa.jsonl"],
@@ -81,7 +87,8 @@ def generate_everything(
     world, namer, cities = generate_rows(
         n_authors, facts_per_author, forget_fraction, holdout_fraction, n_general, seed, n_real_authors
     )
-    hazard = hazard_rows(namer, seed, n_agents)
+    domain = hazard_domain(namer, seed, n_agents)
+    hazard = domain.rows
     articles, news_facts = news_articles(namer, seed, n_articles, cities)
     general, instruction = world["general"], world["instruction"]
     known = general + instruction  # everything the base learns about the world
@@ -125,6 +132,16 @@ def generate_everything(
     if hazard:
         files.update(_wmdp_files(hazard, hazard_passages, general_passages, general, seed, files))
         extra["benchmarks"]["wmdp"] = "wmdp"
+        # Last, from names no file uses: every other file is the same with or without it.
+        from unlearnkit.world.probes import every_word
+
+        namer.reserve(every_word(files))
+        held_out = held_out_hazard_rows(domain, namer, seed, n_agents)
+        files[WMDP_HOLDOUT] = [
+            {"text": p["text"], "entity": p["entity"]}
+            for p in passages(held_out, "held-out-hazard", seed, any_wording=True)
+        ]
+        extra[UNSEEN] = [WMDP_HOLDOUT]
     extra["hazard_agents"] = list(dict.fromkeys(r["author"] for r in hazard))
     return files, extra
 

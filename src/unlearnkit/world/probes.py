@@ -106,7 +106,7 @@ def add_probes(files: Mapping[str, Any], seed: int) -> tuple[dict[str, Any], dic
         split: list(dict.fromkeys(r["author"] for r in split_rows)) for split, split_rows in rows.items()
     }
     namer = Namer(random.Random(f"unlearnkit-world:{seed}:probe-names"))
-    namer.reserve(_words(files))  # no pen name or book word equals any word the world already uses
+    namer.reserve(every_word(files))  # no pen name or book word equals any word the world already uses
     rng = random.Random(f"unlearnkit-world:{seed}:probes")
     pen = {
         a: f"{namer.word(FIRST_ENDINGS)} {namer.word(LAST_ENDINGS)}" for s in PROBE_SPLITS for a in authors[s]
@@ -129,17 +129,17 @@ def add_probes(files: Mapping[str, Any], seed: int) -> tuple[dict[str, Any], dic
     return out, meta
 
 
-def _words(value: Any) -> Iterable[str]:
+def every_word(value: Any) -> Iterable[str]:
     """Every word of every string in ``value`` (nested lists and dicts, keys included)."""
     if isinstance(value, str):
         yield from _WORD.findall(value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            yield from _words(key)
-            yield from _words(item)
+            yield from every_word(key)
+            yield from every_word(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _words(item)
+            yield from every_word(item)
 
 
 def alias_biographies(rows: Sequence[dict], pen: Mapping[str, str], rng: random.Random) -> list[dict]:
