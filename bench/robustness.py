@@ -557,6 +557,41 @@ def pareto(table: dict[str, dict], key: str) -> set[str]:
     return front
 
 
+def mia_line(table: dict[str, dict], methods: dict[str, dict]) -> str | None:
+    """Membership inference on each unlearned model against the oracle's AUC (what never trained on
+    gives): a side is named only where the difference exceeds the seeds' spread (the larger sd of the
+    two). Above: the forget set still looks trained on; below: it looks less trained on than to the
+    oracle, which gives the unlearning away (the over-forgetting signature)."""
+    if "mia" not in table["oracle"]:
+        return None
+    m, s, _ = table["oracle"]["mia"]
+    sides: dict[str, list[str]] = {"above": [], "within": [], "below": []}
+    for cfg, r in methods.items():
+        if "mia" not in r:
+            continue
+        mean, sd, _ = r["mia"]
+        spread = max(s or 0.0, sd or 0.0)
+        side = "above" if mean - m > spread else "below" if m - mean > spread else "within"
+        sides[side].append(f"{cfg} {mean:.3f}")
+    if not any(sides.values()):
+        return None
+    words = {
+        "above": "above it, the forget set still looks trained on",
+        "within": "within the seeds' spread of it",
+        "below": "below it, the forget set looks less trained on than to a model that never saw it "
+        "(over-forgetting gives the unlearning away)",
+    }
+    target = table.get("target", {}).get("mia")
+    return (
+        f"Membership inference (Min-K% AUC; the oracle's {m:.3f}"
+        + (f" ± {s:.3f}" if s is not None else "")
+        + (f", the target's {target[0]:.3f}" if target else "")
+        + "): "
+        + "; ".join(f"{words[k]}: {', '.join(v)}" for k, v in sides.items() if v)
+        + "."
+    )
+
+
 def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
     """What the numbers say, from the means (never typed by hand)."""
     keys = relearn_keys(benchmark)
@@ -692,6 +727,9 @@ def statements(benchmark: str, table: dict[str, dict]) -> list[str]:
         f"{min_ratio:g}x the oracle's, at <= {max_compute:g}x its compute: "
     )
     out.append(goal + (f"met by {', '.join(met)}." if met else "not met by any configuration."))
+    mia = mia_line(table, methods)
+    if mia:
+        out.append(mia)
     sam = sorted((c for c in methods if "+sam" in c), key=lambda c: float(c.split("+sam")[1]))
     if sam:
         plain = SAM_METHOD[benchmark]

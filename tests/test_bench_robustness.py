@@ -132,6 +132,32 @@ def test_pareto_front_of_compute_gap_and_mia_among_usable_models():
     assert rb.pareto(shifted, "fact_recall") == {"oracle", "F"}  # F (0.2, 0, 0.03) beats G (0.2, 0, 0.13)
 
 
+# ----------------------------------------------------------------------------------------- MIA
+
+
+def test_membership_inference_is_read_against_the_oracle_beyond_the_seeds_spread():
+    table = {
+        "oracle": {"mia": cell(0.46, 0.15)},
+        "target": {"mia": cell(1.0)},
+        "npo": {"mia": cell(0.94, 0.07)},  # 0.48 above, spread 0.15
+        "rmu": {"mia": cell(0.63, 0.26)},  # 0.17 above, but the spread is 0.26: within
+        "gd": {"mia": cell(0.14, 0.07)},  # 0.32 below
+        "ga": {"utility": cell(0.5)},  # no MIA measured: not named
+    }
+    methods = {k: v for k, v in table.items() if k not in ("oracle", "target")}
+    line = rb.mia_line(table, methods)
+    assert line.startswith("Membership inference (Min-K% AUC; the oracle's 0.460 ± 0.150, the target's 1.000): ")
+    assert "still looks trained on: npo 0.940;" in line
+    assert "within the seeds' spread of it: rmu 0.630;" in line
+    assert "(over-forgetting gives the unlearning away): gd 0.140." in line and "ga" not in line
+    assert rb.mia_line({"oracle": {"utility": cell(0.5)}}, methods) is None  # no MIA on the oracle: no line
+    tofu = _tofu_table()
+    assert not any(x.startswith("Membership") for x in rb.statements("tofu", tofu))  # none measured
+    tofu["oracle"]["mia"] = cell(0.5, 0.05)
+    tofu[next(c for c in tofu if c not in ("oracle", "target"))]["mia"] = cell(0.9, 0.05)
+    assert [x for x in rb.statements("tofu", tofu) if x.startswith("Membership")]
+
+
 # ----------------------------------------------------------------------------------------- statements
 
 

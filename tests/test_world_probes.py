@@ -168,7 +168,7 @@ def test_every_multihop_link_is_retain_side_knowledge(tmp_path: Path):
             assert row["link_question"] in trained["retain"]
     for author in meta["authors"]["holdout"]:
         assert f"{meta['books'][author]} was written by {author}." in trained["retain"]
-    assert meta["version"] == 10 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
+    assert meta["version"] == 11 and meta["counts"]["probes/forget_alias"] == len(bench.forget)
 
 
 def test_the_worlds_tokenizer_reads_the_pen_names_and_titles(tmp_path):

@@ -96,8 +96,9 @@ def mia_check(measured: dict, a: Auditor) -> dict[str, Any]:
     if not a.holdout:
         if a.text and a.kind == "wmdp":
             reason = (
-                "a WMDP-like folder has no holdout passages (holdout.jsonl): its hazardous knowledge is "
-                "learned in pretraining and no passage of the domain was held out as a non-member"
+                "a WMDP-like folder has no holdout passages (holdout.jsonl): no passage of the domain "
+                "that no model trained on to compare the forget passages with (a lab world of format 11 "
+                "or later writes wmdp/holdout.jsonl)"
             )
         else:
             reason = "the benchmark has no holdout split (holdout.jsonl)"
