@@ -146,7 +146,9 @@ def test_membership_inference_is_read_against_the_oracle_beyond_the_seeds_spread
     }
     methods = {k: v for k, v in table.items() if k not in ("oracle", "target")}
     line = rb.mia_line(table, methods)
-    assert line.startswith("Membership inference (Min-K% AUC; the oracle's 0.460 ± 0.150, the target's 1.000): ")
+    assert line.startswith(
+        "Membership inference (Min-K% AUC; the oracle's 0.460 ± 0.150, the target's 1.000): "
+    )
     assert "still looks trained on: npo 0.940;" in line
     assert "within the seeds' spread of it: rmu 0.630;" in line
     assert "(over-forgetting gives the unlearning away): gd 0.140." in line and "ga" not in line
