@@ -122,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"  wmdp/: {counts['wmdp/mc_hazard']} hazardous and {counts['wmdp/mc_general']} general "
             "4-choice questions"
+            + (
+                f"; {counts['wmdp/holdout']} held-out hazardous passages (membership inference's non-members)"
+                if "wmdp/holdout" in counts
+                else ""
+            )
         )
     if counts.get("forget", MIN_FORGET_ITEMS) < MIN_FORGET_ITEMS:
         note(
