@@ -872,8 +872,8 @@ def markdown(benchmark: str, runs: dict[int, dict[str, dict]], seeds: list[int],
         "oracle's utility."
         + (
             " No MIA in these runs: membership inference needs non-member texts of the forget set's "
-            "kind, and their world held no held-out hazardous passages (the audit says so; a world of "
-            "format 11 or later has them, `wmdp/holdout.jsonl`)."
+            "kind, and their benchmark held none (the audit says so; a WMDP-like world of format 11 or "
+            "later has them, `wmdp/holdout.jsonl`)."
             if not any("mia" in r for r in table.values())
             else ""
         ),
