@@ -20,6 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import torch  # noqa: E402
 from _common import (  # noqa: E402
     DEFAULT_SEEDS,
     embedded_settings,
@@ -244,6 +245,9 @@ def main() -> None:
         "shows both sections",
     )
     args = p.parse_args()
+    # before any seed: a run that only assembles cached seeds records the thread count they ran at
+    # (setup() sets it per seed; the provenance reads it when the result is written)
+    torch.set_num_threads(args.threads)
     benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     sections, results = [], {}
