@@ -7,7 +7,8 @@ relearning, 4/8-bit quantisation, paraphrased questions, and the facts asked ano
 
 Writes bench/results/audit.md and audit.json; ``--calibrate`` writes bench/results/relearn_calibration.md
 and .json instead (``--benchmark wmdp``: relearn_calibration_wmdp.md / .json, in hazardous accuracy;
-``--relearn-data passages``: relearn_calibration_wmdp_passages.md):
+``--relearn-data passages``: relearn_calibration_wmdp_passages.md; ``--control retain,world_facts``:
+relearn_calibration_control.md, the target also fine-tuned as long on known facts instead):
 the relearning attack's two calibration numbers
 (:func:`unlearnkit.evaluation.audit.relearning.relearn_calibration`: the oracle's fact recall on the half
 it is trained on, the target's on the held half) for every learning rate and step count of a grid, on
@@ -17,7 +18,9 @@ several attack splits of the lab, and whether the audit settings the quickstart 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import random
 import statistics
 import sys
 import time
@@ -63,6 +66,54 @@ def _rows(audit: dict) -> dict[str, dict]:
 
 # --calibrate's grid by default; a result measured on another names it in its command
 GRID = {"lrs": "1e-3,3e-4,1e-4,5e-5,2e-5", "steps": "20,50,100,150,200,250,300", "splits": "0,1,2,3,4"}
+
+
+#: --control: what an equal fine-tune of the target trains on instead of the forget half, and how the
+#: calibration section names it. Each is as many rows as the attack's trained half, whole entities, facts
+#: the target already knows: what the attack costs its held half is read beside what any fine-tune that
+#: long costs it (bench/NOTES.md, "The relearning attack, calibrated").
+CONTROLS = {
+    "retain": "retain facts (fictitious authors the target was fine-tuned on: the forget facts' relations)",
+    "real_authors": "real-author facts of the general set (the same relations, known from pretraining)",
+    "world_facts": "world facts of the general set (other relations, known from pretraining)",
+}
+
+
+def control_pool(bench, name: str) -> list[dict]:
+    """The rows the ``name`` control draws from (:data:`CONTROLS`): the retain split, or a part of the
+    general set by its rows' ``source``."""
+    if name not in CONTROLS:
+        raise SystemExit(f"--control {name}: use some of {', '.join(CONTROLS)} (comma-separated)")
+    rows = bench.retain if name == "retain" else bench.general_parts.get(name, [])
+    if not rows:
+        raise SystemExit(f"--control {name}: {bench.path} has no such rows")
+    return list(rows)
+
+
+def control_rows(pool: list[dict], n: int, seed: int) -> list[dict]:
+    """``n`` rows of ``pool`` for a control fine-tune: whole entities (``row_entity``) in a seeded order,
+    as the attack takes whole authors, the last one cut to fit."""
+    from unlearnkit.evaluation.audit.relearning import row_entity
+
+    entities = sorted({str(row_entity(r)) for r in pool})
+    random.Random(f"bench-audit-control:{seed}").shuffle(entities)
+    rank = {e: i for i, e in enumerate(entities)}
+    ordered = sorted(pool, key=lambda r: rank[str(row_entity(r))])  # stable: the pool's order within one
+    return [dict(r) for r in ordered[:n]]
+
+
+@contextlib.contextmanager
+def attack_trains_on(rows: list[dict]):
+    """``Auditor.relearn`` fine-tunes on ``rows`` instead of its forget half (its retain mix included),
+    measured as ever on both forget halves: the control fine-tune of ``--control``."""
+    import unlearnkit.evaluation.audit.run as run
+
+    original = run.with_retain
+    run.with_retain = lambda *_args, **_kwargs: [dict(r) for r in rows]
+    try:
+        yield
+    finally:
+        run.with_retain = original
 
 
 def calibration_command(options: list[tuple[str, str, str]]) -> str:
@@ -118,6 +169,14 @@ def main() -> None:
         metavar="NAME",
         help="the attack's optimiser (AuditSettings.relearn_optim; default: the quickstart's); --calibrate "
         "with another than the default writes relearn_calibration_<NAME>.md",
+    )
+    p.add_argument(
+        "--control",
+        default=None,
+        metavar="NAMES",
+        help=f"--calibrate (QA miniature): also fine-tune the target as long on known facts instead of the "
+        f"forget half (some of {', '.join(CONTROLS)}), to read the attack's damage beside; writes "
+        "relearn_calibration_control.md",
     )
     args = p.parse_args()
     if args.calibrate:
@@ -219,12 +278,18 @@ def calibrate(args) -> None:
     name += f"_{split_by}" if split_by != default.relearn_split else ""
     attack_data = default.relearn_data if args.relearn_data is None else args.relearn_data
     name += f"_{attack_data}" if attack_data != default.relearn_data else ""
+    controls = [c for c in (args.control or "").split(",") if c]
+    if controls and benchmark != "tofu":
+        raise SystemExit("--control: the TOFU-like miniature only (its controls are known QA facts)")
+    name += "_control" if controls else ""
     world, _, target_dir, oracle_dir = ensure_lab(
         benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)
     )
     tofu = benchmark == "tofu"
     bench = resolve_data(world if tofu else world / benchmark, eval_fields=tofu)
     models = {"oracle": load(str(oracle_dir)), "original": load(str(target_dir))}
+    pools = {c: control_pool(bench, c) for c in controls}
+    control_curves: dict[str, dict[str, dict[str, dict]]] = {c: {} for c in controls}
     curves: dict[str, dict[str, dict]] = {}
     seconds: dict[str, float] = {}
     relearn_data_used = None  # what the attack trained on ("passages" / "questions": raw text; QA: None)
@@ -245,19 +310,30 @@ def calibrate(args) -> None:
             )
             auditor = Auditor(bench, st)
             relearn_data_used = auditor.relearn_data if auditor.text else None
-            run = {}
+            run, details = {}, {}
             for role, (model, tok) in models.items():
                 t0 = time.time()
                 if tofu:
-                    _, details = auditor.split(model, tok, auditor.forget_qa, "forget")
-                    run[role] = auditor.relearn(role, model, tok, details)
+                    _, details[role] = auditor.split(model, tok, auditor.forget_qa, "forget")
+                    run[role] = auditor.relearn(role, model, tok, details[role])
                 else:
                     run[role] = auditor.relearn_text(role, model, tok)
                 seconds[f"{lr:g}/{split}/{role}"] = round(time.time() - t0, 1)
             curves.setdefault(f"{lr:g}", {})[str(split)] = run
             cal = relearn_calibration(run, metric, label)
             print(f"lr {lr:g} split {split}: {cal['text'] if cal else 'n/a'}", flush=True)
+            for c in controls:  # the target fine-tuned as long on known facts: what any such update costs
+                t0 = time.time()
+                model, tok = models["original"]
+                with attack_trains_on(control_rows(pools[c], len(auditor.train_idx), split)):
+                    curve = auditor.relearn(f"original ({c} control)", model, tok, details["original"])
+                control_curves[c].setdefault(f"{lr:g}", {})[str(split)] = curve
+                seconds[f"{lr:g}/{split}/control {c}"] = round(time.time() - t0, 1)
+                held = relearn_calibration({"original": curve}, metric, label)
+                print(f"lr {lr:g} split {split}, {c} control: keeps {held['target_kept']:.2f}", flush=True)
     rows = calibration_rows(curves, metric, label)
+    if controls:
+        rows = with_controls(rows, control_curves, metric, label)
     data = {
         "benchmark": benchmark,
         "metric": metric,
@@ -282,6 +358,11 @@ def calibrate(args) -> None:
         "rows": rows,
         "curves": curves,
         "seconds": seconds,
+        **(
+            {"controls": {c: {"about": CONTROLS[c], "curves": control_curves[c]} for c in controls}}
+            if controls
+            else {}
+        ),
     }
     write_result(
         name,
@@ -295,6 +376,7 @@ def calibrate(args) -> None:
                 ("relearn-split", split_by, default.relearn_split),
                 ("relearn-data", attack_data, default.relearn_data),
                 *((name, getattr(args, name), GRID[name]) for name in GRID),
+                ("control", ",".join(controls), ""),
             ]
         ),
         embedded_settings(
@@ -310,6 +392,7 @@ def calibrate(args) -> None:
             relearn_split=split_by,
             relearn_data=attack_data,
             benchmark=benchmark,
+            **({"controls": controls} if controls else {}),
         ),
     )
 
@@ -350,6 +433,41 @@ def calibration_rows(
                     "passes": sum(bool(v["teaches"] and v["keeps"]) for v in per.values()),
                 }
             )
+    return rows
+
+
+def with_controls(
+    rows: list[dict],
+    control_curves: dict[str, dict[str, dict[str, dict]]],
+    metric: str | None = None,
+    label: str | None = None,
+) -> list[dict]:
+    """Each calibration row (:func:`calibration_rows`) with ``controls``: per control fine-tune (``{name:
+    {lr: {split: the target's curve}}}``) the target's lowest held-half ``metric`` up to the row's k and
+    its share of the value before (read as the attack's "keeps" reads it), per split and at worst, and on
+    how many splits the attack's lowest is at least the control's (``attack_not_lower``)."""
+    for row in rows:
+        row["controls"] = {}
+        for name, by_lr in control_curves.items():
+            per = {}
+            for split, curve in by_lr.get(f"{row['lr']:g}", {}).items():
+                cut = {s: point for s, point in curve.items() if int(s) <= row["steps"]}
+                cal = relearn_calibration({"original": cut}, metric, label) or {}
+                low, attack = (
+                    cal.get("target_held_lowest"),
+                    row["splits"].get(split, {}).get("target_held_lowest"),
+                )
+                per[split] = {
+                    "held_lowest": low,
+                    "kept": cal.get("target_kept"),
+                    "attack_not_lower": None if low is None or attack is None else bool(attack >= low - 1e-9),
+                }
+            row["controls"][name] = {
+                "splits": per,
+                "kept_min": _min(v["kept"] for v in per.values()),
+                "held_lowest_min": _min(v["held_lowest"] for v in per.values()),
+                "attack_not_lower": sum(bool(v["attack_not_lower"]) for v in per.values()),
+            }
     return rows
 
 
@@ -445,7 +563,71 @@ def render_calibration(rows: list[dict], data: dict) -> str:
         f"The defaults (`quickstart_audit_settings`, also this script's audit): lr {d['relearn_lr']:g}, "
         f"curve at {', '.join(map(str, d['relearn_steps']))} steps: {said}.",
     ]
+    if data.get("controls"):
+        lines += render_controls(rows, data, mine, label)
     return "\n".join(lines)
+
+
+def render_controls(rows: list[dict], data: dict, defaults_row: dict | None, label: str) -> list[str]:
+    """The control fine-tunes' part of the calibration section (``--control``): per (lr, steps) each
+    control's keeps beside the attack's, and at the defaults' row the numbers of every split."""
+    names, n = list(data["controls"]), len(data["splits"])
+    lines = [
+        "",
+        "**Controls** (`--control`): the target fine-tuned the same way (lr, steps, batch 8) on as many facts "
+        "it already knows instead of the forget half, whole entities drawn per split: "
+        + "; ".join(f"`{c}`: {data['controls'][c]['about']}" for c in names)
+        + f". Nothing new is taught; what the target loses of the held half is what an update that long "
+        f"costs it anyway. Each control: the target's keeps on the held half (worst split), and on how many "
+        f"splits the attack leaves a lowest held-half {label} at least the control's.",
+        "",
+        "| lr | steps | target keeps, attack (worst) | "
+        + " | ".join(f"keeps, `{c}` control (worst); attack not lower" for c in names)
+        + " |",
+        "|---:|---:|---:|" + "---:|" * len(names),
+    ]
+    for r in rows:
+        cells = [
+            f"{_pct(r['controls'][c]['kept_min'])}; {r['controls'][c]['attack_not_lower']} / {n}"
+            for c in names
+        ]
+        lines.append(
+            f"| {r['lr']:g} | {r['steps']} | {_pct(r['target_kept_min'])} | " + " | ".join(cells) + " |"
+        )
+    if defaults_row is None:
+        return lines
+    r = defaults_row
+    lines += [
+        "",
+        f"At the defaults (lr {r['lr']:g}, {r['steps']} steps), by split: the oracle's {label} on the half it "
+        f"is trained on, and the target's lowest held-half {label} up to {r['steps']} steps under the attack "
+        "and under each control (its share of the value before the attack in brackets).",
+        "",
+        "| split | oracle, trained half | target, attack | "
+        + " | ".join(f"target, `{c}` control" for c in names)
+        + " |",
+        "|---:|---:|---:|" + "---:|" * len(names),
+    ]
+    for split, v in r["splits"].items():
+        cells = [
+            f"{_f(r['controls'][c]['splits'].get(split, {}).get('held_lowest'))} "
+            f"({_pct(r['controls'][c]['splits'].get(split, {}).get('kept'))})"
+            for c in names
+        ]
+        lines.append(
+            f"| {split} | {_f(v['oracle_trained'])} | {_f(v['target_held_lowest'])} ({_pct(v['target_kept'])}) | "
+            + " | ".join(cells)
+            + " |"
+        )
+    lines += [
+        "",
+        "At the defaults the attack leaves the target's held half no lower than "
+        + ", ".join(
+            f"the `{c}` control does on {r['controls'][c]['attack_not_lower']} of {n} splits" for c in names
+        )
+        + f"; it passes both bars on {r['passes']} of {n}.",
+    ]
+    return lines
 
 
 def _f(x) -> str:
