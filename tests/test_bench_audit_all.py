@@ -216,3 +216,92 @@ def test_wmdp_calibration_section_says_what_the_attack_trained_on():
         assert "the hazardous passages of half the agents (`relearn_data` passages)" in md
     tofu = audit_all.render_calibration(audit_all.calibration_rows(CURVES), {**base, "benchmark": "tofu"})
     assert tofu.startswith("## Relearning attack calibration\n") and "relearn_data" not in tofu
+
+
+# ------------------------------------------------------------------------------ --calibrate --control
+
+
+def _held(points: list[float]) -> dict:
+    """A control fine-tune's curve at steps 0, 20, 50: the target's held half (the trained half unread)."""
+    return {k: _pt(h, 1.0) for k, h in zip(("0", "20", "50"), points)}
+
+
+CONTROL_CURVES = {
+    # split 0: the control costs more than the attack (0.8 < the attack's 0.9); split 1: less (0.92 > 0.84)
+    "retain": {"2e-05": {"0": _held([1.0, 0.8, 0.9]), "1": _held([0.96, 0.96, 0.92])}},
+    "world_facts": {"2e-05": {"0": _held([1.0, 1.0, 1.0]), "1": _held([0.96, 0.96, 0.96])}},
+}
+
+
+def test_controls_are_read_as_the_attack_s_keeps_and_compared_split_by_split():
+    rows = audit_all.with_controls(audit_all.calibration_rows(CURVES), CONTROL_CURVES)
+    at20, at50 = rows
+    retain, world = at50["controls"]["retain"], at50["controls"]["world_facts"]
+    # split 0: lowest up to 50 is 0.8 (at step 20) of 1.0; split 1: 0.92 of 0.96
+    assert retain["splits"]["0"] == {"held_lowest": 0.8, "kept": pytest.approx(0.8), "attack_not_lower": True}
+    assert retain["splits"]["1"]["held_lowest"] == 0.92 and retain["splits"]["1"]["attack_not_lower"] is False
+    assert retain["kept_min"] == pytest.approx(0.8) and retain["attack_not_lower"] == 1
+    # the world-fact control costs nothing: the attack is lower than it on both splits
+    assert world["kept_min"] == pytest.approx(1.0) and world["attack_not_lower"] == 0
+    # at 20 steps split 1's attack has not fallen yet (0.96 = the control's 0.96: not lower, ties count)
+    assert at20["controls"]["retain"]["splits"]["1"]["attack_not_lower"] is True
+
+
+def test_the_control_section_puts_each_control_beside_the_attack():
+    rows = audit_all.with_controls(audit_all.calibration_rows(CURVES), CONTROL_CURVES)
+    data = {
+        "splits": [0, 1],
+        "defaults": {"relearn_lr": 2e-5, "relearn_steps": [20, 50]},
+        "controls": {c: {"about": f"about {c}"} for c in CONTROL_CURVES},
+    }
+    md = audit_all.render_calibration(rows, data).splitlines()
+    assert "| 2e-05 | 50 | 88 % | 80 %; 1 / 2 | 100 %; 0 / 2 |" in md
+    assert "| 0 | 0.90 | 0.90 (90 %) | 0.80 (80 %) | 1.00 (100 %) |" in md  # the defaults' row, by split
+    assert "| 1 | 0.80 | 0.84 (88 %) | 0.92 (96 %) | 0.96 (100 %) |" in md
+    assert md[-1] == (
+        "At the defaults the attack leaves the target's held half no lower than the `retain` control does "
+        "on 1 of 2 splits, the `world_facts` control does on 0 of 2 splits; it passes both bars on 1 of 2."
+    )
+    assert any("`retain`: about retain" in line for line in md)
+    plain = audit_all.render_calibration(
+        audit_all.calibration_rows(CURVES), {k: data[k] for k in ("splits", "defaults")}
+    )
+    assert "Controls" not in plain
+
+
+def test_control_rows_take_whole_entities_in_a_seeded_order(mini_bench):
+    from unlearnkit.evaluation.audit.relearning import row_entity
+
+    pool = list(mini_bench.retain)  # 6 authors x 4 facts
+    rows = audit_all.control_rows(pool, 10, seed=0)
+    assert len(rows) == 10 and all(r in pool for r in rows)
+    authors = [row_entity(r) for r in rows]
+    assert len(set(authors[:8])) == 2 and authors[8] == authors[9]  # two whole authors, then part of a third
+    assert audit_all.control_rows(pool, 10, seed=0) == rows
+    orders = {tuple(row_entity(r) for r in audit_all.control_rows(pool, 24, seed=s)) for s in range(5)}
+    assert len(orders) > 1  # the split's seed draws the entities
+    assert {row_entity(r) for r in audit_all.control_rows(pool, 24, seed=1)} == {row_entity(r) for r in pool}
+    assert audit_all.control_pool(mini_bench, "world_facts") == mini_bench.general_parts["world_facts"]
+    with pytest.raises(SystemExit, match="--control nope: use some of retain, real_authors, world_facts"):
+        audit_all.control_pool(mini_bench, "nope")
+
+
+def test_the_control_fine_tune_trains_on_its_rows_and_measures_the_forget_halves(mini_bench, monkeypatch):
+    """``attack_trains_on``: Auditor.relearn fine-tunes on the control's rows, not its forget half, and is
+    measured on the same forget halves; outside the block it trains on the forget half again."""
+    import unlearnkit.evaluation.audit.run as run
+    from unlearnkit.evaluation.audit import AuditSettings
+    from unlearnkit.evaluation.audit.run import Auditor
+
+    auditor = Auditor(mini_bench, AuditSettings(relearn_steps=(2,), quant_bits=()))
+    trained_on = []
+    monkeypatch.setattr(run, "relearn_curve", lambda model, tok, rows, *a, **k: trained_on.append(rows))
+    n = len(auditor.forget_qa)
+    details = {"rougeL_recall": [1.0] * n, "nll_mean": [0.0] * n, "generations": ["x"] * n}
+    control = audit_all.control_rows(list(mini_bench.retain), len(auditor.train_idx), seed=0)
+    with audit_all.attack_trains_on(control):
+        curve = auditor.relearn("original", None, None, details)
+    auditor.relearn("original", None, None, details)
+    forget_half = [auditor.forget_qa[i] for i in auditor.train_idx]
+    assert trained_on == [control, forget_half]
+    assert set(curve["0"]) >= {"rougeL_recall", "trained_rougeL_recall"}
