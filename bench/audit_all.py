@@ -516,6 +516,7 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     )
     optim = data.get("relearn_optim", "auto")
     title += f", optimiser {optim}" if optim != "auto" else ""
+    title += ", beside control fine-tunes" if data.get("controls") else ""
     lines = [
         f"## Relearning attack calibration{title}",
         "",

@@ -255,6 +255,7 @@ def test_the_control_section_puts_each_control_beside_the_attack():
         "controls": {c: {"about": f"about {c}"} for c in CONTROL_CURVES},
     }
     md = audit_all.render_calibration(rows, data).splitlines()
+    assert md[0] == "## Relearning attack calibration, beside control fine-tunes"
     assert "| 2e-05 | 50 | 88 % | 80 %; 1 / 2 | 100 %; 0 / 2 |" in md
     assert "| 0 | 0.90 | 0.90 (90 %) | 0.80 (80 %) | 1.00 (100 %) |" in md  # the defaults' row, by split
     assert "| 1 | 0.80 | 0.84 (88 %) | 0.92 (96 %) | 0.96 (100 %) |" in md
