@@ -18,6 +18,7 @@ several attack splits of the lab, and whether the audit settings the quickstart 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import random
@@ -79,11 +80,21 @@ CONTROLS = {
 }
 
 
+def control_names(text: str) -> list[str]:
+    """``--control``'s comma-separated names, each one of :data:`CONTROLS` (argparse's type: a wrong name
+    is a usage error, exit 2, before any model is loaded)."""
+    names = [c for c in text.split(",") if c]
+    wrong = [c for c in names if c not in CONTROLS]
+    if wrong or not names:
+        raise argparse.ArgumentTypeError(
+            f"{','.join(wrong) or repr(text)}: use some of {', '.join(CONTROLS)}"
+        )
+    return names
+
+
 def control_pool(bench, name: str) -> list[dict]:
     """The rows the ``name`` control draws from (:data:`CONTROLS`): the retain split, or a part of the
     general set by its rows' ``source``."""
-    if name not in CONTROLS:
-        raise SystemExit(f"--control {name}: use some of {', '.join(CONTROLS)} (comma-separated)")
     rows = bench.retain if name == "retain" else bench.general_parts.get(name, [])
     if not rows:
         raise SystemExit(f"--control {name}: {bench.path} has no such rows")
@@ -172,13 +183,18 @@ def main() -> None:
     )
     p.add_argument(
         "--control",
-        default=None,
+        type=control_names,
+        default=[],
         metavar="NAMES",
         help=f"--calibrate (QA miniature): also fine-tune the target as long on known facts instead of the "
         f"forget half (some of {', '.join(CONTROLS)}), to read the attack's damage beside; writes "
         "relearn_calibration_control.md",
     )
     args = p.parse_args()
+    if args.control and not (args.calibrate and args.benchmark == "tofu"):
+        p.error(
+            "--control: with --calibrate on the TOFU-like miniature only (its controls are known QA facts)"
+        )
     if args.calibrate:
         calibrate(args)
         return
@@ -278,9 +294,7 @@ def calibrate(args) -> None:
     name += f"_{split_by}" if split_by != default.relearn_split else ""
     attack_data = default.relearn_data if args.relearn_data is None else args.relearn_data
     name += f"_{attack_data}" if attack_data != default.relearn_data else ""
-    controls = [c for c in (args.control or "").split(",") if c]
-    if controls and benchmark != "tofu":
-        raise SystemExit("--control: the TOFU-like miniature only (its controls are known QA facts)")
+    controls = list(args.control)
     name += "_control" if controls else ""
     world, _, target_dir, oracle_dir = ensure_lab(
         benchmark, cache_root(args.cache_dir), dict(WORLD), args.seed, lambda m: print(m, flush=True)

@@ -4,6 +4,7 @@ another way get a table of their own (one row per model, one column per way in).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -283,8 +284,24 @@ def test_control_rows_take_whole_entities_in_a_seeded_order(mini_bench):
     assert len(orders) > 1  # the split's seed draws the entities
     assert {row_entity(r) for r in audit_all.control_rows(pool, 24, seed=1)} == {row_entity(r) for r in pool}
     assert audit_all.control_pool(mini_bench, "world_facts") == mini_bench.general_parts["world_facts"]
-    with pytest.raises(SystemExit, match="--control nope: use some of retain, real_authors, world_facts"):
-        audit_all.control_pool(mini_bench, "nope")
+    assert audit_all.control_names("retain,world_facts") == ["retain", "world_facts"]
+    with pytest.raises(
+        argparse.ArgumentTypeError, match="^nope: use some of retain, real_authors, world_facts$"
+    ):
+        audit_all.control_names("retain,nope")
+
+
+def test_a_wrong_control_is_one_usage_line_and_exit_2():
+    import subprocess
+
+    script = Path(audit_all.__file__)
+    for args, said in (
+        (["--calibrate", "--control", "nope"], "argument --control: nope: use some of retain, real_authors"),
+        (["--control", "retain"], "--control: with --calibrate on the TOFU-like miniature only"),
+        (["--calibrate", "--benchmark", "wmdp", "--control", "retain"], "TOFU-like miniature only"),
+    ):
+        done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
 
 
 def test_the_control_fine_tune_trains_on_its_rows_and_measures_the_forget_halves(mini_bench, monkeypatch):
