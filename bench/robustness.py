@@ -44,8 +44,9 @@ last attack step (``RELEARN_STEPS[-1]``).
 Why these attacks (``python bench/audit_all.py --calibrate``): an attack must be able to teach (the
 oracle, which never saw the forget set, learns >= 0.8 of the facts of the half it is trained on) without
 damaging (the target keeps >= 0.9 of its fact recall on the held half). TOFU-like, lr 2e-5 for 250 steps
-(the quickstart's audit): this table's attack halves the forget items at random (``relearn_split="item"``,
-the audit's default when it was measured; the audit now halves by author). On the TOFU-like lab (lab
+(the quickstart's audit), trained on the forget items of half the authors (``relearn_split="entity"``, as
+the audit halves them, so no fact it teaches gives a held one away; results measured before recorded the
+items halved at random, and their header says so). On the TOFU-like lab (lab
 version 10, seed 0, 5 attack splits halved by author, bench/results/relearn_calibration.md) lr 2e-5 x 250
 steps passes both bars on 4 of the 5 splits and no setting of the grid passes on every one: the oracle
 learns 0.8 of the trained half only about when the target starts losing its held half, at every rate
@@ -89,10 +90,10 @@ WORK = Path(".bench_work") / "robustness"
 NAMES = {"tofu": "robustness", "wmdp": "robustness_wmdp"}
 RELEARN_STEPS = (20, 100, 250)  # the quickstart's audit: 250 is where the attack is calibrated
 # The attack per miniature (see the module docstring): the rate that teaches the oracle without damaging
-# the target on that miniature's data. TOFU-like: the forget items halved at random, as this table was
-# measured; WMDP-like: the audit's default on such a folder (its agents' questions, halved by agent).
+# the target on that miniature's data, as the audit attacks it: TOFU-like, the forget items of half the
+# authors; WMDP-like, the audit's default on such a folder (its agents' questions, halved by agent).
 RELEARN = {
-    "tofu": {"relearn_lr": 2e-5, "relearn_split": "item", "relearn_data": "auto"},
+    "tofu": {"relearn_lr": 2e-5, "relearn_split": "entity", "relearn_data": "auto"},
     "wmdp": {"relearn_lr": 1e-4, "relearn_split": "entity", "relearn_data": "questions"},
 }
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
@@ -178,10 +179,6 @@ class Lab:
         """The audit's relearning curve of ``model`` (the audit's own settings, this seed's split)."""
         from unlearnkit.evaluation.audit import AuditSettings, run_audit
 
-        # TOFU-like relearn_split="item": the attack the TOFU-like table was measured with (~4 h of its
-        # configurations on 2 cores); the audit's default now halves by author, which keeps the target's
-        # held facts better (bench/results/relearn_calibration.md); re-running that table with it is left
-        # to a session with the hours.
         st = AuditSettings(
             relearn_steps=RELEARN_STEPS, quant_bits=(), seed=self.seed, **RELEARN[self.benchmark], **EVAL
         )
@@ -830,8 +827,13 @@ def attack_of(settings: dict, benchmark: str) -> dict:
 
 def attack_words(benchmark: str, attack: dict) -> str:
     """The attack in words, for the table's header."""
-    if benchmark == "tofu":
+    if benchmark == "tofu" and attack.get("relearn_split") == "item":
         how = "the forget items halved at random (`relearn_split` item, not by author as the audit now halves them)"
+    elif benchmark == "tofu":
+        how = (
+            "the forget items of half the authors (`relearn_split` entity, whole authors on each side, as the "
+            "audit halves them: bench/results/relearn_calibration.md)"
+        )
     elif attack.get("relearn_data") == "passages":
         how = (
             "the passages of half the agents (`relearn_data` passages, which do not teach the filtered base: "

@@ -632,8 +632,12 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
     assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text  # seeds 1 and 2 only
     assert "No MIA in these runs" in text and "No MIA" not in (tmp_path / "robustness.md").read_text()
     assert (
-        "lr 2e-05, trained on the forget items halved at random" in (tmp_path / "robustness.md").read_text()
+        "lr 2e-05, trained on the forget items of half the authors (`relearn_split` entity"
+        in (tmp_path / "robustness.md").read_text()
     )
+    assert tofu["provenance"]["settings"]["relearn"] == {
+        "tofu": {**rb.RELEARN["tofu"], "relearn_split": "entity"}
+    }
 
 
 def test_a_result_from_before_the_attack_was_recorded_per_miniature_says_what_it_relearned():
@@ -646,3 +650,7 @@ def test_a_result_from_before_the_attack_was_recorded_per_miniature_says_what_it
     }
     assert "the passages of half the agents" in rb.attack_words("wmdp", rb.attack_of(old, "wmdp"))
     assert rb.attack_of({"relearn": {"wmdp": rb.RELEARN["wmdp"]}}, "wmdp") == rb.RELEARN["wmdp"]
+    # the TOFU-like table measured at f084401 recorded its attack: the items halved at random
+    item = {"relearn_lr": 2e-5, "relearn_split": "item", "relearn_data": "auto"}
+    assert rb.attack_of({"relearn": {"tofu": item}}, "tofu") == item
+    assert "the forget items halved at random (`relearn_split` item" in rb.attack_words("tofu", item)
