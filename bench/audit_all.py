@@ -344,7 +344,7 @@ def calibrate(args) -> None:
                 control_curves[c].setdefault(f"{lr:g}", {})[str(split)] = curve
                 seconds[f"{lr:g}/{split}/control {c}"] = round(time.time() - t0, 1)
                 held = relearn_calibration({"original": curve}, metric, label)
-                print(f"lr {lr:g} split {split}, {c} control: keeps {held['target_kept']:.2f}", flush=True)
+                print(f"lr {lr:g} split {split}, {c} control: keeps {_pct(held['target_kept'])}", flush=True)
     rows = calibration_rows(curves, metric, label)
     if controls:
         rows = with_controls(rows, control_curves, metric, label)

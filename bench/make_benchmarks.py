@@ -140,6 +140,26 @@ def stale_line(name: str, command: str, current: int) -> str | None:
     )
 
 
+def attack_line(name: str, command: str) -> str | None:
+    """A warning above a robust-forgetting section measured with another relearning attack than
+    bench/robustness.py runs now (its settings record the attack per miniature)."""
+    import robustness  # bench/ is on sys.path: the attack's record and words live there
+
+    benchmark = {section: b for b, section in robustness.NAMES.items()}.get(name)
+    made = provenance_of(name)
+    if benchmark is None or made is None:
+        return None
+    measured = robustness.attack_of(made.get("settings") or {}, benchmark)
+    now = robustness.RELEARN[benchmark]
+    if measured == now:
+        return None
+    return (
+        f"> **Measured with another relearning attack** ({robustness.attack_words(benchmark, measured)}); "
+        f"`bench/robustness.py` now attacks with {robustness.attack_words(benchmark, now)}, so the "
+        f"relearning columns below are not what it measures today. Not yet re-run: `{command}`."
+    )
+
+
 def render() -> str:
     """BENCHMARKS.md as the sections in bench/results make it (a test checks the file is exactly this)."""
     parts = [
@@ -152,7 +172,7 @@ def render() -> str:
         "recipes the quickstart's methods train with and, since 2026-12-06, the versions of the numeric "
         "packages: the same code gave other numbers under other versions, so rerun a section in the "
         "versions it records to compare). A section without that line predates the record; one "
-        "measured on another lab, or with other swept recipes than ship now, says so under its title. The "
+        "measured on another lab, with other swept recipes than ship now, or with another relearning attack than its bench runs now says so under its title. The "
         "embedded world is tiny: read the numbers as behaviour, not as paper results.",
         "",
     ]
@@ -162,7 +182,11 @@ def render() -> str:
         path = ROOT / "results" / f"{name}.md"
         if path.is_file():
             body = path.read_text(encoding="utf-8").rstrip().splitlines()
-            warnings = [stale_line(name, command, LAB_VERSION), recipes_line(name, command, recipes_sha256())]
+            warnings = [
+                stale_line(name, command, LAB_VERSION),
+                recipes_line(name, command, recipes_sha256()),
+                attack_line(name, command),
+            ]
             for warning in reversed([w for w in warnings if w]):  # under the section's title
                 at = next((i + 1 for i, x in enumerate(body) if x.startswith("#")), 0)
                 body = [*body[:at], "", warning, *body[at:]]

@@ -182,6 +182,26 @@ def test_a_lab_change_marks_only_the_sections_it_changes(monkeypatch):
     assert "earlier lab" in make_benchmarks.stale_line("user_folder", "python bench/user_folder.py", 10)
 
 
+def test_a_robust_section_measured_with_another_attack_is_marked(monkeypatch):
+    """robustness.md records the attack it was measured with; when bench/robustness.py attacks otherwise
+    now, BENCHMARKS.md says so under its title, and not when they agree."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import make_benchmarks
+    import robustness
+
+    item = {"relearn_lr": 2e-5, "relearn_split": "item", "relearn_data": "auto"}
+    monkeypatch.setattr(
+        make_benchmarks, "provenance_of", lambda name: {"settings": {"relearn": {"tofu": item}}}
+    )
+    line = make_benchmarks.attack_line("robustness", "python bench/robustness.py --benchmarks tofu")
+    assert line.startswith("> **Measured with another relearning attack** (lr 2e-05, trained on the forget")
+    assert "halved at random" in line and "half the authors (`relearn_split` entity" in line
+    assert make_benchmarks.attack_line("quality", "python bench/quality.py") is None  # not a robust section
+    now = {"settings": {"relearn": {"tofu": robustness.RELEARN["tofu"]}}}
+    monkeypatch.setattr(make_benchmarks, "provenance_of", lambda name: now)
+    assert make_benchmarks.attack_line("robustness", "python bench/robustness.py --benchmarks tofu") is None
+
+
 def test_readme_states_distills_default_recipes_as_the_code_has_them():
     """README's `distill` defaults (below 20M parameters) are distill.TINY_DEFAULTS (toward a fresh init)
     and TINY_BASE_DEFAULTS (toward the base)."""
