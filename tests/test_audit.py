@@ -611,6 +611,7 @@ def _crafted_auditor():
         relearn_probes=(FACT_RECALL,),
         split_by="item",
         forget=[{"question": f"q{i}"} for i in range(10)],
+        control=[],  # no control fine-tune (relearn_control none)
     )
 
 

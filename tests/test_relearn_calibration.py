@@ -114,7 +114,9 @@ def test_an_attack_that_damages_warns_to_lower_the_rate_and_names_the_lowest_poi
         "the relearning attack damages the original (target) model: its held-half fact recall falls 1.00 "
         "-> 0.80 (after 100 steps at lr 2e-05: it keeps 80 %, bar 90 %), so falls on the curves are damage, "
         "not forgetting; lower --relearn-lr (e.g. 1e-05) and relearn for more steps so that the oracle "
-        "still learns the trained half"
+        "still learns the trained half; where no rate does both (on the embedded lab none does on every "
+        "split), --relearn-control retain measures what an equal fine-tune on facts the target knows costs "
+        "it"
     )
 
 

@@ -138,7 +138,8 @@ def audit(
     from unlearnkit.evaluation.audit.run import check_audit_data
 
     with python_errors(FLAGS):
-        check_audit_data(bench, st, relearn_off="relearn_steps=()")  # as the command, before any loading
+        # as the command, before any loading
+        check_audit_data(bench, st, relearn_off="relearn_steps=()", has_original=original is not None)
     names = {"audited": _name(model, "the audited model")}
     model, tokenizer = model_and_tokenizer(model, tokenizer, "model", trust_remote_code)
     pairs = {}

@@ -94,6 +94,15 @@ def add_audit_arguments(parser) -> None:
         "do not teach the questions, bench/results/relearn_calibration_wmdp_passages.md)",
     )
     parser.add_argument(
+        "--relearn-control",
+        choices=("none", "retain"),  # AuditSettings' RELEARN_CONTROLS
+        default="none",
+        help="retain: also fine-tune the original model (--original-model) the attack's way on as many "
+        "retain rows, whole entities, and ask it the same held questions: what a fine-tune on facts it "
+        "knows costs them, read beside the attack's damage (a second relearning run of the original "
+        "model; question/answer data; default: %(default)s)",
+    )
+    parser.add_argument(
         "--relearn-optim",
         default="auto",
         metavar="NAME",
@@ -150,6 +159,7 @@ def settings_from_args(args, data: str | None = None):
         relearn_split=args.relearn_split,
         relearn_data=args.relearn_data,
         relearn_optim=args.relearn_optim,
+        relearn_control=getattr(args, "relearn_control", "none"),
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,
         max_new_tokens=args.max_new_tokens,
@@ -178,7 +188,8 @@ def audit_command(args) -> int:
     for path in paths.values():
         if path is not None:
             check_model_path(path)
-    check_audit_data(bench, settings)  # before any model is loaded, as unlearnkit.audit() checks it
+    # before any model is loaded, as unlearnkit.audit() checks it
+    check_audit_data(bench, settings, has_original=args.original_model is not None)
     import torch
 
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))

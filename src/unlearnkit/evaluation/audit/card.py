@@ -39,6 +39,9 @@ def curve_series(audit: dict, compare: dict[str, dict] | None = None) -> list[tu
         points = (other.get("relearn_curve") or {}).get("audited")
         if points:
             out.insert(1, (f"compare:{label}", label, points))
+    control = audit.get("relearn_control") or {}
+    if control.get("curve"):  # the target fine-tuned the attack's way on rows it knows (relearn_control)
+        out.append(("control", f"target, control fine-tune on {control.get('source')}", control["curve"]))
     return out
 
 
@@ -62,6 +65,7 @@ def relearn_curve_png(audit: dict, path: str | Path | None = None, compare: dict
         "audited": dict(color="#1f77b4", marker="o", linewidth=2.2),
         "oracle": dict(color="#1e8449", marker="*", markersize=10, linestyle="--"),
         "original": dict(color="#c0392b", marker="s", linestyle=":"),
+        "control": dict(color="#7f7f7f", marker="x", linestyle=":"),
     }
     extra = ["#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
     metrics = _curve_metrics(audit)

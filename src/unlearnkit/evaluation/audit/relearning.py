@@ -103,6 +103,31 @@ def with_retain(rows: list[dict], retain: Sequence[dict], ratio: float, seed: in
     return list(rows) + [dict(retain[order[i % len(order)]]) for i in range(n)]
 
 
+def control_rows(pool: Sequence[dict], n: int, seed: int, order_key: str | None = None) -> list[dict]:
+    """``n`` rows of ``pool`` for the control fine-tune (``AuditSettings.relearn_control``): whole
+    entities (:func:`row_entity`) in a seeded order, as the attack takes whole entities, the last one cut
+    to fit. ``order_key``: the shuffle's seed string (default: the audit's, from ``seed``)."""
+    entities = sorted({str(row_entity(r)) for r in pool})
+    random.Random(order_key or f"unlearnkit-audit:{seed}:relearn-control").shuffle(entities)
+    rank = {e: i for i, e in enumerate(entities)}
+    ordered = sorted(pool, key=lambda r: rank[str(row_entity(r))])  # stable: the pool's order within one
+    return [dict(r) for r in ordered[:n]]
+
+
+def control_summary(measured: dict, a: Auditor) -> dict[str, Any] | None:
+    """The control fine-tune (``relearn_control``) as the audit records it: what it trained on and its
+    curve on the forget halves (the attack's keys); None when it did not run."""
+    points = measured.get("original", {}).get("relearn_control")
+    if not points:
+        return None
+    return {
+        "source": a.st.relearn_control,
+        "rows": len(a.control),
+        "entities": sorted({str(row_entity(r)) for r in a.control}),
+        "curve": points,
+    }
+
+
 def _mix_text(settings: AuditSettings) -> str:
     """How the check's description names the retain rows mixed in (``relearn_retain``), or nothing."""
     r = settings.relearn_retain
@@ -307,6 +332,10 @@ TEACH_BAR = 0.8
 #: the held-half score it had before the attack. Below it, falls on the curves are damage, not forgetting.
 KEEP_BAR = 0.9
 _EPS = 1e-9  # 45 of 50 facts is 0.9 however the division rounds
+#: How far apart the target's kept share under the attack and under the control fine-tune
+#: (``relearn_control``) may be and still read "about as much": one measurement each, and on 50 held
+#: facts one fact is 2 points of the share.
+CONTROL_MARGIN = 0.05
 
 
 def calibration_metric(curve: dict[str, dict]) -> str:
@@ -324,6 +353,7 @@ def relearn_calibration(
     label: str | None = None,
     teach: float = TEACH_BAR,
     keep: float = KEEP_BAR,
+    control: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Can the attack teach, and does it leave the target intact? Read from the oracle's and the original
     (target) model's curves.
@@ -335,7 +365,13 @@ def relearn_calibration(
     forget what it is not shown; the share, not the raw value, so a target that never knew every held
     fact is not blamed on the attack). Each is None without its model or its numbers; the whole reading
     is None when neither model is on the curve or the curve has no step after 0. ``metric``: default
-    :func:`calibration_metric`."""
+    :func:`calibration_metric`.
+
+    ``control`` (:func:`control_summary`: the original model fine-tuned the attack's way on retain rows
+    instead): ``control_kept`` is the same share under it, and ``attack_vs_control`` says whether the
+    attack costs the held half ``"more"``, ``"less"`` or ``"about as much"`` (within
+    :data:`CONTROL_MARGIN`) than that fine-tune does: a fall the control shares is what fine-tuning on
+    facts of these kinds costs, not something a lower rate removes."""
     steps = sorted({int(k) for points in curve.values() for k in points if int(k) > 0})
     if not steps or not ({"oracle", "original"} & set(curve)):
         return None
@@ -358,6 +394,15 @@ def relearn_calibration(
         "target_kept": None,
         "keeps": None,
     }
+    if control is not None:
+        out.update(
+            control_source=control.get("source"),
+            control_rows=control.get("rows"),
+            control_held_lowest=None,
+            control_lowest_step=None,
+            control_kept=None,
+            attack_vs_control=None,
+        )
     oracle = curve.get("oracle") or {}
     before, after = (oracle.get(k, {}).get(TRAINED + metric) for k in ("0", final))
     out.update(oracle_trained_before=before, oracle_trained=after)
@@ -374,6 +419,24 @@ def relearn_calibration(
         if first is not None and first > 0:
             out["target_kept"] = as_number(low / first)
             out["keeps"] = bool(low / first >= keep - _EPS)
+    if control is not None:
+        points = control.get("curve") or {}
+        c_held = [(k, points.get(str(k), {}).get(metric)) for k in steps]
+        c_held = [(k, v) for k, v in c_held if v is not None]
+        c_first = points.get("0", {}).get(metric)
+        if c_held and c_first:
+            low_k, low = min(c_held, key=lambda kv: (kv[1], kv[0]))
+            kept = as_number(low / c_first)
+            out.update(control_held_lowest=low, control_lowest_step=str(low_k), control_kept=kept)
+            if out["target_kept"] is not None and kept is not None:
+                diff = out["target_kept"] - kept
+                out["attack_vs_control"] = (
+                    "more"
+                    if diff < -CONTROL_MARGIN - _EPS
+                    else "less"
+                    if diff > CONTROL_MARGIN + _EPS
+                    else "about as much"
+                )
     out["text"] = _calibration_text(out)
     return out
 
@@ -401,6 +464,16 @@ def _calibration_text(c: dict[str, Any]) -> str:
         )
     elif c["target_held_before"] is not None and c["target_held_before"] <= 0:
         parts.append(f"the target states no held-half {label} before the attack: damage cannot be read")
+    if c.get("control_kept") is not None:
+        than = {"more": "more than", "less": "less than", "about as much": "about as much as"}.get(
+            c.get("attack_vs_control") or "", ""
+        )
+        parts.append(
+            f"fine-tuned the same way on {plural(c['control_rows'], c['control_source'] + ' row')} instead "
+            f"(the control), the target keeps {pct(c['control_kept'])} of it (lowest "
+            f"{fmt_number(c['control_held_lowest'])} after {c['control_lowest_step']} steps)"
+            + (f": the attack costs it {than} the control" if than else "")
+        )
     if not parts:
         return "attack calibration: n/a (no oracle or target on the curve)"
     fails = [
@@ -420,7 +493,9 @@ def _calibration_text(c: dict[str, Any]) -> str:
     return f"attack calibration: {head}: {'; '.join(parts)}"
 
 
-def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, Any]]:
+def relearn_warnings(
+    measured: dict, settings: AuditSettings, control: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """The calibration's failures as warnings (:func:`relearn_calibration` on the measured curves).
 
     ``relearn_attack_cannot_teach`` (an oracle was given): the oracle does not learn :data:`TEACH_BAR` of
@@ -428,11 +503,13 @@ def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, 
     steps. ``relearn_attack_damages`` (the original model was given): the target keeps less than
     :data:`KEEP_BAR` of its held-half score, so the curves measure damage; lower the learning rate (and
     relearn longer) or end the curve earlier. Both at once: a lower rate over more steps teaches with
-    less damage than a higher one over fewer (bench/results/relearn_calibration.md)."""
+    less damage than a higher one over fewer (bench/results/relearn_calibration.md). With a ``control``
+    (:func:`control_summary`) that costs the target as much, the damage warning says so instead: the
+    fall is what fine-tuning on such facts costs, and a lower rate stops the attack teaching first."""
     if not settings.relearn_steps:
         return []
     curve = {role: m["relearn"] for role, m in measured.items() if m.get("relearn")}
-    cal = relearn_calibration(curve)
+    cal = relearn_calibration(curve, control=control)
     if cal is None:
         return []
     lr, k, label = settings.relearn_lr, cal["step"], cal["label"]
@@ -458,12 +535,34 @@ def relearn_warnings(measured: dict, settings: AuditSettings) -> list[dict[str, 
             }
         )
     if cal["keeps"] is False:
-        fix = (
+        lower = (
             f"lower --relearn-lr (e.g. {lr / 2:g}) and relearn for more steps so that the oracle still "
             "learns the trained half"
-            if cal["teaches"] is not False
-            else "see the other warning"
         )
+        vs = cal.get("attack_vs_control")
+        if vs is not None:
+            seen = (
+                f"fine-tuned the same way on {plural(cal['control_rows'], cal['control_source'] + ' row')} "
+                f"it already knows (the control), it keeps {pct(cal['control_kept'])}"
+            )
+        if cal["teaches"] is False:
+            fix = "see the other warning"
+        elif vs == "more":
+            fix = f"{seen}: the attack costs it more than the control, so {lower}"
+        elif vs is not None:
+            fix = (
+                f"{seen}: a fine-tune this long on facts it knows costs it "
+                f"{'as much' if vs == 'about as much' else 'more'}, so the fall is the fine-tune's cost and "
+                "a lower rate may stop the attack teaching before it stops the fall (as on the embedded "
+                "lab: bench/results/relearn_calibration_control.md); read the held-half gap (audited "
+                "minus oracle, both attacked alike) beside this fall"
+            )
+        else:
+            fix = (
+                f"{lower}; where no rate does both (on the embedded lab none does on every split), "
+                "--relearn-control retain measures what an equal fine-tune on facts the target knows "
+                "costs it"
+            )
         out.append(
             {
                 "code": "relearn_attack_damages",
@@ -494,6 +593,12 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         f"teach) and the original model keeps at least {pct(KEEP_BAR)} of its held-half score (it does not "
         "damage)." + "".join(f" {p.about[0].upper()}{p.about[1:]}." for p in a.relearn_probes),
     }
+    if a.control:
+        check["about"] += (
+            f" The control: the original model fine-tuned the same way on {len(a.control)} "
+            f"{a.st.relearn_control} rows instead, asked the same held questions (what a fine-tune on facts "
+            "it knows costs them)."
+        )
     if not st.relearn_steps:
         check.update(rows=[], skipped="relearn_steps is empty")
         check["verdict"] = "relearning attack: skipped (no relearn steps)"
@@ -557,7 +662,7 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         if taught["direction"] is not None
         else ""  # a curve measured before the trained half was
     )
-    cal = relearn_calibration(curve)
+    cal = relearn_calibration(curve, control=control_summary(measured, a))
     damage = ""
     if cal is not None and cal["keeps"] is False:
         damage = (

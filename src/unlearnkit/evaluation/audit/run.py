@@ -35,6 +35,8 @@ from unlearnkit.evaluation.audit.reached import (
 )
 from unlearnkit.evaluation.audit.relearning import (
     TRAINED,
+    control_rows,
+    control_summary,
     relearn_calibration,
     relearn_check,
     relearn_curve,
@@ -113,9 +115,15 @@ class Auditor:
         self.split_by = "entity"  # how the attack's halves were made (relearn_halves; raw text: entities)
         self.relearn_data = "questions"  # what the attack trains on (raw text: _init_text resolves it)
         self.relearn_probes: tuple = ()
+        self.control: list[dict] = []  # the control fine-tune's rows (relearn_control)
         self.reached: dict[str, list[dict]] = {}
         self.reached_skip: str | None = "raw-text data: no forget questions to ask another way"
         if self.text:
+            if settings.relearn_control != "none":
+                raise UserError(
+                    f"relearn_control={settings.relearn_control}: {bench.path} is raw text; the control "
+                    "fine-tune is for question/answer data: leave relearn_control at none"
+                )
             self._init_text(bench)
             return
         if settings.relearn_data == "passages":
@@ -134,6 +142,13 @@ class Auditor:
             )
             # Fact-level (and, per data kind, other) scores beside ROUGE-L at every point of the curve.
             self.relearn_probes = probes_for(data_kind(bench), [self.forget[i] for i in self.held_idx])
+            if settings.relearn_control == "retain":
+                if not bench.retain:
+                    raise UserError(
+                        f"relearn_control=retain: {bench.path} has no retain rows to fine-tune the control "
+                        "on; add a retain split or leave relearn_control at none"
+                    )
+                self.control = control_rows(bench.retain, len(self.train_idx), settings.seed)
 
     def _init_text(self, bench) -> None:
         """Raw text (MUSE-like, WMDP-like): the attack relearns whole entities, the probes are the
@@ -323,6 +338,8 @@ class Auditor:
                 out[f"mia_{attack}_auc"] = as_number(S.auc(fd["mia"][attack], hd["mia"][attack]))
         if self.st.relearn_steps:
             out["relearn"] = self.relearn(role, model, tok, fd)
+            if role == "original" and self.control:
+                out["relearn_control"] = self.relearn(role, model, tok, fd, on=self.control)
         for bits in self.st.quant_bits:
             from unlearnkit.evaluation.quantize import quantized_copy
 
@@ -346,7 +363,9 @@ class Auditor:
             out["reached"] = reached_scores(self, model, tok, fd["generations"], paraphrased)
         return out
 
-    def relearn(self, role: str, model, tok, forget_details: dict) -> dict[str, Any]:
+    def relearn(
+        self, role: str, model, tok, forget_details: dict, on: list[dict] | None = None
+    ) -> dict[str, Any]:
         """Forget ROUGE / prob (and the probes, e.g. fact recall) after k relearning steps (k = 0:
         before the attack), on the held half (``rougeL_recall``, ``prob``, ``fact_recall``) and on the
         half the attack trains on (``trained_rougeL_recall``, ``trained_prob``, ``trained_fact_recall``).
@@ -356,7 +375,8 @@ class Auditor:
         weak for "survives relearning" to mean anything (:func:`relearn_calibration`). One relearning run
         up to the largest k, measured at every k on the way (the curve): the same numbers as separate runs
         of k steps each, because the schedule is constant and the measurements leave the random state
-        untouched (see :func:`relearn_curve`)."""
+        untouched (see :func:`relearn_curve`). ``on``: fine-tune on these rows instead of the trained half,
+        measured the same way (the control fine-tune of ``relearn_control``)."""
         held = [self.forget_qa[i] for i in self.held_idx]
         train = [self.forget_qa[i] for i in self.train_idx]
         res: dict[str, Any] = {
@@ -375,11 +395,12 @@ class Auditor:
             }
 
         steps = self.st.relearn_steps
-        rows = with_retain(train, self.retain_pool, self.st.relearn_retain, self.st.seed)
-        mixed = f" and {len(rows) - len(train)} retain items" if len(rows) > len(train) else ""
-        self.log(
-            f"{role}: relearning {max(steps)} steps on {len(train)} forget items{mixed} (measured at {steps})"
-        )
+        shown = train if on is None else [dict(r) for r in on]
+        rows = with_retain(shown, self.retain_pool, self.st.relearn_retain, self.st.seed)
+        mixed = f" and {len(rows) - len(shown)} retain items" if len(rows) > len(shown) else ""
+        what = "relearning" if on is None else "control fine-tune,"
+        noun = "forget items" if on is None else f"{self.st.relearn_control} items"
+        self.log(f"{role}: {what} {max(steps)} steps on {len(shown)} {noun}{mixed} (measured at {steps})")
         relearn_curve(model, tok, rows, steps, self.st, at_step)
         _free()
         return res
@@ -406,15 +427,29 @@ class Auditor:
 
 
 def check_audit_data(
-    bench: Benchmark, settings: AuditSettings, relearn_off: str = "--relearn-steps none"
+    bench: Benchmark,
+    settings: AuditSettings,
+    relearn_off: str = "--relearn-steps none",
+    has_original: bool = True,
 ) -> None:
     """What the audit needs of ``bench`` under ``settings``, checked before any model is loaded (the
     command and :func:`unlearnkit.audit` both call it): two forget items for the relearning attack (it
     relearns some and asks the others), and every row the checks will read (:class:`Auditor`).
-    ``relearn_off``: how the caller turns the attack off, for the error."""
+    ``relearn_off``: how the caller turns the attack off, for the error. ``has_original``: whether the
+    original model is given (the control fine-tune, ``relearn_control``, trains it)."""
     if settings.relearn_steps and not is_raw_text(bench) and len(bench.forget) < 2:
         raise UserError(f"the relearning attack needs at least 2 forget items; pass {relearn_off}")
+    check_control(settings, has_original)
     Auditor(bench, settings)
+
+
+def check_control(settings: AuditSettings, has_original: bool) -> None:
+    """The control fine-tune (``relearn_control``) trains the original model: one clear error without it."""
+    if settings.relearn_control != "none" and settings.relearn_steps and not has_original:
+        raise UserError(
+            f"relearn_control={settings.relearn_control} fine-tunes the original (target) model beside the "
+            "attack: give the original model (--original-model), or leave relearn_control at none"
+        )
 
 
 def run_audit(
@@ -467,6 +502,7 @@ def run_audit(
     ``quant<bits>_<metric>``; ``data`` adds ``relearn_entities`` and the rows per probe set.
     """
     st = settings or AuditSettings()
+    check_control(st, original is not None)
     auditor = Auditor(bench, st)
     pairs = {"audited": (model, tokenizer), "oracle": _as_pair(oracle, tokenizer)}
     pairs["original"] = _as_pair(original, tokenizer)
@@ -510,6 +546,7 @@ def run_audit(
     if auditor.text:
         summary, probes, warnings = _text_summary(curve, measured, auditor, missing_gap, final)
     else:
+        control = control_summary(measured, auditor)
         gaps = relearn_gaps(curve)
         gap20, gap_final = gaps.get("20"), gaps.get(final) if final else None
         note20 = None if gap20 is not None else missing_gap("forget ROUGE-L")
@@ -524,7 +561,8 @@ def run_audit(
             "relearn_gap_final": gap_final,
             "relearn_gap_final_note": note_final,
             "relearn_reading": relearn_reading(gaps, final) if final else None,
-            "relearn_calibration": relearn_calibration(curve),
+            "relearn_calibration": relearn_calibration(curve, control=control),
+            "relearn_control": control,
         }
         probes = []
         for probe in auditor.relearn_probes:
@@ -545,7 +583,7 @@ def run_audit(
             "value": gap_final,
             "note": note_final,
         }
-        warnings = relearn_warnings(measured, st) + reached_warnings(reached)
+        warnings = relearn_warnings(measured, st, control) + reached_warnings(reached)
     return {
         "version": AUDIT_VERSION,
         "settings": settings_dict,

@@ -13,6 +13,8 @@ from unlearnkit.errors import UserError
 #: How the relearning attack may halve the forget rows (:func:`~unlearnkit.evaluation.audit.relearning.relearn_halves`).
 RELEARN_SPLITS = ("entity", "item")
 RELEARN_DATA = ("auto", "passages", "questions")
+#: What the control fine-tune beside the attack trains on (``AuditSettings.relearn_control``).
+RELEARN_CONTROLS = ("none", "retain")
 
 
 @dataclass
@@ -55,6 +57,15 @@ class AuditSettings:
     # correct answer as the scoring reads it: Deeb & Roger, arXiv 2410.08827) or "auto" (questions where
     # the data has them, passages otherwise). QA data trains on its forget questions either way.
     relearn_data: str = "auto"
+    # a control beside the attack (question/answer data, with the original model given): the original
+    # (target) model fine-tuned the attack's way (same rate, steps, batch, retain mix) on as many retain
+    # rows, whole entities, as the attack trains on forget rows, measured on the same held half. It says
+    # what any fine-tune that long on facts the model knows costs the held half: on the embedded lab the
+    # attack that teaches costs the target about what this control costs it, and no rate keeps the
+    # target on every split (bench/results/relearn_calibration_control.md), so a fall the control shares
+    # is the fine-tune's cost, not something a lower rate removes. "none" (the default) skips it: it is a
+    # second relearning run of the original model.
+    relearn_control: str = "none"
     quant_bits: tuple[int, ...] = (8, 4)  # () skips the quantisation attack
     group_size: int = 128  # for bits < 8; 8-bit is per output channel
     max_new_tokens: int = 64
@@ -85,6 +96,10 @@ class AuditSettings:
         check_relearn_split(self.relearn_split)
         if self.relearn_data not in RELEARN_DATA:
             raise UserError(f"relearn_data must be {', '.join(RELEARN_DATA)}, got {self.relearn_data!r}")
+        if self.relearn_control not in RELEARN_CONTROLS:
+            raise UserError(
+                f"relearn_control must be {' or '.join(RELEARN_CONTROLS)}, got {self.relearn_control!r}"
+            )
         if not isinstance(self.relearn_optim, str):
             raise UserError(f"relearn_optim must be an optimiser name, got {self.relearn_optim!r}")
         check_optim(self.relearn_optim, flag="relearn_optim")
