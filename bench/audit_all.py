@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import random
 import statistics
 import sys
 import time
@@ -102,15 +101,12 @@ def control_pool(bench, name: str) -> list[dict]:
 
 
 def control_rows(pool: list[dict], n: int, seed: int) -> list[dict]:
-    """``n`` rows of ``pool`` for a control fine-tune: whole entities (``row_entity``) in a seeded order,
-    as the attack takes whole authors, the last one cut to fit."""
-    from unlearnkit.evaluation.audit.relearning import row_entity
+    """``n`` rows of ``pool`` for a control fine-tune: whole entities in a seeded order, the last one cut
+    to fit (the audit's ``relearn_control`` rows, under this bench's own shuffle key, which
+    relearn_calibration_control.md was measured with)."""
+    from unlearnkit.evaluation.audit.relearning import control_rows as audit_control_rows
 
-    entities = sorted({str(row_entity(r)) for r in pool})
-    random.Random(f"bench-audit-control:{seed}").shuffle(entities)
-    rank = {e: i for i, e in enumerate(entities)}
-    ordered = sorted(pool, key=lambda r: rank[str(row_entity(r))])  # stable: the pool's order within one
-    return [dict(r) for r in ordered[:n]]
+    return audit_control_rows(pool, n, seed, order_key=f"bench-audit-control:{seed}")
 
 
 @contextlib.contextmanager
