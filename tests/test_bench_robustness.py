@@ -225,6 +225,41 @@ def test_statements_choose_on_the_selection_half_and_report_the_test_half():
     )
 
 
+def test_a_seed_passes_on_its_own_oracle_with_every_bar_and_the_count_reaches_the_choice():
+    def taught(r: dict, value: float) -> dict:
+        r["relearn"]["curve"][rb.HEADLINE]["trained_fact_recall"] = value
+        return r
+
+    # seed oracle: selection utility 0.60 (bar 0.95 x 0.60 = 0.57), fact 0.10 / ROUGE 0.30 after the attack,
+    # trained half 0.90 (the attack must teach a run at least 0.90 - 0.1 = 0.80)
+    oracle = taught(run(0.50, 0.60, 0.10, 0.30, 1.0, 0.5), 0.90)
+    ok = taught(run(0.50, 0.58, 0.20, 0.35, 0.1, 0.5), 0.85)  # gaps 0.10 / 0.05, 0.58 >= 0.57, 0.85 >= 0.80
+    assert rb.seed_passes("tofu", ok, oracle) == 1.0
+    assert rb.seed_passes("tofu", taught(run(0.50, 0.56, 0.20, 0.35, 0.1, 0.5), 0.85), oracle) == 0.0  # 0.56
+    assert rb.seed_passes("tofu", taught(run(0.50, 0.58, 0.21, 0.35, 0.1, 0.5), 0.85), oracle) == 0.0  # gap
+    assert rb.seed_passes("tofu", taught(run(0.50, 0.58, 0.20, 0.41, 0.1, 0.5), 0.85), oracle) == 0.0  # ROUGE
+    assert (
+        rb.seed_passes("tofu", taught(run(0.50, 0.58, 0.20, 0.35, 0.1, 0.5), 0.79), oracle) == 0.0
+    )  # taught
+    assert rb.seed_passes("tofu", run(0.50, 0.58, 0.20, 0.35, 0.1, 0.5), oracle) == 0.0  # taught unmeasured
+    assert rb.seed_passes("tofu", ok, run(0.50, 0.60, 0.10, 0.30, 1.0, 0.5)) == 1.0  # an oracle without it
+    no_sel = {**ok, "selection_metrics": {}}
+    assert rb.seed_passes("tofu", no_sel, oracle) is None
+    # three seeds, each against its own oracle: the mean passes, two seeds do
+    high = taught(run(0.50, 0.59, 0.19, 0.35, 0.1, 0.5), 0.85)
+    low = taught(run(0.50, 0.56, 0.19, 0.35, 0.1, 0.5), 0.85)
+    runs = {i: {"oracle": oracle, "npo": r} for i, r in enumerate((high, high, low))}
+    table = rb.rows_of("tofu", runs)
+    assert table["npo"]["seed_pass"] == (pytest.approx(2 / 3), pytest.approx(math.sqrt(1 / 3)), 3)
+    # the choice, made on the means (selection 0.58 >= 0.57), says on how many seeds it holds
+    lines = rb.statements("tofu", table)
+    assert "**npo** at 0.10x" in lines[0]
+    assert "Against each seed's own oracle the bars hold on 2 of 3 seeds." in lines[0]
+    # a table from before the count (no seed_pass) says nothing of it
+    del table["npo"]["seed_pass"]
+    assert "seeds." not in rb.statements("tofu", table)[0]
+
+
 def test_statements_choose_nothing_without_selection_numbers():
     table = _tofu_table()
     for row in table.values():
