@@ -219,3 +219,18 @@ def test_the_command_passes_the_flag_on(mini_world):
     assert settings_from_args(p.parse_args([*base, "--relearn-steps", "2"])).relearn_control == "none"
     with pytest.raises(SystemExit):
         p.parse_args([*base, "--relearn-control", "forget"])
+
+
+def test_the_python_api_takes_the_setting_and_words_the_error_for_python(
+    make_tiny_llama, world_tokenizer, mini_bench
+):
+    import unlearnkit
+    from unlearnkit.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"give the original model \(original\)"):
+        unlearnkit.audit(
+            make_tiny_llama(), world_tokenizer, mini_bench, relearn_control="retain", relearn_steps=(2,),
+            relearn_lr=1e-3, quant_bits=(), quiet=True,
+        )  # fmt: skip
+    with pytest.raises(ArgumentError, match="relearn_control must be none or retain"):
+        unlearnkit.audit(make_tiny_llama(), world_tokenizer, mini_bench, relearn_control="all", quiet=True)
