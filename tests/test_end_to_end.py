@@ -437,7 +437,7 @@ def test_methods_side_by_side_give_the_rows_of_one_process(small_lab, tmp_path, 
     (side, printed), (one, _) = runs["side_by_side"], runs["one_process"]
     assert "unlearning 2 methods at a time (1 thread each)" in printed
     assert "the methods and the robust row (side by side)" in printed
-    assert list(side) == list(one) == ["target", "oracle", "base", "ga", "npo", "t-npo", "npo+undo1"]
+    assert list(side) == list(one) == ["target", "oracle", "base", "ga", "npo", "t-npo", "npo+undo0.25"]
     audit_keys = {k for row in one.values() for k in row if k.startswith("relearn")}
     for row in one:
         a = {k: v for k, v in side[row].items() if k != "train_seconds" and k not in audit_keys}
@@ -447,5 +447,5 @@ def test_methods_side_by_side_give_the_rows_of_one_process(small_lab, tmp_path, 
         printed.index("  ga ")
         < printed.index("  npo ")
         < printed.index("  t-npo ")
-        < printed.index("npo+undo1 in")
+        < printed.index("npo+undo0.25 in")
     )

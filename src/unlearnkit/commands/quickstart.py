@@ -39,8 +39,8 @@ def add_parser(subparsers) -> None:
     q.add_argument(
         "--robust",
         action="store_true",
-        help="also make NPO robust to relearning (UNDO: noise toward the base, then distill; about 3 more "
-        "minutes on 2 cores) and audit it next to plain NPO",
+        help="also make NPO robust to relearning (UNDO: noise toward the base, then distill; about 1 more "
+        "minute on 2 cores) and audit it next to plain NPO",
     )
 
 
