@@ -371,7 +371,7 @@ def relearn_calibration(
     instead): ``control_kept`` is the same share under it, and ``attack_vs_control`` says whether the
     attack costs the held half ``"more"``, ``"less"`` or ``"about as much"`` (within
     :data:`CONTROL_MARGIN`) than that fine-tune does: a fall the control shares is what fine-tuning on
-    facts of these kinds costs, not something a lower rate removes."""
+    facts of these kinds costs, not the forget data's doing."""
     steps = sorted({int(k) for points in curve.values() for k in points if int(k) > 0})
     if not steps or not ({"oracle", "original"} & set(curve)):
         return None
@@ -505,7 +505,7 @@ def relearn_warnings(
     relearn longer) or end the curve earlier. Both at once: a lower rate over more steps teaches with
     less damage than a higher one over fewer (bench/results/relearn_calibration.md). With a ``control``
     (:func:`control_summary`) that costs the target as much, the damage warning says so instead: the
-    fall is what fine-tuning on such facts costs, and a lower rate stops the attack teaching first."""
+    fall is what fine-tuning on such facts costs, and a lower rate may stop the attack teaching first."""
     if not settings.relearn_steps:
         return []
     curve = {role: m["relearn"] for role, m in measured.items() if m.get("relearn")}
