@@ -234,3 +234,28 @@ def test_the_python_api_takes_the_setting_and_words_the_error_for_python(
         )  # fmt: skip
     with pytest.raises(ArgumentError, match="relearn_control must be none or retain"):
         unlearnkit.audit(make_tiny_llama(), world_tokenizer, mini_bench, relearn_control="all", quiet=True)
+
+
+def test_the_advice_is_worded_for_whoever_runs_the_audit():
+    """The warnings are written for the command; the Python API rewords them as its keywords and the
+    quickstart says whose flags they are (its own audit settings are fixed)."""
+    from unlearnkit.api.audit import python_advice
+    from unlearnkit.pipelines.quickstart import command_advice
+
+    report = {"warnings": relearn_warnings(measured(), SETTINGS), "relearn_gap_final": 0.1}
+    python = python_advice(report)["warnings"][0]["message"]
+    assert python.endswith(
+        "lower relearn_lr (e.g. 1e-05) and relearn for more steps so that the oracle still learns the "
+        "trained half; where no rate does both (on the embedded lab none does on every split), "
+        'relearn_control="retain" measures what an equal fine-tune on facts the target knows costs it'
+    )
+    assert "--" not in python and report["warnings"][0]["message"] != python  # the report is not modified
+    quick = command_advice(report)["warnings"][0]["message"]
+    assert quick.startswith(report["warnings"][0]["message"])
+    assert quick.endswith(
+        "(these are flags of `unlearnkit audit`; the quickstart's audit is fixed, "
+        "unlearnkit.pipelines.quickstart.quickstart_audit_settings)"
+    )
+    plain = {"warnings": [{"code": "x", "message": "no flag here"}]}
+    assert command_advice(plain) == plain and python_advice(plain) == plain
+    assert python_advice({"verdicts": []}) == {"verdicts": []}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from unlearnkit.api.data import benchmark_of
-from unlearnkit.api.errors import SAVE_FLAGS, python_errors
+from unlearnkit.api.errors import SAVE_FLAGS, python_errors, reworded
 from unlearnkit.api.evaluate import model_and_tokenizer
 from unlearnkit.errors import ArgumentError
 
@@ -158,11 +158,23 @@ def audit(
             names=names,
             method=method,
         )
-    result = AuditResult(report)
+    result = AuditResult(python_advice(report))
     if not quiet:
         for line in result.warnings:
             print(f"unlearnkit: warning: {line}", file=sys.stderr)
     return result
+
+
+def python_advice(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its warnings' advice in this function's keywords (``relearn_lr``, not the
+    command's ``--relearn-lr``): the warnings are written once, for the command
+    (:func:`~unlearnkit.evaluation.audit.relearning.relearn_warnings`)."""
+
+    def words(message: str) -> str:
+        return reworded(message.replace("--relearn-control retain", 'relearn_control="retain"'), FLAGS)
+
+    warnings = [{**w, "message": words(w["message"])} for w in report.get("warnings") or []]
+    return {**report, "warnings": warnings} if "warnings" in report else report
 
 
 def _name(value: Any, default: str) -> str:

@@ -679,7 +679,7 @@ def _audit_section(
     oracle, otok = load(str(emb.oracle_dir))
     settings = quickstart_audit_settings(emb.seed, emb.benchmark)
     roles = dict(oracle=(oracle, otok), original=(target, tok))
-    audit = run_audit(robust, tok, emb.bench, **roles, settings=settings, method=robust_row)
+    audit = command_advice(run_audit(robust, tok, emb.bench, **roles, settings=settings, method=robust_row))
     # The plain method and the best row: only their own checks are new (the oracle's and the target's
     # are in the card), quantisation left to the robust row.
     plain_settings = dataclasses.replace(settings, quant_bits=())
@@ -721,20 +721,29 @@ def _best_audit_section(emb: Embedded, row: str, model, log) -> tuple[str, str]:
     target, tok = emb.load_target()
     oracle, otok = load(str(emb.oracle_dir))
     roles = dict(oracle=(oracle, otok), original=(target, tok))
-    audit = run_audit(
-        model,
-        tok,
-        emb.bench,
-        **roles,
-        settings=quickstart_audit_settings(emb.seed, emb.benchmark),
-        method=row,
-    )
+    settings = quickstart_audit_settings(emb.seed, emb.benchmark)
+    audit = command_advice(run_audit(model, tok, emb.bench, **roles, settings=settings, method=row))
     for verdict in audit.get("verdicts", []):
         log(f"  {verdict}")
     gap = audit.get("relearn_gap_final")
     if gap is not None:
         log(f"  relearn_gap_final (step {audit.get('relearn_final_step')}): {row} {gap:+.2f}")
     return (f"Audit card: {row} (the verdict's best)", audit_card_html(audit, heading=False))
+
+
+def command_advice(audit: dict[str, Any]) -> dict[str, Any]:
+    """``audit`` with each warning that advises a flag (``--relearn-lr`` ...) saying whose flag it is:
+    the quickstart's audit settings are fixed (:func:`quickstart_audit_settings`), the advice is for
+    ``unlearnkit audit`` run on models of one's own."""
+    said = (
+        " (these are flags of `unlearnkit audit`; the quickstart's audit is fixed, "
+        "unlearnkit.pipelines.quickstart.quickstart_audit_settings)"
+    )
+    warnings = [
+        {**w, "message": w["message"] + said} if "--" in w["message"] else w
+        for w in audit.get("warnings") or []
+    ]
+    return {**audit, "warnings": warnings} if "warnings" in audit else audit
 
 
 def quickstart_audit_settings(seed: int, benchmark: str = "tofu"):
