@@ -6,8 +6,10 @@
 The target and oracle are the quickstart's (the base fine-tuned on forget + retain / retain authors,
 ``unlearnkit.pipelines.embedded``). For each method: a sweep (study in ``.bench_work/sweep/<method>/study.db``,
 resumable: rerun the same command after an interruption) over ``configs/tiny/spaces/<method>.yaml``,
-``--jobs`` workers, at least 40 trials by default so that TPE leaves its random start-up; trials are
-scored on the *selection* half of every part (forget, retain, general: whole authors / countries).
+``--jobs`` workers (one by default: a rerun draws the same trials and makes the same choice,
+``tests/test_sweep.py``), at least 40 trials by default so that TPE leaves its random start-up;
+trials are scored on the *selection* half of every part (forget, retain, general: whole authors /
+countries).
 Then the chosen settings and the quickstart's shared recipe are each run with 5 training seeds and
 measured on both halves: the table shows selection vs test per seed. The compass goal: forget quality
 >= 0.5 with model utility >= 0.98 x the oracle's. The tuned recipe is written to
@@ -67,7 +69,13 @@ def parse_args() -> argparse.Namespace:
         help="the world tuned on (its own base, target and oracle); no report reads it",
     )
     p.add_argument("--trials", type=int, default=40, help="trials per method")
-    p.add_argument("--jobs", type=int, default=2, help="sweep workers per method")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="sweep workers per method (default 1: with more, TPE's next trial depends on which running "
+        "trial finishes first, so a rerun may choose another trial; one worker chooses the same)",
+    )
     p.add_argument("--budget-minutes", type=float, default=60.0, help="per method sweep")
     p.add_argument("--seeds", default="0,1,2,3,4", help="training seeds of the tuned-vs-shared comparison")
     p.add_argument("--max-items", type=int, default=100)
