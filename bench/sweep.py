@@ -127,6 +127,13 @@ def goal_met(metrics: dict, oracle_utility: float) -> bool:
     )
 
 
+def _workers(jobs: int) -> str:
+    """How the sweep ran its trials: one worker repeats a sweep exactly, several may not."""
+    if jobs == 1:
+        return "one worker (a rerun draws the same trials)"
+    return f"{jobs} workers (TPE's next trial depended on which running trial finished first)"
+
+
 def markdown(data: dict) -> str:
     lines = [
         "## Tuned vs shared recipe: `unlearnkit sweep` on the TOFU-like miniature",
@@ -141,8 +148,8 @@ def markdown(data: dict) -> str:
         )
         + "Each "
         "method was swept with `unlearnkit sweep` (objectives forget quality + model utility, multi-objective "
-        f"TPE, search spaces in `configs/tiny/spaces/`, {data['trials']} trials with {data.get('jobs', 1)} "
-        f"workers, at most {data['budget_minutes']:g} min per method). Every part (forget, retain, general) is "
+        f"TPE, search spaces in `configs/tiny/spaces/`, {data['trials']} trials with "
+        f"{_workers(data.get('jobs', 1))}, at most {data['budget_minutes']:g} min per method). Every part (forget, retain, general) is "
         "split into a **selection** half (whole authors / countries), on which trials are scored and one is "
         "chosen, and a **test** half, never seen by the choice. Each row: one training seed, its numbers on "
         f"both halves ({data['max_items']} items per split, {data['max_new_tokens']} generated tokens). "
