@@ -123,6 +123,11 @@ def attack_trains_on(rows: list[dict]):
         run.with_retain = original
 
 
+def fit_suffix(fit: float) -> str:
+    """The calibration result's name suffix for an attack capped at ``fit`` that is not the default's."""
+    return "_plain" if fit >= 1 else f"_fit{fit:g}"
+
+
 def calibration_command(options: list[tuple[str, str, str]]) -> str:
     """The command that re-measures a calibration: each option given as (name, value used, default)
     appears only where the value is not the default, so the command names the grid it measured."""
@@ -178,6 +183,16 @@ def main() -> None:
         "with another than the default writes relearn_calibration_<NAME>.md",
     )
     p.add_argument(
+        "--relearn-fit-prob",
+        type=float,
+        default=None,
+        metavar="P",
+        help="the attack trains a token only while the model gives it probability below P "
+        "(AuditSettings.relearn_fit_prob; 1: plain cross-entropy; default: the quickstart's); --calibrate "
+        "with another than the default writes relearn_calibration_fit<P>.md (relearn_calibration_plain.md "
+        "for 1)",
+    )
+    p.add_argument(
         "--control",
         type=control_names,
         default=[],
@@ -204,6 +219,8 @@ def main() -> None:
         settings = dataclasses.replace(settings, relearn_split=args.relearn_split)
     if args.relearn_data is not None:
         settings = dataclasses.replace(settings, relearn_data=args.relearn_data)
+    if args.relearn_fit_prob is not None:
+        settings = dataclasses.replace(settings, relearn_fit_prob=args.relearn_fit_prob)
     recorded = dict(
         max_items=settings.max_items,
         methods=args.methods,
@@ -212,6 +229,7 @@ def main() -> None:
         relearn_retain=settings.relearn_retain,
         relearn_optim=settings.relearn_optim,
         relearn_split=settings.relearn_split,
+        relearn_fit_prob=settings.relearn_fit_prob,
         **({"relearn_data": settings.relearn_data} if settings.relearn_data != "auto" else {}),
     )
     measure_seeds(
@@ -290,6 +308,8 @@ def calibrate(args) -> None:
     name += f"_{split_by}" if split_by != default.relearn_split else ""
     attack_data = default.relearn_data if args.relearn_data is None else args.relearn_data
     name += f"_{attack_data}" if attack_data != default.relearn_data else ""
+    fit = default.relearn_fit_prob if args.relearn_fit_prob is None else args.relearn_fit_prob
+    name += fit_suffix(fit) if fit != default.relearn_fit_prob else ""
     controls = list(args.control)
     name += "_control" if controls else ""
     world, _, target_dir, oracle_dir = ensure_lab(
@@ -313,6 +333,7 @@ def calibrate(args) -> None:
                 relearn_optim=optim,
                 relearn_split=split_by,
                 relearn_data=attack_data,
+                relearn_fit_prob=fit,
                 quant_bits=(),
                 max_items=default.max_items,
                 max_new_tokens=default.max_new_tokens,
@@ -357,6 +378,7 @@ def calibrate(args) -> None:
         "relearn_split": split_by,
         "relearn_data": attack_data,
         "relearn_data_used": relearn_data_used,
+        "relearn_fit_prob": fit,
         "defaults": {
             "relearn_lr": default.relearn_lr,
             "relearn_steps": list(default.relearn_steps),
@@ -364,6 +386,7 @@ def calibrate(args) -> None:
             "relearn_optim": default.relearn_optim,
             "relearn_split": default.relearn_split,
             "relearn_data": default.relearn_data,
+            "relearn_fit_prob": default.relearn_fit_prob,
         },
         "rows": rows,
         "curves": curves,
@@ -385,6 +408,7 @@ def calibrate(args) -> None:
                 ("relearn-optim", optim, default.relearn_optim),
                 ("relearn-split", split_by, default.relearn_split),
                 ("relearn-data", attack_data, default.relearn_data),
+                ("relearn-fit-prob", f"{fit:g}", f"{default.relearn_fit_prob:g}"),
                 *((name, getattr(args, name), GRID[name]) for name in GRID),
                 ("control", ",".join(controls), ""),
             ]
@@ -401,6 +425,7 @@ def calibrate(args) -> None:
             relearn_optim=optim,
             relearn_split=split_by,
             relearn_data=attack_data,
+            relearn_fit_prob=fit,
             benchmark=benchmark,
             **({"controls": controls} if controls else {}),
         ),
@@ -526,13 +551,21 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     )
     optim = data.get("relearn_optim", "auto")
     title += f", optimiser {optim}" if optim != "auto" else ""
+    # A result written before relearn_fit_prob existed trained with plain cross-entropy.
+    fit = data.get("relearn_fit_prob", 1.0)
+    title += "" if fit >= 1 else f", loss capped at p {fit:g}"
+    loss = (
+        "plain cross-entropy"
+        if fit >= 1
+        else f"a token's loss dropped once the model gives it probability >= {fit:g}, `relearn_fit_prob`"
+    )
     title += ", beside control fine-tunes" if data.get("controls") else ""
     lines = [
         f"## Relearning attack calibration{title}",
         "",
         "Can the audit's relearning attack teach, and does it leave the target intact? The lab's oracle "
         f"(never trained on the forget set) and target are relearned on {trains_on} (batch 8, constant "
-        f"lr, {'AdamW' if optim == 'auto' else optim}) and measured on both halves; each row reads the curve as if it ended at that step. "
+        f"lr, {'AdamW' if optim == 'auto' else optim}; {loss}) and measured on both halves; each row reads the curve as if it ended at that step. "
         f"**Teaches**: the oracle's {label} on the half it is trained on >= {TEACH_BAR:g}. **Keeps**: the "
         f"target's lowest {label} on the held half, up to that step, >= {KEEP_BAR:g} x its value before "
         f"the attack. Mean over the {n} attack splits (seeds {', '.join(map(str, data['splits']))}), the "
@@ -559,19 +592,24 @@ def render_calibration(rows: list[dict], data: dict) -> str:
     d = data["defaults"]
     last = max(d["relearn_steps"])
     same_mix = d.get("relearn_retain", 0.0) == data.get("relearn_retain", 0.0)
+    same_fit = d.get("relearn_fit_prob", 1.0) == data.get("relearn_fit_prob", 1.0)
     mine = next((r for r in rows if r["lr"] == d["relearn_lr"] and r["steps"] == last), None)
-    mine = mine if same_mix else None
+    mine = mine if same_mix and same_fit else None
     said = (
         f"{mine['passes']} / {n} splits pass at {last} steps (oracle {_f(mine['oracle_trained_mean'])}, "
         f"worst {_f(mine['oracle_trained_min'])}; target keeps at worst {_pct(mine['target_kept_min'])})"
         if mine
         else "not in the grid (add its lr and last step to --lrs / --steps)"
-        if same_mix
+        if same_mix and same_fit
         else f"they mix {d.get('relearn_retain', 0.0):g} retain rows per forget row, not this grid's"
+        if not same_mix
+        else f"their loss is capped at {d.get('relearn_fit_prob', 1.0):g}, this grid's at "
+        f"{data.get('relearn_fit_prob', 1.0):g}"
     )
     lines += [
         "",
-        f"The defaults (`quickstart_audit_settings`, also this script's audit): lr {d['relearn_lr']:g}, "
+        f"The defaults (`quickstart_audit_settings`, also this script's audit): lr {d['relearn_lr']:g}"
+        f"{'' if d.get('relearn_fit_prob', 1.0) >= 1 else ', loss capped at ' + format(d['relearn_fit_prob'], 'g')}, "
         f"curve at {', '.join(map(str, d['relearn_steps']))} steps: {said}.",
     ]
     if data.get("controls"):

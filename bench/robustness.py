@@ -93,7 +93,7 @@ RELEARN_STEPS = (20, 100, 250)  # the quickstart's audit: 250 is where the attac
 # the target on that miniature's data, as the audit attacks it: TOFU-like, the forget items of half the
 # authors; WMDP-like, the audit's default on such a folder (its agents' questions, halved by agent).
 RELEARN = {
-    "tofu": {"relearn_lr": 2e-5, "relearn_split": "entity", "relearn_data": "auto"},
+    "tofu": {"relearn_lr": 2e-5, "relearn_split": "entity", "relearn_data": "auto", "relearn_fit_prob": 0.5},
     "wmdp": {"relearn_lr": 1e-4, "relearn_split": "entity", "relearn_data": "questions"},
 }
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
@@ -878,7 +878,13 @@ def attack_words(benchmark: str, attack: dict) -> str:
             "the multiple-choice questions about half the agents, each with its correct answer (`relearn_data` "
             "questions, the audit's default on a WMDP-like folder: bench/results/relearn_calibration_wmdp.md)"
         )
-    return f"lr {attack['relearn_lr']:g}, trained on {how}"
+    fit = attack.get("relearn_fit_prob", 1.0)  # recorded before the cap existed: plain cross-entropy
+    cap = (
+        f"; a token trained only while the model gives it probability under {fit:g} (`relearn_fit_prob`)"
+        if fit < 1
+        else ""
+    )
+    return f"lr {attack['relearn_lr']:g}, trained on {how}{cap}"
 
 
 TITLES = {

@@ -323,3 +323,24 @@ def test_the_control_fine_tune_trains_on_its_rows_and_measures_the_forget_halves
     forget_half = [auditor.forget_qa[i] for i in auditor.train_idx]
     assert trained_on == [control, forget_half]
     assert set(curve["0"]) >= {"rougeL_recall", "trained_rougeL_recall"}
+
+
+def test_a_capped_calibration_says_its_cap_and_reads_the_defaults_only_at_the_same_cap():
+    """``relearn_fit_prob`` in the title and the recipe; the defaults' row is read only from a grid with
+    their cap (a result written before the cap existed trained plainly: no title change)."""
+    rows = audit_all.calibration_rows(CURVES, "hazard_acc", "hazardous accuracy")
+    base = {
+        "benchmark": "wmdp",
+        "splits": [0, 1],
+        "defaults": {"relearn_lr": 2e-5, "relearn_steps": [20, 50]},
+    }
+    capped = {**base, "relearn_fit_prob": 0.5, "defaults": {**base["defaults"], "relearn_fit_prob": 0.5}}
+    md = audit_all.render_calibration(rows, capped)
+    assert md.startswith("## Relearning attack calibration (WMDP-like), passages, loss capped at p 0.5\n")
+    assert "a token's loss dropped once the model gives it probability >= 0.5, `relearn_fit_prob`" in md
+    assert "lr 2e-05, loss capped at 0.5, curve at 20, 50 steps: 0 / 2 splits pass" in md
+    plain = audit_all.render_calibration(rows, {**base, "defaults": capped["defaults"]})
+    assert plain.startswith("## Relearning attack calibration (WMDP-like), passages\n")
+    assert "plain cross-entropy" in plain
+    assert "their loss is capped at 0.5, this grid's at 1" in plain
+    assert audit_all.fit_suffix(1.0) == "_plain" and audit_all.fit_suffix(0.9) == "_fit0.9"

@@ -625,6 +625,8 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
     from unlearnkit.evaluation.audit.lineage import default_row
 
     assert rb.RELEARN["wmdp"]["relearn_lr"] == default_row("tiny base", "wmdp")[0]
+    for b in ("tofu", "wmdp"):  # the audit's attack of each miniature, cap included
+        assert rb.RELEARN[b].get("relearn_fit_prob", 1.0) == default_row("tiny base", b).fit_prob
     assert rb.RELEARN["wmdp"]["relearn_data"] == "questions" and rb.RELEARN["tofu"]["relearn_lr"] == 2e-5
 
     class FakeLab:
@@ -689,3 +691,8 @@ def test_a_result_from_before_the_attack_was_recorded_per_miniature_says_what_it
     item = {"relearn_lr": 2e-5, "relearn_split": "item", "relearn_data": "auto"}
     assert rb.attack_of({"relearn": {"tofu": item}}, "tofu") == item
     assert "the forget items halved at random (`relearn_split` item" in rb.attack_words("tofu", item)
+    # recorded before the loss cap existed: the plain attack, no cap said; today's attack says its cap
+    assert "probability under" not in rb.attack_words("tofu", {**item, "relearn_split": "entity"})
+    assert rb.attack_words("tofu", rb.RELEARN["tofu"]).endswith(
+        "; a token trained only while the model gives it probability under 0.5 (`relearn_fit_prob`)"
+    )

@@ -114,8 +114,9 @@ def test_an_attack_that_damages_warns_to_lower_the_rate_and_names_the_lowest_poi
         "the relearning attack damages the original (target) model: its held-half fact recall falls 1.00 "
         "-> 0.80 (after 100 steps at lr 2e-05: it keeps 80 %, bar 90 %), so falls on the curves are damage, "
         "not forgetting; lower --relearn-lr (e.g. 1e-05) and relearn for more steps so that the oracle "
-        "still learns the trained half; where no rate does both (on the embedded lab none does on every "
-        "split), --relearn-control retain measures what an equal fine-tune on facts the target knows costs "
+        "still learns the trained half; or cap the attack's loss (--relearn-fit-prob 0.5: a model stops "
+        "training on what it already states; on the embedded lab that attack keeps the target on every "
+        "split); --relearn-control retain measures what an equal fine-tune on facts the target knows costs "
         "it"
     )
 
@@ -311,3 +312,57 @@ def test_the_attack_trains_with_the_optimiser_it_is_given(tiny_random_llama, wor
         with torch.no_grad():  # back to the fixture's weights for the next optimiser
             for n, p in model.named_parameters():
                 p.copy_(before[n])
+
+
+def test_the_capped_loss_drops_the_tokens_the_model_already_gives_the_cap():
+    """``fit_capped_nll`` by hand: two answer tokens, one at p = 0.8 (over the cap 0.5: no term, still
+    counted in the mean), one at p = 0.2 (its -log p); with the cap at 1 plain cross-entropy."""
+    import math
+
+    import torch
+
+    from unlearnkit.evaluation.audit.relearning import fit_capped_nll
+
+    # vocabulary of 2; position t predicts labels[t + 1]; the first label (prompt) is ignored
+    probs = torch.tensor([[[0.8, 0.2], [0.8, 0.2], [0.5, 0.5]]])
+    logits = probs.log().requires_grad_(True)
+    labels = torch.tensor([[-100, 0, 1]])  # next tokens: 0 (p 0.8), 1 (p 0.2)
+    capped = fit_capped_nll(logits, labels, 0.5)
+    assert capped.item() == pytest.approx(-math.log(0.2) / 2, rel=1e-6)
+    capped.backward()
+    assert logits.grad[0, 0].abs().sum().item() == 0  # the fitted token adds no gradient
+    assert logits.grad[0, 1].abs().sum().item() > 0
+    plain = fit_capped_nll(probs.log(), labels, 1.0)
+    expected = torch.nn.functional.cross_entropy(probs.log()[0, :-1], labels[0, 1:], ignore_index=-100)
+    assert plain.item() == pytest.approx(expected.item(), rel=1e-6)
+    assert plain.item() == pytest.approx(-(math.log(0.8) + math.log(0.2)) / 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("value", [0, -0.5, 1.5, True, "0.5", None])
+def test_a_fit_prob_off_zero_to_one_is_one_clear_error(value):
+    from unlearnkit.errors import UserError
+
+    with pytest.raises(UserError, match="relearn_fit_prob must be a probability in \\(0, 1\\]"):
+        AuditSettings(relearn_fit_prob=value)
+
+
+def test_the_attack_trains_with_the_cap_it_is_given(tiny_random_llama, world_tokenizer, mini_bench):
+    """``relearn_fit_prob`` reaches the attack's Trainer: capped where the model gives every token at least
+    the cap, no token is trained and the weights stay (Adam's step on a zero gradient is zero); at 1
+    (plain cross-entropy) the same step moves them."""
+    import torch
+
+    from unlearnkit.evaluation.audit.relearning import _relearn_run
+
+    rows = [r for r in mini_bench.forget if r.get("question")][:4]
+    model = tiny_random_llama
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    moved = {}
+    for fit in (1e-9, 1.0):
+        st = AuditSettings(relearn_steps=(1,), relearn_lr=1e-3, relearn_fit_prob=fit, relearn_batch_size=2)
+        _relearn_run(model, world_tokenizer, rows, 1, st)
+        moved[fit] = max((p.detach() - before[n]).abs().max().item() for n, p in model.named_parameters())
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(before[n])
+    assert moved[1e-9] == 0 and moved[1.0] > 0

@@ -111,7 +111,8 @@ def test_without_a_control_the_reading_and_the_warning_are_as_before_and_name_th
     (w,) = relearn_warnings(measured(), SETTINGS)
     assert w["message"].endswith(
         "lower --relearn-lr (e.g. 1e-05) and relearn for more steps so that the oracle still learns the "
-        "trained half; where no rate does both (on the embedded lab none does on every split), "
+        "trained half; or cap the attack's loss (--relearn-fit-prob 0.5: a model stops training on what it "
+        "already states; on the embedded lab that attack keeps the target on every split); "
         "--relearn-control retain measures what an equal fine-tune on facts the target knows costs it"
     )
     # a control whose target never stated a held fact: no share to read, no comparison
@@ -246,7 +247,8 @@ def test_the_advice_is_worded_for_whoever_runs_the_audit():
     python = python_advice(report)["warnings"][0]["message"]
     assert python.endswith(
         "lower relearn_lr (e.g. 1e-05) and relearn for more steps so that the oracle still learns the "
-        "trained half; where no rate does both (on the embedded lab none does on every split), "
+        "trained half; or cap the attack's loss (relearn_fit_prob=0.5: a model stops training on what it "
+        "already states; on the embedded lab that attack keeps the target on every split); "
         'relearn_control="retain" measures what an equal fine-tune on facts the target knows costs it'
     )
     assert "--" not in python and report["warnings"][0]["message"] != python  # the report is not modified

@@ -14,6 +14,7 @@ model and, side by side, on the retain oracle and the original model when given
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,14 @@ from unlearnkit.api.errors import SAVE_FLAGS, python_errors, reworded
 from unlearnkit.api.evaluate import model_and_tokenizer
 from unlearnkit.errors import ArgumentError
 
-FLAGS = {"retain-model": "oracle", "original-model": "original", "relearn-steps": "relearn_steps"}
+FLAGS = {
+    "retain-model": "oracle",
+    "original-model": "original",
+    "relearn-steps": "relearn_steps",
+    "relearn-fit-prob": "relearn_fit_prob",
+}
+
+_FLAG_NUMBER = re.compile(r"--([a-z][a-z-]*) (\d[\d.e+-]*)\b")
 
 
 @dataclass
@@ -106,7 +114,7 @@ def audit(
     membership check needs ``holdout`` rows, the paraphrase probes ``paraphrased_question``).
     ``settings``: :class:`~unlearnkit.evaluation.audit.AuditSettings` fields with the command's defaults
     (``quant_bits=(8, 4)``, ``max_items=200``, ``max_new_tokens=64`` ...; ``relearn_lr`` and
-    ``relearn_steps`` by the model's lineage and the data's kind, as the command:
+    ``relearn_steps`` and ``relearn_fit_prob`` by the model's lineage and the data's kind, as the command:
     :mod:`unlearnkit.evaluation.audit.lineage`). ``method`` names the audited model's role in the card.
     """
     from unlearnkit.evaluation.audit import AuditSettings, run_audit
@@ -122,13 +130,19 @@ def audit(
             f"audit(): unknown setting {unknown[0]!r}; the settings are {', '.join(sorted(known))}"
         )
     bench, _ = benchmark_of(data, "data", columns)
-    if "relearn_lr" not in settings or "relearn_steps" not in settings:
+    if not {"relearn_lr", "relearn_steps", "relearn_fit_prob"} <= set(settings):
         from unlearnkit.api.unlearn import model_source
         from unlearnkit.evaluation.audit.lineage import relearn_defaults
         from unlearnkit.evaluation.probes import data_kind
 
-        lr, steps, why = relearn_defaults(model_source(model, None), data_kind(bench))
-        chosen = {k: v for k, v in (("relearn_lr", lr), ("relearn_steps", steps)) if k not in settings}
+        row = relearn_defaults(model_source(model, None), data_kind(bench))
+        why = row.why
+        lineage_row = (
+            ("relearn_lr", row.lr),
+            ("relearn_steps", row.steps),
+            ("relearn_fit_prob", row.fit_prob),
+        )
+        chosen = {k: v for k, v in lineage_row if k not in settings}
         settings = {**settings, **chosen}
         if not quiet and settings["relearn_steps"]:
             said = " and ".join(f"{k}={v}" for k, v in chosen.items())
@@ -171,7 +185,10 @@ def python_advice(report: dict[str, Any]) -> dict[str, Any]:
     (:func:`~unlearnkit.evaluation.audit.relearning.relearn_warnings`)."""
 
     def words(message: str) -> str:
-        return reworded(message.replace("--relearn-control retain", 'relearn_control="retain"'), FLAGS)
+        message = message.replace("--relearn-control retain", 'relearn_control="retain"')
+        # a flag with its value, as a keyword argument: "--relearn-fit-prob 0.5" -> "relearn_fit_prob=0.5"
+        message = _FLAG_NUMBER.sub(lambda m: f"--{m.group(1)}={m.group(2)}", message)
+        return reworded(message, FLAGS)
 
     warnings = [{**w, "message": words(w["message"])} for w in report.get("warnings") or []]
     return {**report, "warnings": warnings} if "warnings" in report else report

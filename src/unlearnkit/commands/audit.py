@@ -110,6 +110,15 @@ def add_audit_arguments(parser) -> None:
         "transformers' AdamW)",
     )
     parser.add_argument(
+        "--relearn-fit-prob",
+        type=float,
+        default=None,
+        metavar="P",
+        help="the relearning attack trains an answer token only while the model gives it probability "
+        "below P (1: plain cross-entropy, the papers' attack; default: by the model's lineage, 0.5 for one "
+        "fine-tuned from a tiny pretrained base, the embedded lab's calibrated attack, else 1)",
+    )
+    parser.add_argument(
         "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
     )
     parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
@@ -139,17 +148,22 @@ def settings_from_args(args, data: str | None = None):
 
     given = {} if getattr(args, "batch_size", None) is None else {"batch_size": args.batch_size}
     steps = None if args.relearn_steps is None else parse_int_list(str(args.relearn_steps), "--relearn-steps")
-    lr = args.relearn_lr
-    if lr is None or steps is None:
+    lr, fit = args.relearn_lr, getattr(args, "relearn_fit_prob", None)
+    if lr is None or steps is None or fit is None:
         from unlearnkit.evaluation.audit.lineage import relearn_defaults
 
-        auto_lr, auto_steps, why = relearn_defaults(args.model, data)
-        chosen = [f"lr {auto_lr:g}"] if lr is None else []
-        chosen += [f"steps {','.join(map(str, auto_steps))}"] if steps is None else []
-        lr = auto_lr if lr is None else lr
-        steps = auto_steps if steps is None else steps
+        row = relearn_defaults(args.model, data)
+        chosen = [f"lr {row.lr:g}"] if lr is None else []
+        chosen += [f"steps {','.join(map(str, row.steps))}"] if steps is None else []
+        chosen += [f"fit prob {row.fit_prob:g}"] if fit is None else []
+        lr = row.lr if lr is None else lr
+        steps = row.steps if steps is None else steps
+        fit = row.fit_prob if fit is None else fit
         if steps:
-            note(f"relearning attack {' and '.join(chosen)} for {why}; --relearn-lr / --relearn-steps choose")
+            note(
+                f"relearning attack {', '.join(chosen)} for {row.why}; --relearn-lr / --relearn-steps / "
+                "--relearn-fit-prob choose"
+            )
     return AuditSettings(
         **given,
         relearn_steps=steps,
@@ -159,6 +173,7 @@ def settings_from_args(args, data: str | None = None):
         relearn_split=args.relearn_split,
         relearn_data=args.relearn_data,
         relearn_optim=args.relearn_optim,
+        relearn_fit_prob=fit,
         relearn_control=args.relearn_control,
         quant_bits=parse_int_list(str(args.quant_bits), "--quant-bits"),
         group_size=args.group_size,

@@ -761,8 +761,15 @@ def quickstart_audit_settings(seed: int, benchmark: str = "tofu"):
     from unlearnkit.evaluation.audit.lineage import default_row
 
     # what `unlearnkit audit` picks for a lab model too (the WMDP-like miniature: its own row)
-    lr, steps, _ = default_row("tiny base", benchmark)
-    return AuditSettings(relearn_steps=steps, relearn_lr=lr, max_items=100, max_new_tokens=48, seed=seed)
+    row = default_row("tiny base", benchmark)
+    return AuditSettings(
+        relearn_steps=row.steps,
+        relearn_lr=row.lr,
+        relearn_fit_prob=row.fit_prob,
+        max_items=100,
+        max_new_tokens=48,
+        seed=seed,
+    )
 
 
 def _heatmap_fragment(heatmap: Path, method: str, info: dict) -> str:

@@ -3,8 +3,8 @@
 One learning rate cannot suit every model. 1e-3 suits the ~1M Llama trained from scratch (``finetune
 --model tiny``) and destroys a model fine-tuned from a pretrained tiny base (the embedded lab's target:
 held-half fact recall about 0.96 -> 0.16 in 20 steps, halved by item, lab version 10), where 2e-5 up to 250
-steps teaches and damages least (bench/results/relearn_calibration.md: it passes both calibration bars
-on 4 of 5 attack splits, halved by author); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
+steps, its loss capped at 0.5 (``relearn_fit_prob``), teaches and keeps the target on every attack split
+(bench/results/relearn_calibration.md, halved by author); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
 rate, about 1e-5 (Hu et al., arXiv 2406.13356, relearn at 1e-5 to 4e-5). :func:`relearn_defaults`
 follows the cards (:func:`unlearnkit.train.distill_inputs.base_chain`) and picks the row of
 :data:`RELEARN_DEFAULTS`; the calibration line of every audit then says whether the attack taught and
@@ -14,27 +14,47 @@ kept on the models at hand.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
-#: lineage -> (relearn_lr, relearn_steps, how the note names it)
-RELEARN_DEFAULTS: dict[str, tuple[float, tuple[int, ...], str]] = {
-    "scratch": (1e-3, (5, 10, 20, 50), "a tiny model trained from scratch"),
-    "tiny base": (
+
+class AttackRow(NamedTuple):
+    """The relearning attack's defaults for one lineage (and kind of data): ``AuditSettings`` fields."""
+
+    lr: float  # relearn_lr
+    steps: tuple[int, ...]  # relearn_steps
+    fit_prob: float  # relearn_fit_prob (1: plain cross-entropy, the papers' attack)
+    why: str  # how the note names it
+
+
+#: lineage -> its attack. The tiny base's is capped at 0.5 (:func:`~unlearnkit.evaluation.audit.relearning.
+#: fit_capped_nll`): on the embedded lab it is the one attack measured to pass both calibration bars on
+#: every attack split (bench/results/relearn_calibration.md); uncapped, 2e-5 x 250 steps keeps the target
+#: at 86 % of its held facts on the worst split (relearn_calibration_plain.md). The other rows keep the
+#: papers' plain attack: no calibration of the cap was measured for them.
+RELEARN_DEFAULTS: dict[str, AttackRow] = {
+    "scratch": AttackRow(1e-3, (5, 10, 20, 50), 1.0, "a tiny model trained from scratch"),
+    "tiny base": AttackRow(
         2e-5,
         (20, 100, 250),
-        "fine-tuned from a tiny pretrained base (the embedded lab's least damaging attack that teaches)",
+        0.5,
+        "fine-tuned from a tiny pretrained base (the embedded lab's calibrated attack: it teaches the "
+        "oracle and keeps the target on every attack split)",
     ),
-    "pretrained": (1e-5, (5, 10, 20, 50), "a pretrained checkpoint (its usual fine-tuning rate)"),
-    "unknown": (1e-3, (5, 10, 20, 50), "a model whose cards name no origin"),
+    "pretrained": AttackRow(
+        1e-5, (5, 10, 20, 50), 1.0, "a pretrained checkpoint (its usual fine-tuning rate)"
+    ),
+    "unknown": AttackRow(1e-3, (5, 10, 20, 50), 1.0, "a model whose cards name no origin"),
 }
 
 #: (lineage, data kind) -> the row that replaces the lineage's for that kind of data. A WMDP-like folder's
 #: attack relearns multiple-choice questions (``relearn_data`` auto): at 2e-5 the embedded lab's filtered
 #: base learns under 0.5 of the relearned agents' after 250 steps; 1e-4 teaches it 0.89 (bench/results/
-#: relearn_calibration_wmdp.md).
-RELEARN_DATA_DEFAULTS: dict[tuple[str, str], tuple[float, tuple[int, ...], str]] = {
-    ("tiny base", "wmdp"): (
+#: relearn_calibration_wmdp.md, measured with the plain attack, which this row keeps).
+RELEARN_DATA_DEFAULTS: dict[tuple[str, str], AttackRow] = {
+    ("tiny base", "wmdp"): AttackRow(
         1e-4,
         (20, 100, 250),
+        1.0,
         "fine-tuned from a tiny pretrained base, on a WMDP-like folder's questions (the embedded lab's "
         "calibrated attack there)",
     ),
@@ -70,16 +90,17 @@ def lineage(model: str | Path | None) -> tuple[str, str]:
     return "unknown", text
 
 
-def relearn_defaults(model: str | Path | None, data: str | None = None) -> tuple[float, tuple[int, ...], str]:
-    """``(relearn_lr, relearn_steps, the line that says why)`` for auditing ``model`` on data of kind
-    ``data`` (:func:`unlearnkit.evaluation.probes.data_kind`: ``"qa"``, ``"muse"``, ``"wmdp"``; None: the
-    lineage's row), from :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
+def relearn_defaults(model: str | Path | None, data: str | None = None) -> AttackRow:
+    """The relearning attack's defaults (:class:`AttackRow`: ``lr``, ``steps``, ``fit_prob`` and the line
+    that says why) for auditing ``model`` on data of kind ``data``
+    (:func:`unlearnkit.evaluation.probes.data_kind`: ``"qa"``, ``"muse"``, ``"wmdp"``; None: the lineage's
+    row), from :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
     kind, chain = lineage(model)
-    lr, steps, why = default_row(kind, data)
-    return lr, steps, f"{why}: {chain}"
+    row = default_row(kind, data)
+    return row._replace(why=f"{row.why}: {chain}")
 
 
-def default_row(kind: str, data: str | None = None) -> tuple[float, tuple[int, ...], str]:
-    """The ``(relearn_lr, relearn_steps, why)`` row of lineage ``kind`` on data of kind ``data``:
-    :data:`RELEARN_DATA_DEFAULTS` where it has the pair, else :data:`RELEARN_DEFAULTS`."""
+def default_row(kind: str, data: str | None = None) -> AttackRow:
+    """The :class:`AttackRow` of lineage ``kind`` on data of kind ``data``: :data:`RELEARN_DATA_DEFAULTS`
+    where it has the pair, else :data:`RELEARN_DEFAULTS`."""
     return RELEARN_DATA_DEFAULTS.get((kind, str(data)), RELEARN_DEFAULTS[kind])

@@ -17,6 +17,7 @@ of its held-half fact recall) and :func:`relearn_warnings` says which fails and 
 from __future__ import annotations
 
 import copy
+import math
 import random
 import shutil
 import tempfile
@@ -134,6 +135,12 @@ def _mix_text(settings: AuditSettings) -> str:
     return f" (with {r:g} retain row{'' if r == 1 else 's'} per forget row mixed in)" if r > 0 else ""
 
 
+def _fit_text(settings: AuditSettings) -> str:
+    """How the check's description names the attack's loss cap (``relearn_fit_prob``), or nothing."""
+    p = settings.relearn_fit_prob
+    return "" if p >= 1 else f", a token trained only while the model gives it probability under {p:g}"
+
+
 def _split_text(a: Auditor) -> str:
     """How the check's description names the attack's halves (:func:`relearn_halves`)."""
     if a.split_by == "entity":
@@ -147,7 +154,7 @@ def _split_text(a: Auditor) -> str:
 
 def _relearn_config(steps: int, settings: AuditSettings):
     """The attack's fine-tuning recipe: constant lr, no warm-up, no weight decay, ``relearn_optim``,
-    seeded."""
+    seeded (its loss: :func:`fit_capped_nll`)."""
     from unlearnkit.config import TrainConfig
 
     return TrainConfig(
@@ -165,12 +172,53 @@ def _relearn_config(steps: int, settings: AuditSettings):
     )
 
 
+def fit_capped_nll(logits, labels, fit_prob: float):
+    """The attack's loss: mean next-token negative log-likelihood over the target tokens (``labels`` !=
+    -100, shifted by one as causal LMs predict), where a token the model already gives probability >=
+    ``fit_prob`` adds nothing (its term is dropped, the mean still counts it). ``fit_prob`` 1: plain
+    cross-entropy, the attack of the papers (Lynch et al., arXiv 2402.16835; Hu et al., arXiv 2406.13356).
+
+    Why: a fixed-step attack keeps training a model on facts it has already fitted, and that extra update
+    writes over facts of the same kinds it was never shown (on the embedded lab, the target loses 14 % of
+    its held-half facts to 250 steps of an attack it fits in 20; bench/results/relearn_calibration_plain.md).
+    Capped, a model that knows what it is shown stops moving, and one that does not (the oracle, or
+    knowledge unlearning suppressed) is trained until it does: the attack still teaches, and what comes
+    back on the held half is recovery, not what the extra steps cost."""
+    import torch
+
+    logits = logits[:, :-1].float()
+    target = labels[:, 1:]
+    mask = target != -100
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    unfit = mask & (logp.detach() < math.log(fit_prob)) if fit_prob < 1 else mask
+    return -(logp * unfit).sum() / mask.sum().clamp(min=1)
+
+
+def _fit_trainer(fit_prob: float):
+    """The Trainer class of an attack capped at ``fit_prob`` (:func:`fit_capped_nll`); ``fit_prob`` 1:
+    transformers' own (its loss, number for number, as before the cap existed)."""
+    from transformers import Trainer
+
+    if fit_prob >= 1:
+        return Trainer
+
+    class FitCappedTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            inputs = dict(inputs)
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = fit_capped_nll(outputs.logits, labels, fit_prob)
+            return (loss, outputs) if return_outputs else loss
+
+    return FitCappedTrainer
+
+
 def _relearn_run(model, tokenizer, rows: list[dict], steps: int, settings: AuditSettings, callbacks=()):
     """Fine-tune ``model`` in place for ``steps`` optimiser steps on ``rows`` (the attack's recipe).
 
-    The same Trainer set-up as :func:`unlearnkit.train.finetune.finetune`, plus ``callbacks``; the Trainer's
-    working folder is a temporary folder removed afterwards."""
-    from transformers import Trainer
+    The same Trainer set-up as :func:`unlearnkit.train.finetune.finetune`, plus ``callbacks`` and the loss
+    capped at ``settings.relearn_fit_prob`` (:func:`fit_capped_nll`); the Trainer's working folder is a
+    temporary folder removed afterwards."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     from unlearnkit.data.encode import PromptFormat, pad_id_of
@@ -183,7 +231,7 @@ def _relearn_run(model, tokenizer, rows: list[dict], steps: int, settings: Audit
     encoded = encode_rows(rows, tokenizer, fmt, cfg.max_length, where="train", text_eos=True)
     work = tempfile.mkdtemp(prefix="unlearnkit-relearn-")
     try:
-        trainer = Trainer(
+        trainer = _fit_trainer(settings.relearn_fit_prob)(
             model=model,
             args=training_arguments(cfg, work, len(encoded), quiet=True),
             train_dataset=QADataset(encoded),
@@ -558,10 +606,15 @@ def relearn_warnings(
                 "minus oracle, both attacked alike) beside this fall"
             )
         else:
+            cap = (
+                "; or cap the attack's loss (--relearn-fit-prob 0.5: a model stops training on what it "
+                "already states; on the embedded lab that attack keeps the target on every split)"
+                if settings.relearn_fit_prob >= 1
+                else ""
+            )
             fix = (
-                f"{lower}; where no rate does both (on the embedded lab none does on every split), "
-                "--relearn-control retain measures what an equal fine-tune on facts the target knows "
-                "costs it"
+                f"{lower}{cap}; --relearn-control retain measures what an equal fine-tune on facts the "
+                "target knows costs it"
             )
         out.append(
             {
@@ -586,7 +639,7 @@ def relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
         "id": "relearning",
         "title": "Relearning attack",
         "about": f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch "
-        f"{st.relearn_batch_size}) on {len(a.train_idx)} forget items{_split_text(a)}{_mix_text(st)}, then asked "
+        f"{st.relearn_batch_size}{_fit_text(st)}) on {len(a.train_idx)} forget items{_split_text(a)}{_mix_text(st)}, then asked "
         f"the other {len(a.held_idx)} forget questions. A rise is knowledge coming back; a fall (also on the "
         "original model) is the attack damaging the model, not relearning. The trained items are asked "
         f"too: the attack is calibrated when the oracle learns at least {pct(TEACH_BAR)} of them (it can "
@@ -725,7 +778,7 @@ def text_relearn_check(measured: dict, a: Auditor) -> dict[str, Any]:
     relearned, held = a.entities
     check["about"] = (
         f"A copy of each model is fine-tuned for k steps (lr {st.relearn_lr:g}, batch {st.relearn_batch_size}, "
-        f"every token a target) on the {len(a.attack_rows)} {plan.attack_noun(a.relearn_data)}{_mix_text(st)} of {len(relearned)} of the "
+        f"every token a target{_fit_text(st)}) on the {len(a.attack_rows)} {plan.attack_noun(a.relearn_data)}{_mix_text(st)} of {len(relearned)} of the "
         f"{len(relearned) + len(held)} {plan.unit}s (split by entity, seed {st.seed}: no {plan.unit} on both "
         f"sides), then measured on the other {len(held)}. A rise is knowledge coming back; a fall of the "
         "original model, or of a utility number, is the attack damaging the model, not relearning."

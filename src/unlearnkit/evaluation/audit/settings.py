@@ -24,12 +24,13 @@ class AuditSettings:
     (the target keeps >= 0.9 of its held-half fact recall); the audit reads both
     (``relearn_calibration``) and warns when either fails. The default 1e-3 is the scale of a tiny model
     trained from scratch; on the embedded lab's pretrained-base TOFU-like miniature (lab version 10) it
-    destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16 in 20 steps), and no
-    rate from 5e-5 to 1e-5 passes both bars on every attack split there (halved by author: 2e-5 for 250
-    steps passes both on 4 of 5 splits, the target keeping 86 % of its held facts on the worst; ``python
-    bench/audit_all.py --calibrate``); the quickstart and bench/robustness.py use 2e-5 for 250 steps,
-    which teaches and damages least, and 1e-4 on a WMDP-like folder's questions (``lineage``,
-    bench/results/relearn_calibration_wmdp.md).
+    destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16 in 20 steps), and with
+    plain cross-entropy no rate from 5e-5 to 1e-5 passes both bars on every attack split there (halved by
+    author: 2e-5 for 250 steps passes both on 4 of 5 splits, the target keeping 86 % of its held facts on
+    the worst; bench/results/relearn_calibration_plain.md). Capped at ``relearn_fit_prob`` 0.5, 2e-5 for
+    250 steps passes both on every split (``python bench/audit_all.py --calibrate``,
+    relearn_calibration.md): the quickstart and bench/robustness.py use it (``lineage``), and the plain
+    attack at 1e-4 on a WMDP-like folder's questions (bench/results/relearn_calibration_wmdp.md).
     Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
     calibration."""
 
@@ -48,6 +49,13 @@ class AuditSettings:
     # oracle learns 0.86 of its trained half and the target keeps 86 % of its held facts on the worst
     # split, bench/results/relearn_calibration_sgd.md), so the damage is not Adam's lr-sized steps
     relearn_optim: str = "auto"
+    # the attack trains an answer token only while the model gives it probability below this
+    # (relearning.fit_capped_nll): a model that already states what it is shown stops moving instead of
+    # writing over the facts it is not shown. 1 (the default): plain cross-entropy on every token, the
+    # papers' attack. The embedded lab's calibrated attack caps at 0.5 (lineage.RELEARN_DEFAULTS): uncapped,
+    # the target keeps 86 % of its held facts on the worst split; capped, the attack passes both bars on
+    # every split (bench/results/relearn_calibration.md, relearn_calibration_plain.md)
+    relearn_fit_prob: float = 1.0
     # how the forget rows are halved: "entity" (whole authors on each side when every row names one:
     # the held questions are about entities the attack never shows, so no fact the attack teaches
     # implies a held one) or "item" (relearn_halves says why and what was measured)
@@ -99,6 +107,12 @@ class AuditSettings:
         if self.relearn_control not in RELEARN_CONTROLS:
             raise UserError(
                 f"relearn_control must be {' or '.join(RELEARN_CONTROLS)}, got {self.relearn_control!r}"
+            )
+        ok = isinstance(self.relearn_fit_prob, (int, float)) and not isinstance(self.relearn_fit_prob, bool)
+        if not ok or not 0.0 < self.relearn_fit_prob <= 1.0:
+            raise UserError(
+                f"relearn_fit_prob must be a probability in (0, 1] (the attack stops training a token the "
+                f"model gives at least this; 1 = plain cross-entropy), got {self.relearn_fit_prob!r}"
             )
         if not isinstance(self.relearn_optim, str):
             raise UserError(f"relearn_optim must be an optimiser name, got {self.relearn_optim!r}")
