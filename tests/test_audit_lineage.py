@@ -52,7 +52,7 @@ def test_each_lineage_gets_its_row(tmp_path):
         assert lineage(path)[0] == kind, (path.name, lineage(path))
     assert lineage("meta-llama/Llama-3.2-1B")[0] == "pretrained" and lineage(None)[0] == "unknown"
     lr, steps, fit, why = relearn_defaults(npo)
-    assert (lr, steps, fit) == (2e-5, (20, 100, 250), 0.5) and str(base) in why and str(npo) in why
+    assert (lr, steps, fit) == (5e-5, (20, 100, 250), 0.5) and str(base) in why and str(npo) in why
     assert relearn_defaults(scratch_npo)[:2] == (1e-3, (5, 10, 20, 50))
     assert relearn_defaults(tuned)[0] == 1e-5
     # the cap was calibrated on the tiny base's QA lab only: every other row attacks plainly
@@ -60,7 +60,7 @@ def test_each_lineage_gets_its_row(tmp_path):
     # a WMDP-like folder's questions need a higher rate on a tiny base (relearn_calibration_wmdp.md)
     lr, steps, fit, why = relearn_defaults(npo, "wmdp")
     assert (lr, steps, fit) == (1e-4, (20, 100, 250), 1.0) and "WMDP-like" in why and str(npo) in why
-    assert relearn_defaults(npo, "qa")[:2] == relearn_defaults(npo, "muse")[:2] == (2e-5, (20, 100, 250))
+    assert relearn_defaults(npo, "qa")[:2] == relearn_defaults(npo, "muse")[:2] == (5e-5, (20, 100, 250))
     assert relearn_defaults(scratch_npo, "wmdp")[:2] == (1e-3, (5, 10, 20, 50))  # no row for the pair
 
 
@@ -75,10 +75,10 @@ def test_the_quickstart_audits_with_the_tiny_base_row():
     assert quickstart_audit_settings(0, "muse").relearn_lr == RELEARN_DEFAULTS["tiny base"][0]
 
 
-@pytest.mark.parametrize("given, lr, steps, fit", [([], 2e-5, (20, 100, 250), 0.5),
+@pytest.mark.parametrize("given, lr, steps, fit", [([], 5e-5, (20, 100, 250), 0.5),
                                                    (["--relearn-lr", "1e-4"], 1e-4, (20, 100, 250), 0.5),
-                                                   (["--relearn-steps", "5"], 2e-5, (5,), 0.5),
-                                                   (["--relearn-fit-prob", "1"], 2e-5, (20, 100, 250), 1.0)])  # fmt: skip
+                                                   (["--relearn-steps", "5"], 5e-5, (5,), 0.5),
+                                                   (["--relearn-fit-prob", "1"], 5e-5, (20, 100, 250), 1.0)])  # fmt: skip
 def test_the_command_fills_only_what_was_not_given_and_says_so(tmp_path, capsys, given, lr, steps, fit):
     import argparse
 
@@ -95,7 +95,7 @@ def test_the_command_fills_only_what_was_not_given_and_says_so(tmp_path, capsys,
     assert (st.relearn_lr, st.relearn_steps, st.relearn_fit_prob) == (lr, steps, fit)
     err = capsys.readouterr().err
     assert "relearning attack" in err and "tiny pretrained base" in err
-    assert ("lr 2e-05" in err) == ("--relearn-lr" not in given)
+    assert ("lr 5e-05" in err) == ("--relearn-lr" not in given)
     assert ("fit prob 0.5" in err) == ("--relearn-fit-prob" not in given)
     wmdp = settings_from_args(args, "wmdp")  # the data's kind picks its row
     assert wmdp.relearn_lr == (1e-4 if "--relearn-lr" not in given else lr)

@@ -627,7 +627,7 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
     assert rb.RELEARN["wmdp"]["relearn_lr"] == default_row("tiny base", "wmdp")[0]
     for b in ("tofu", "wmdp"):  # the audit's attack of each miniature, cap included
         assert rb.RELEARN[b].get("relearn_fit_prob", 1.0) == default_row("tiny base", b).fit_prob
-    assert rb.RELEARN["wmdp"]["relearn_data"] == "questions" and rb.RELEARN["tofu"]["relearn_lr"] == 2e-5
+    assert rb.RELEARN["wmdp"]["relearn_data"] == "questions" and rb.RELEARN["tofu"]["relearn_lr"] == 5e-5
 
     class FakeLab:
         def __init__(self, benchmark, seed, cache, threads):
@@ -669,7 +669,7 @@ def test_each_miniature_writes_its_own_section_with_its_own_attack_and_provenanc
     assert "| **npo** | 0.100 ± 0.000 (n=2) |" in text  # seeds 1 and 2 only
     assert "No MIA in these runs" in text and "No MIA" not in (tmp_path / "robustness.md").read_text()
     assert (
-        "lr 2e-05, trained on the forget items of half the authors (`relearn_split` entity"
+        "lr 5e-05, trained on the forget items of half the authors (`relearn_split` entity"
         in (tmp_path / "robustness.md").read_text()
     )
     assert tofu["provenance"]["settings"]["relearn"] == {

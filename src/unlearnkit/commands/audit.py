@@ -57,7 +57,7 @@ def add_audit_arguments(parser) -> None:
         type=float,
         default=None,
         help="relearning learning rate (default: by what the model's cards lead to: 1e-3 for a tiny model "
-        "trained from scratch, 2e-5 up to 250 steps for one fine-tuned from a tiny pretrained base (1e-4 on "
+        "trained from scratch, 5e-5 up to 250 steps for one fine-tuned from a tiny pretrained base (1e-4 on "
         "a WMDP-like folder, whose questions it relearns), 1e-5 for a pretrained checkpoint; the audit's "
         "calibration line says whether it taught and kept)",
     )

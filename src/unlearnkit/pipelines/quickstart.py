@@ -749,13 +749,13 @@ def command_advice(audit: dict[str, Any]) -> dict[str, Any]:
 def quickstart_audit_settings(seed: int, benchmark: str = "tofu"):
     """The audit the quickstart runs, calibrated (``python bench/audit_all.py --calibrate``,
     bench/results/relearn_calibration.md: the attack halves the forget set by author). On the TOFU-like
-    lab (version 10) no rate of the grid passes both bars on every one of 5 attack splits; lr 2e-5 for 250
-    steps comes closest: it teaches (the oracle 0.89) and passes both on 4 of 5 splits (the target keeps
-    86 % of its held-half fact recall on the worst; 1e-5 has not taught 0.8 after 400 steps, 5e-5 and 3e-5
-    pass on 3 of 5), so the audit may say ``relearn_attack_damages`` and its gaps are read beside the
-    target's own fall; 1e-3 destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16
-    in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the headline
-    gap is read at 250. ``benchmark="wmdp"``: the attack relearns the agents' questions at 1e-4
+    lab (version 10) lr 5e-5 for 250 steps, a token trained only while the model gives it probability
+    under 0.5 (``relearn_fit_prob``), passes both bars on every one of 5 attack splits: the oracle learns
+    1.00 of its trained half, the target keeps 96 % of its held-half fact recall on the worst. With plain
+    cross-entropy no rate did (relearn_calibration_plain.md: 2e-5 x 250 passed on 4 of 5, the target
+    keeping 86 % on the worst); 1e-3 destroys the target (halved by item: held-half fact recall about 0.96
+    -> 0.16 in 20 steps, relearn_calibration_item.md). The 20-step point keeps ``relearn_gap_20``; the
+    headline gap is read at 250. ``benchmark="wmdp"``: the attack relearns the agents' questions at 1e-4
     (``RELEARN_DATA_DEFAULTS``, bench/results/relearn_calibration_wmdp.md)."""
     from unlearnkit.evaluation.audit import AuditSettings
     from unlearnkit.evaluation.audit.lineage import default_row

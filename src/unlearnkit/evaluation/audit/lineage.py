@@ -2,7 +2,7 @@
 
 One learning rate cannot suit every model. 1e-3 suits the ~1M Llama trained from scratch (``finetune
 --model tiny``) and destroys a model fine-tuned from a pretrained tiny base (the embedded lab's target:
-held-half fact recall about 0.96 -> 0.16 in 20 steps, halved by item, lab version 10), where 2e-5 up to 250
+held-half fact recall about 0.96 -> 0.16 in 20 steps, halved by item, lab version 10), where 5e-5 up to 250
 steps, its loss capped at 0.5 (``relearn_fit_prob``), teaches and keeps the target on every attack split
 (bench/results/relearn_calibration.md, halved by author); a pretrained 1B+ checkpoint is attacked at its usual fine-tuning
 rate, about 1e-5 (Hu et al., arXiv 2406.13356, relearn at 1e-5 to 4e-5). :func:`relearn_defaults`
@@ -27,14 +27,16 @@ class AttackRow(NamedTuple):
 
 
 #: lineage -> its attack. The tiny base's is capped at 0.5 (:func:`~unlearnkit.evaluation.audit.relearning.
-#: fit_capped_nll`): on the embedded lab it is the one attack measured to pass both calibration bars on
-#: every attack split (bench/results/relearn_calibration.md); uncapped, 2e-5 x 250 steps keeps the target
-#: at 86 % of its held facts on the worst split (relearn_calibration_plain.md). The other rows keep the
+#: fit_capped_nll`): on the embedded lab (5 attack splits, bench/results/relearn_calibration.md) capped
+#: attacks from 5e-5 x 150 steps to 2e-5 x 250 pass both calibration bars on every split, and 5e-5 x 250
+#: with the widest margins (the oracle learns 1.00 of its trained half on every split, the target keeps
+#: 96 % of its held half on the worst; 2e-5 x 250: 0.84 and 91 %); uncapped no rate does (2e-5 x 250
+#: keeps the target at 86 % on the worst split, relearn_calibration_plain.md). The other rows keep the
 #: papers' plain attack: no calibration of the cap was measured for them.
 RELEARN_DEFAULTS: dict[str, AttackRow] = {
     "scratch": AttackRow(1e-3, (5, 10, 20, 50), 1.0, "a tiny model trained from scratch"),
     "tiny base": AttackRow(
-        2e-5,
+        5e-5,
         (20, 100, 250),
         0.5,
         "fine-tuned from a tiny pretrained base (the embedded lab's calibrated attack: it teaches the "

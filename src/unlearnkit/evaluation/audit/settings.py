@@ -27,9 +27,10 @@ class AuditSettings:
     destroys the target (halved by item: held-half fact recall about 0.96 -> 0.16 in 20 steps), and with
     plain cross-entropy no rate from 5e-5 to 1e-5 passes both bars on every attack split there (halved by
     author: 2e-5 for 250 steps passes both on 4 of 5 splits, the target keeping 86 % of its held facts on
-    the worst; bench/results/relearn_calibration_plain.md). Capped at ``relearn_fit_prob`` 0.5, 2e-5 for
-    250 steps passes both on every split (``python bench/audit_all.py --calibrate``,
-    relearn_calibration.md): the quickstart and bench/robustness.py use it (``lineage``), and the plain
+    the worst; bench/results/relearn_calibration_plain.md). Capped at ``relearn_fit_prob`` 0.5, 2e-5 to 5e-5
+    for 250 steps pass both on every split, 5e-5 with the widest margins (``python bench/audit_all.py
+    --calibrate``, relearn_calibration.md): the quickstart and bench/robustness.py use 5e-5 capped
+    (``lineage``), and the plain
     attack at 1e-4 on a WMDP-like folder's questions (bench/results/relearn_calibration_wmdp.md).
     Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
     calibration."""
@@ -53,8 +54,8 @@ class AuditSettings:
     # (relearning.fit_capped_nll): a model that already states what it is shown stops moving instead of
     # writing over the facts it is not shown. 1 (the default): plain cross-entropy on every token, the
     # papers' attack. The embedded lab's calibrated attack caps at 0.5 (lineage.RELEARN_DEFAULTS): uncapped,
-    # the target keeps 86 % of its held facts on the worst split; capped, the attack passes both bars on
-    # every split (bench/results/relearn_calibration.md, relearn_calibration_plain.md)
+    # the target keeps 86 % of its held facts on the worst split; capped, 2e-5 to 5e-5 x 250 steps pass
+    # both bars on every split (bench/results/relearn_calibration.md, relearn_calibration_plain.md)
     relearn_fit_prob: float = 1.0
     # how the forget rows are halved: "entity" (whole authors on each side when every row names one:
     # the held questions are about entities the attack never shows, so no fact the attack teaches
