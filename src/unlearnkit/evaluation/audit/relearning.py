@@ -179,11 +179,13 @@ def fit_capped_nll(logits, labels, fit_prob: float):
     cross-entropy, the attack of the papers (Lynch et al., arXiv 2402.16835; Hu et al., arXiv 2406.13356).
 
     Why: a fixed-step attack keeps training a model on facts it has already fitted, and that extra update
-    writes over facts of the same kinds it was never shown (on the embedded lab, the target loses 14 % of
-    its held-half facts to 250 steps of an attack it fits in 20; bench/results/relearn_calibration_plain.md).
-    Capped, a model that knows what it is shown stops moving, and one that does not (the oracle, or
-    knowledge unlearning suppressed) is trained until it does: the attack still teaches, and what comes
-    back on the held half is recovery, not what the extra steps cost."""
+    writes over facts of the same kinds it was never shown (on the embedded lab the target states every
+    fact it is shown after 20 steps at 2e-5, and after 250 has lost 14 % of its held-half facts on the
+    worst split: bench/results/relearn_calibration_plain.md). Capped, a model that knows what it is shown
+    stops moving, and one that does not (the oracle, or knowledge that unlearning suppressed) is trained
+    until it does: the attack still teaches, and what comes back on the held half is recovery, not what
+    the extra steps cost (relearn_calibration.md: capped, 5e-5 x 250 steps teaches the oracle all of its
+    trained half and keeps 96 % of the target's held half on the worst split)."""
     import torch
 
     logits = logits[:, :-1].float()
