@@ -56,10 +56,11 @@ cross-entropy no rate from 5e-5 to 1e-5 did (relearn_calibration_plain.md: the o
 trained half only about when the target started losing its held half). The table reports what the
 attack taught every row on its trained half (the oracle's is the calibration, per seed here). WMDP-like, lr 1e-4 for 250 steps on the multiple-choice questions about half the agents, each
 with its correct answer as the scoring reads it (``relearn_data="questions"``, the audit's default on
-such a folder; Deeb & Roger, arXiv 2410.08827): on 5 splits of lab version 10 it teaches the filtered
-base 0.89 of the relearned agents' questions and passes both bars on 3 of 5
-(bench/results/relearn_calibration_wmdp.md), where relearning their passages taught it under 0.65 at any
-rate tried (relearn_calibration_wmdp_passages.md; this section was measured with the passages before).
+such a folder; Deeb & Roger, arXiv 2410.08827), capped at 0.5 as the TOFU-like attack: on 5 splits of lab
+version 10 it teaches the filtered base 0.91 of the relearned agents' questions and passes both bars on
+every split (bench/results/relearn_calibration_wmdp.md; plain, 3 of 5: relearn_calibration_wmdp_plain.md,
+as results measured before record), where relearning their passages taught it under 0.65 at any rate
+tried (relearn_calibration_wmdp_passages.md; this section was measured with the passages before).
 The WMDP-like goal reads the gap after ``EARLY`` = 20 steps as well.
 
 Each (configuration, seed) is cached in ``.bench_work/robustness/runs/`` as soon as it finishes, reused
@@ -96,7 +97,12 @@ RELEARN_STEPS = (20, 100, 250)  # the quickstart's audit: 250 is where the attac
 # authors; WMDP-like, the audit's default on such a folder (its agents' questions, halved by agent).
 RELEARN = {
     "tofu": {"relearn_lr": 5e-5, "relearn_split": "entity", "relearn_data": "auto", "relearn_fit_prob": 0.5},
-    "wmdp": {"relearn_lr": 1e-4, "relearn_split": "entity", "relearn_data": "questions"},
+    "wmdp": {
+        "relearn_lr": 1e-4,
+        "relearn_split": "entity",
+        "relearn_data": "questions",
+        "relearn_fit_prob": 0.5,
+    },
 }
 HEADLINE = str(RELEARN_STEPS[-1])  # the gap is read after the last attack step
 EARLY = "20"  # and after 20 steps, where the WMDP-like goal is stated

@@ -55,11 +55,11 @@ def test_each_lineage_gets_its_row(tmp_path):
     assert (lr, steps, fit) == (5e-5, (20, 100, 250), 0.5) and str(base) in why and str(npo) in why
     assert relearn_defaults(scratch_npo)[:2] == (1e-3, (5, 10, 20, 50))
     assert relearn_defaults(tuned)[0] == 1e-5
-    # the cap was calibrated on the tiny base's QA lab only: every other row attacks plainly
+    # the cap was calibrated on the tiny base's lab only: every other lineage attacks plainly
     assert relearn_defaults(tuned).fit_prob == relearn_defaults(scratch_npo).fit_prob == 1.0
     # a WMDP-like folder's questions need a higher rate on a tiny base (relearn_calibration_wmdp.md)
     lr, steps, fit, why = relearn_defaults(npo, "wmdp")
-    assert (lr, steps, fit) == (1e-4, (20, 100, 250), 1.0) and "WMDP-like" in why and str(npo) in why
+    assert (lr, steps, fit) == (1e-4, (20, 100, 250), 0.5) and "WMDP-like" in why and str(npo) in why
     assert relearn_defaults(npo, "qa")[:2] == relearn_defaults(npo, "muse")[:2] == (5e-5, (20, 100, 250))
     assert relearn_defaults(scratch_npo, "wmdp")[:2] == (1e-3, (5, 10, 20, 50))  # no row for the pair
 
@@ -100,4 +100,4 @@ def test_the_command_fills_only_what_was_not_given_and_says_so(tmp_path, capsys,
     wmdp = settings_from_args(args, "wmdp")  # the data's kind picks its row
     assert wmdp.relearn_lr == (1e-4 if "--relearn-lr" not in given else lr)
     assert wmdp.relearn_steps == steps and "WMDP-like" in capsys.readouterr().err
-    assert wmdp.relearn_fit_prob == (1.0 if "--relearn-fit-prob" not in given else fit)
+    assert wmdp.relearn_fit_prob == fit  # the WMDP-like row caps too

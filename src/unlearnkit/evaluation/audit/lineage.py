@@ -31,8 +31,9 @@ class AttackRow(NamedTuple):
 #: attacks from 5e-5 x 150 steps to 2e-5 x 250 pass both calibration bars on every split, and 5e-5 x 250
 #: with the widest margins (the oracle learns 1.00 of its trained half on every split, the target keeps
 #: 96 % of its held half on the worst; 2e-5 x 250: 0.84 and 91 %); uncapped no rate does (2e-5 x 250
-#: keeps the target at 86 % on the worst split, relearn_calibration_plain.md). The other rows keep the
-#: papers' plain attack: no calibration of the cap was measured for them.
+#: keeps the target at 86 % on the worst split, relearn_calibration_plain.md). The tiny base's WMDP-like row
+#: (:data:`RELEARN_DATA_DEFAULTS`) is capped too; the other rows keep the papers' plain attack: no
+#: calibration of the cap was measured for them.
 RELEARN_DEFAULTS: dict[str, AttackRow] = {
     "scratch": AttackRow(1e-3, (5, 10, 20, 50), 1.0, "a tiny model trained from scratch"),
     "tiny base": AttackRow(
@@ -49,14 +50,16 @@ RELEARN_DEFAULTS: dict[str, AttackRow] = {
 }
 
 #: (lineage, data kind) -> the row that replaces the lineage's for that kind of data. A WMDP-like folder's
-#: attack relearns multiple-choice questions (``relearn_data`` auto): at 2e-5 the embedded lab's filtered
-#: base learns under 0.5 of the relearned agents' after 250 steps; 1e-4 teaches it 0.89 (bench/results/
-#: relearn_calibration_wmdp.md, measured with the plain attack, which this row keeps).
+#: attack relearns multiple-choice questions (``relearn_data`` auto) at 1e-4, capped at 0.5 as on QA data:
+#: on the embedded lab (5 attack splits) it teaches the filtered base 0.91 of the relearned agents' after
+#: 250 steps and passes both bars on every split, the target keeping 95 % of its held agents' answers on
+#: the worst (bench/results/relearn_calibration_wmdp.md); plain it passed on 3 of 5 (87 % kept,
+#: relearn_calibration_wmdp_plain.md), and at 2e-5 the filtered base learned under 0.5.
 RELEARN_DATA_DEFAULTS: dict[tuple[str, str], AttackRow] = {
     ("tiny base", "wmdp"): AttackRow(
         1e-4,
         (20, 100, 250),
-        1.0,
+        0.5,
         "fine-tuned from a tiny pretrained base, on a WMDP-like folder's questions (the embedded lab's "
         "calibrated attack there)",
     ),

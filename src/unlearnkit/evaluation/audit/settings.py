@@ -30,8 +30,8 @@ class AuditSettings:
     the worst; bench/results/relearn_calibration_plain.md). Capped at ``relearn_fit_prob`` 0.5, 2e-5 to 5e-5
     for 250 steps pass both on every split, 5e-5 with the widest margins (``python bench/audit_all.py
     --calibrate``, relearn_calibration.md): the quickstart and bench/robustness.py use 5e-5 capped
-    (``lineage``), and the plain
-    attack at 1e-4 on a WMDP-like folder's questions (bench/results/relearn_calibration_wmdp.md).
+    (``lineage``), and 1e-4 on a WMDP-like folder's questions, capped the same
+    (bench/results/relearn_calibration_wmdp.md).
     Pretrained 1B+ models: about 1e-5 (the usual fine-tuning rate). Set them explicitly and read the
     calibration."""
 
