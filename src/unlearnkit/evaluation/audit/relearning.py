@@ -78,9 +78,11 @@ def relearn_halves(
     an entity and there are at least 2; otherwise (TOFU's own files carry no author field) the items are
     split (:func:`relearn_split`). Measured: on the tests' small world the same attack keeps the
     target's held facts by author (1.00 -> 1.00) and destroys them by item (1.00 -> 0.33); on the
-    TOFU-like lab it is smaller (lab version 10, lr 2e-5 x 250 steps, the same models and 5 attack
-    splits: the target keeps at worst 86 % of its held facts by author, 80 % by item; neither reaches
-    the 90 % bar on every split: bench/results/relearn_calibration.md and relearn_calibration_item.md).
+    TOFU-like lab it is smaller (lab version 10, the plain attack at lr 2e-5 x 250 steps, the same models
+    and 5 attack splits: the target keeps at worst 86 % of its held facts by author, 80 % by item;
+    neither reaches the 90 % bar on every split: bench/results/relearn_calibration_plain.md and
+    relearn_calibration_item.md; capped, ``relearn_fit_prob``, the attack by author keeps it on every
+    split: relearn_calibration.md).
     """
     check_relearn_split(by)
     entities = [row_entity(r) for r in rows]
@@ -553,7 +555,7 @@ def relearn_warnings(
     steps. ``relearn_attack_damages`` (the original model was given): the target keeps less than
     :data:`KEEP_BAR` of its held-half score, so the curves measure damage; lower the learning rate (and
     relearn longer) or end the curve earlier. Both at once: a lower rate over more steps teaches with
-    less damage than a higher one over fewer (bench/results/relearn_calibration.md). With a ``control``
+    less damage than a higher one over fewer (plain: bench/results/relearn_calibration_plain.md). With a ``control``
     (:func:`control_summary`) that costs the target as much, the damage warning says so instead: the
     fall is what fine-tuning on such facts costs, and a lower rate may stop the attack teaching first."""
     if not settings.relearn_steps:
