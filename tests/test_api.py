@@ -499,6 +499,46 @@ def test_audit_returns_its_numbers_flat_and_saves_what_the_command_writes(in_san
     assert (in_sandbox / "audited" / "audit.md").is_file()
 
 
+def test_audit_fills_the_attack_the_command_would_from_the_models_lineage(in_sandbox, world_tokenizer):
+    """A model fine-tuned from the tiny pretrained base gets that lineage's capped attack
+    (lineage.RELEARN_DEFAULTS["tiny base"]); what the caller gives wins over the row."""
+    from tiny_models import random_llama
+
+    from unlearnkit import audit
+    from unlearnkit.evaluation.audit.lineage import RELEARN_DEFAULTS
+    from unlearnkit.models import save_model
+    from unlearnkit.train.distill_inputs import BASE_KIND
+
+    save_model(random_llama(world_tokenizer, hidden=32, kv_heads=4, seed=3, tie_word_embeddings=True),
+               world_tokenizer, in_sandbox / "base", {"kind": BASE_KIND, "finetune_defaults": {"lr": 5e-4}})  # fmt: skip
+    row = RELEARN_DEFAULTS["tiny base"]
+    assert row.fit_prob < 1  # the row this test reads is the capped one
+    small = dict(data="bench", relearn_steps=(2,), quant_bits=(), max_items=4, max_new_tokens=2, quiet=True)
+    filled = audit("base", **small).report["settings"]
+    assert (filled["relearn_lr"], filled["relearn_fit_prob"]) == (row.lr, row.fit_prob)
+    given = audit("base", relearn_fit_prob=1.0, **small).report["settings"]
+    assert (given["relearn_lr"], given["relearn_fit_prob"]) == (row.lr, 1.0)
+
+
+def test_reworded_puts_a_commands_advice_in_the_apis_keywords():
+    from unlearnkit.api.audit import FLAGS
+    from unlearnkit.api.errors import SAVE_FLAGS, reworded
+
+    assert reworded("try --set lr=1e-4 or --eval-every N") == "try lr=1e-4 or eval_every=N"
+    assert reworded("lower --relearn-lr (e.g. 1e-05) or cap it (--relearn-fit-prob 0.5)", FLAGS) == (
+        "lower relearn_lr (e.g. 1e-05) or cap it (relearn_fit_prob=0.5)"
+    )
+    assert reworded("--relearn-steps 20 then --lr -3e-4, --seeds 0,1") == (
+        "relearn_steps=20 then lr=-3e-4, seeds=0,1"
+    )
+    # a word after a flag is a value only where FLAGS names it: otherwise the sentence goes on
+    assert reworded(
+        "--relearn-control retain measures it; --overwrite to replace", {**FLAGS, **SAVE_FLAGS}
+    ) == ('relearn_control="retain" measures it; overwrite=True to replace')
+    assert reworded("--retain-model retain", FLAGS) == "oracle retain"
+    assert reworded("--max-items 10x") == "max_items 10x"  # not a number: no value
+
+
 def test_a_result_unlearned_again_keeps_the_recorded_recipe_of_its_source(in_sandbox):
     from unlearnkit import unlearn
 

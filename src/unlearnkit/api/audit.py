@@ -14,7 +14,6 @@ model and, side by side, on the retain oracle and the original model when given
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +29,8 @@ FLAGS = {
     "original-model": "original",
     "relearn-steps": "relearn_steps",
     "relearn-fit-prob": "relearn_fit_prob",
+    "relearn-control retain": 'relearn_control="retain"',
 }
-
-_FLAG_NUMBER = re.compile(r"--([a-z][a-z-]*) (\d[\d.e+-]*)\b")
 
 
 @dataclass
@@ -184,13 +182,7 @@ def python_advice(report: dict[str, Any]) -> dict[str, Any]:
     command's ``--relearn-lr``): the warnings are written once, for the command
     (:func:`~unlearnkit.evaluation.audit.relearning.relearn_warnings`)."""
 
-    def words(message: str) -> str:
-        message = message.replace("--relearn-control retain", 'relearn_control="retain"')
-        # a flag with its value, as a keyword argument: "--relearn-fit-prob 0.5" -> "relearn_fit_prob=0.5"
-        message = _FLAG_NUMBER.sub(lambda m: f"--{m.group(1)}={m.group(2)}", message)
-        return reworded(message, FLAGS)
-
-    warnings = [{**w, "message": words(w["message"])} for w in report.get("warnings") or []]
+    warnings = [{**w, "message": reworded(w["message"], FLAGS)} for w in report.get("warnings") or []]
     return {**report, "warnings": warnings} if "warnings" in report else report
 
 
