@@ -19,7 +19,6 @@ several attack splits of the lab, and whether the audit settings the quickstart 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import statistics
 import sys
@@ -107,20 +106,6 @@ def control_rows(pool: list[dict], n: int, seed: int) -> list[dict]:
     from unlearnkit.evaluation.audit.relearning import control_rows as audit_control_rows
 
     return audit_control_rows(pool, n, seed, order_key=f"bench-audit-control:{seed}")
-
-
-@contextlib.contextmanager
-def attack_trains_on(rows: list[dict]):
-    """``Auditor.relearn`` fine-tunes on ``rows`` instead of its forget half (its retain mix included),
-    measured as ever on both forget halves: the control fine-tune of ``--control``."""
-    import unlearnkit.evaluation.audit.run as run
-
-    original = run.with_retain
-    run.with_retain = lambda *_args, **_kwargs: [dict(r) for r in rows]
-    try:
-        yield
-    finally:
-        run.with_retain = original
 
 
 def fit_suffix(fit: float) -> str:
@@ -356,8 +341,9 @@ def calibrate(args) -> None:
             for c in controls:  # the target fine-tuned as long on known facts: what any such update costs
                 t0 = time.time()
                 model, tok = models["original"]
-                with attack_trains_on(control_rows(pools[c], len(auditor.train_idx), split)):
-                    curve = auditor.relearn(f"original ({c} control)", model, tok, details["original"])
+                # as long on known facts, measured as ever on both forget halves (a --retain mix included)
+                shown = control_rows(pools[c], len(auditor.train_idx), split)
+                curve = auditor.relearn(f"original ({c} control)", model, tok, details["original"], on=shown)
                 control_curves[c].setdefault(f"{lr:g}", {})[str(split)] = curve
                 seconds[f"{lr:g}/{split}/control {c}"] = round(time.time() - t0, 1)
                 held = relearn_calibration({"original": curve}, metric, label)

@@ -305,24 +305,27 @@ def test_a_wrong_control_is_one_usage_line_and_exit_2():
 
 
 def test_the_control_fine_tune_trains_on_its_rows_and_measures_the_forget_halves(mini_bench, monkeypatch):
-    """``attack_trains_on``: Auditor.relearn fine-tunes on the control's rows, not its forget half, and is
-    measured on the same forget halves; outside the block it trains on the forget half again."""
+    """``--control``'s fine-tune (``Auditor.relearn(on=...)``): it trains on the control's rows, not the
+    forget half, is measured on the same forget halves, and gets the attack's retain mix as the attack does."""
     import unlearnkit.evaluation.audit.run as run
     from unlearnkit.evaluation.audit import AuditSettings
     from unlearnkit.evaluation.audit.run import Auditor
 
-    auditor = Auditor(mini_bench, AuditSettings(relearn_steps=(2,), quant_bits=()))
     trained_on = []
     monkeypatch.setattr(run, "relearn_curve", lambda model, tok, rows, *a, **k: trained_on.append(rows))
-    n = len(auditor.forget_qa)
-    details = {"rougeL_recall": [1.0] * n, "nll_mean": [0.0] * n, "generations": ["x"] * n}
-    control = audit_all.control_rows(list(mini_bench.retain), len(auditor.train_idx), seed=0)
-    with audit_all.attack_trains_on(control):
-        curve = auditor.relearn("original", None, None, details)
-    auditor.relearn("original", None, None, details)
-    forget_half = [auditor.forget_qa[i] for i in auditor.train_idx]
-    assert trained_on == [control, forget_half]
-    assert set(curve["0"]) >= {"rougeL_recall", "trained_rougeL_recall"}
+    for retain in (0, 1):
+        trained_on.clear()
+        auditor = Auditor(mini_bench, AuditSettings(relearn_steps=(2,), quant_bits=(), relearn_retain=retain))
+        n = len(auditor.forget_qa)
+        details = {"rougeL_recall": [1.0] * n, "nll_mean": [0.0] * n, "generations": ["x"] * n}
+        control = audit_all.control_rows(list(mini_bench.retain), len(auditor.train_idx), seed=0)
+        curve = auditor.relearn("original", None, None, details, on=control)
+        auditor.relearn("original", None, None, details)
+        forget_half = [auditor.forget_qa[i] for i in auditor.train_idx]
+        shown_control, shown_attack = trained_on
+        assert len(shown_control) == len(shown_attack) == len(control) * (1 + retain)
+        assert shown_control[: len(control)] == control and shown_attack[: len(control)] == forget_half
+        assert set(curve["0"]) >= {"rougeL_recall", "trained_rougeL_recall"}
 
 
 def test_a_capped_calibration_says_its_cap_and_reads_the_defaults_only_at_the_same_cap():

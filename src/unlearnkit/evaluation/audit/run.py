@@ -399,7 +399,8 @@ class Auditor:
         rows = with_retain(shown, self.retain_pool, self.st.relearn_retain, self.st.seed)
         mixed = f" and {len(rows) - len(shown)} retain items" if len(rows) > len(shown) else ""
         what = "relearning" if on is None else "control fine-tune,"
-        noun = "forget items" if on is None else f"{self.st.relearn_control} items"
+        control = self.st.relearn_control if self.st.relearn_control != "none" else "control"
+        noun = "forget items" if on is None else f"{control} items"
         self.log(f"{role}: {what} {max(steps)} steps on {len(shown)} {noun}{mixed} (measured at {steps})")
         relearn_curve(model, tok, rows, steps, self.st, at_step)
         _free()
