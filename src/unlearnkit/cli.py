@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -25,32 +26,68 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USER_ERROR)
 
 
-# Sub-command modules in ``unlearnkit.commands``, in the order ``--help`` lists them. Each exposes
-# ``add_parser(subparsers)`` and ``run(args) -> int`` (see the docstring of ``unlearnkit.commands``).
-COMMANDS = (
-    "quickstart",
-    "world",
-    "pretrain",
-    "finetune",
-    "unlearn",
-    "distill",
-    "eval",
-    "attribute",
-    "audit",
-    "report",
-    "continual",
-    "sweep",
-    "methods",
-)
+# The sub-commands, by group, in the order ``unlearnkit --help`` lists them. Each name is a module in
+# ``unlearnkit.commands`` exposing ``add_parser(subparsers)`` and ``run(args) -> int`` (see the docstring
+# of ``unlearnkit.commands``); adding a command is one name here. A listed module that does not exist
+# (yet) is skipped.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "start": ("quickstart",),
+    "core": ("unlearn", "eval", "audit", "report", "methods"),
+    "prepare": ("finetune",),
+    "research": ("sweep", "distill", "continual", "attribute", "teacher"),
+    "embedded lab": ("world", "pretrain"),
+}
+GROUP_HELP = {
+    "start": "see it work",
+    "core": "unlearn your model, measure it, prove it, compare",
+    "prepare": "train the model to unlearn from, and its retain oracle",
+    "research": "tune, harden, attribute, study",
+    "embedded lab": "the fictitious world and a base model pretrained on it",
+}
+EPILOG = "Run `unlearnkit COMMAND --help` for a command's flags and examples."
+
+
+def _exists(name: str) -> bool:
+    return importlib.util.find_spec(f"unlearnkit.commands.{name}") is not None
+
+
+COMMANDS = tuple(name for names in GROUPS.values() for name in names if _exists(name))
 
 
 def _command_module(name: str):
     return importlib.import_module(f"unlearnkit.commands.{name}")
 
 
+class _TopParser(_Parser):
+    """The top-level parser: its help lists the commands by group (``GROUPS``) instead of one list."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+        listed = {action.dest: action for action in sub._choices_actions}
+        for group, names in GROUPS.items():
+            formatter.start_section(f"{group} ({GROUP_HELP[group]})")
+            formatter.add_arguments([listed[name] for name in names if name in listed])
+            formatter.end_section()
+        formatter.start_section("options")
+        formatter.add_arguments([a for a in self._actions if a.option_strings])
+        formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="unlearnkit", description="Make a language model forget, prove it, keep it useful.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    from unlearnkit import __version__
+
+    parser = _TopParser(
+        prog="unlearnkit",
+        description="Make a language model forget, prove it, keep it useful.",
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action="version", version=f"unlearnkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         _command_module(name).add_parser(sub)
     return parser
@@ -70,10 +107,12 @@ def _method_settings_in_help(parser: argparse.ArgumentParser, argv: list[str]) -
     from unlearnkit.commands.settings_doc import settings_table
 
     try:
-        sub.epilog = settings_table(method)
+        table = settings_table(method)
     except UserError as err:
-        sub.epilog = f"--method {method}: {_one_line(err)}"
-    sub.formatter_class = argparse.RawDescriptionHelpFormatter
+        table = f"--method {method}: {_one_line(err)}"
+    sub.epilog = f"{sub.epilog}\n\n{table}" if sub.epilog else table
+    if sub.formatter_class is argparse.HelpFormatter:  # the commands' own formatter keeps tables as written
+        sub.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    if not argv:  # a bare `unlearnkit` introduces itself
+        parser.print_help()
+        return 0
     _method_settings_in_help(parser, argv)
     try:
         args = parser.parse_args(argv)
@@ -90,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USER_ERROR
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        _resolve_gguf_models(args)
         return _command_module(args.command).run(args) or 0
     except UserError as err:
         _close_progress_bars()
@@ -113,6 +156,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"unlearnkit: diverged: {_one_line(err)}", file=sys.stderr)
             return EXIT_DIVERGED
         raise
+
+
+# Flags that name a model: a GGUF file or a known name (``smollm2-135m-instruct``) becomes its converted
+# safetensors folder before the command sees it (unlearnkit.gguf_models), so every command loads it alike.
+MODEL_FLAGS = ("model", "retain_model", "original_model", "teacher", "base")
+
+
+def _resolve_gguf_models(args: argparse.Namespace) -> None:
+    from unlearnkit.gguf_models import is_gguf_reference, resolve
+
+    for attr in MODEL_FLAGS:
+        value = getattr(args, attr, None)
+        if is_gguf_reference(value):
+            flag = "--" + attr.replace("_", "-")
+            setattr(args, attr, resolve(value, flag, log=lambda line: print(line, file=sys.stderr)))
 
 
 def _close_progress_bars() -> None:

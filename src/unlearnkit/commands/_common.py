@@ -59,6 +59,74 @@ def quiet_libraries() -> None:
         warnings.filterwarnings("ignore", category=category)
 
 
+# ------------------------------------------------------------------------------------------- help
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """A command's help: one-line paragraphs of the description are filled to the terminal's width,
+    paragraphs of several lines (the examples, a settings table) are kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = text.split("\n\n")
+        return "\n\n".join(
+            "\n".join(indent + line for line in para.splitlines())
+            if "\n" in para
+            else super(HelpFormatter, self)._fill_text(para, width, indent)
+            for para in paragraphs
+        )
+
+
+def add_command(
+    subparsers, name: str, summary: str, examples: list[str], details: str = ""
+) -> argparse.ArgumentParser:
+    """A sub-command's parser. ``summary`` is its line in ``unlearnkit --help`` and the first line of its
+    own help, ``details`` an optional second paragraph, ``examples`` (one or two command lines that run
+    as written) end it. It has no ``-h`` yet: :func:`runtime_group` adds it to the last group."""
+    description = summary[:1].upper() + summary[1:] + "."
+    if details:
+        description += "\n\n" + details
+    return subparsers.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog="examples:\n" + "\n".join(f"  {line}" for line in examples),
+        formatter_class=HelpFormatter,
+        add_help=False,
+    )
+
+
+def runtime_group(p: argparse.ArgumentParser):
+    """The last argument group of a command's help (device, dtype, seed, output handling, ...), with
+    ``-h``; create it after the command's other groups."""
+    group = p.add_argument_group("runtime")
+    if "-h" not in p._option_string_actions:  # (a parser made with add_help keeps its own)
+        action = group.add_argument("-h", "--help", action="help", help="show this help and exit")
+        p._actions.insert(0, p._actions.pop(p._actions.index(action)))  # first in the usage line
+    return group
+
+
+def add_set(p, help: str = "override a setting; several: --set lr=1e-5 epochs=3") -> None:
+    """``--set KEY=VALUE [KEY=VALUE ...]``, repeatable (``--set a=1 b=2`` and ``--set a=1 --set b=2``)."""
+    p.add_argument("--set", nargs="+", action="extend", metavar="KEY=VALUE", help=help)
+
+
+def add_output(p, what: str, required: bool = True, **kw) -> None:
+    """``--output DIR``."""
+    p.add_argument("--output", required=required, metavar="DIR", help=what, **kw)
+
+
+def add_overwrite(p) -> None:
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+
+
+def add_checkpoint_flags(p) -> None:
+    """``--save-every`` / ``--resume`` (the commands that train)."""
+    p.add_argument(
+        "--save-every", type=int, default=None, metavar="N", help="checkpoint every N optimiser steps"
+    )
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
+
+
 def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trust-remote-code",
@@ -69,15 +137,19 @@ def add_trust_remote_code(p: argparse.ArgumentParser) -> None:
 
 def add_placement_flags(p: argparse.ArgumentParser, batch_size: bool = False) -> None:
     """``--device`` and ``--dtype`` (every command that loads a model); ``--batch-size`` for evaluation."""
-    from unlearnkit.models import DEVICE_HELP, DTYPE_CHOICES
+    from unlearnkit.models import DTYPE_CHOICES
 
-    p.add_argument("--device", default="auto", help=f"where the model runs: {DEVICE_HELP} (default: auto)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        metavar="DEVICE",
+        help="where the model runs: auto | cpu | cuda | cuda:N (default auto: the GPU when there is one)",
+    )
     p.add_argument(
         "--dtype",
         default="auto",
         choices=DTYPE_CHOICES,
-        help="weights dtype (default auto: float32 on the CPU; on a GPU the checkpoint's torch_dtype, "
-        "e.g. bfloat16 for Llama / Qwen / Gemma)",
+        help="weights dtype (default auto: float32 on the CPU, the checkpoint's torch_dtype on a GPU)",
     )
     if batch_size:
         p.add_argument(
@@ -166,8 +238,8 @@ def add_training_flags(p: argparse.ArgumentParser) -> None:
         "--report-to",
         default=None,
         metavar="none|tensorboard|wandb",
-        help="send the Trainer's logs (loss terms, --eval-every metrics) to a tracker (default: none; "
-        "the tracker's package must be installed: unlearnkit[tracking]); same as --set report_to=...",
+        help="send the Trainer's logs to a tracker (needs unlearnkit[tracking]; default: none); "
+        "= --set report_to=...",
     )
 
 

@@ -6,19 +6,34 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_trust_remote_code,
     check_placement_flags,
     note,
     placement_of,
     print_placement,
+    runtime_group,
 )
 from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
     add_audit_arguments(
-        subparsers.add_parser(
-            "audit", help="evidence the knowledge is gone: MIA, relearning, quantization, paraphrases"
+        add_command(
+            subparsers,
+            "audit",
+            "evidence the knowledge is gone: MIA, relearning, quantization, paraphrases",
+            [
+                "unlearnkit audit --model asu --data bench --retain-model oracle --original-model target "
+                "--output audit_asu",
+                "unlearnkit audit --model asu --data bench --retain-model oracle --attack none --output audit_quick",
+            ],
+            details="Writes DIR/audit.json and DIR/audit.md and prints one verdict per check. The "
+            "relearning attack's defaults follow the audited model's lineage (a note says which); "
+            "--attack picks a preset, the --relearn-* flags set each knob. See docs/audit.md.",
         )
     )
 
@@ -38,106 +53,129 @@ def run(args: argparse.Namespace) -> int:
     return audit_command(args)  # checks its own settings, then imports torch
 
 
+ATTACKS = ("auto", "plain", "none")  # the --attack presets
+
+
 def add_audit_arguments(parser) -> None:
     """Add the ``unlearnkit audit`` flags to an argparse (sub)parser."""
-    parser.add_argument("--model", required=True, help="the model folder (or HF id) to audit")
-    parser.add_argument("--data", required=True, help="benchmark folder (forget.jsonl, holdout.jsonl, ...)")
-    parser.add_argument("--retain-model", default=None, help="retain-oracle model folder (recommended)")
-    parser.add_argument("--original-model", default=None, help="the model before unlearning (the target)")
-    parser.add_argument("--output", required=True, help="folder for audit.json and audit.md")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    parser.add_argument(
+    req = parser.add_argument_group("required")
+    req.add_argument("--model", required=True, metavar="MODEL", help="the model folder or HF id to audit")
+    req.add_argument(
+        "--data", required=True, metavar="DATA", help="benchmark folder (forget.jsonl, holdout.jsonl, ...)"
+    )
+    add_output(req, "folder for audit.json and audit.md")
+    task = parser.add_argument_group("task")
+    task.add_argument(
+        "--retain-model", default=None, metavar="MODEL", help="the retain oracle (recommended: the yardstick)"
+    )
+    task.add_argument(
+        "--original-model", default=None, metavar="MODEL", help="the model before unlearning (the target)"
+    )
+    task.add_argument(
+        "--probes", default=None, metavar="FILE", help="JSONL of reworded forget questions (question/answer)"
+    )
+    task.add_argument(
+        "--quant-bits",
+        default="8,4",
+        metavar="BITS",
+        help="bit widths of the quantisation attack, comma-separated (default: %(default)s)",
+    )
+    task.add_argument(
+        "--group-size", type=int, default=128, metavar="N", help="4-bit group size (default: %(default)s)"
+    )
+    task.add_argument(
+        "--max-items", type=int, default=200, metavar="N", help="items per split (default: %(default)s)"
+    )
+    task.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=64,
+        metavar="N",
+        help="greedy generation length (default: %(default)s)",
+    )
+    attack = parser.add_argument_group(
+        "relearning attack",
+        "--attack picks a preset; a --relearn-* flag given sets its knob whatever the preset. See docs/audit.md.",
+    )
+    attack.add_argument(
+        "--attack",
+        choices=ATTACKS,
+        default="auto",
+        help="auto: lr, steps and fit prob by the model's lineage; plain: the papers' attack (fit prob 1); "
+        "none: no attack",
+    )
+    attack.add_argument(
         "--relearn-steps",
         default=None,
-        help="comma-separated step counts at which the relearning curve is measured (one run to the "
-        "largest); 'none' skips the attack (default: by the model's lineage, as --relearn-lr)",
+        metavar="STEPS",
+        help="comma-separated steps at which the relearning curve is read (one run); 'none' skips the attack",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-lr",
         type=float,
         default=None,
-        help="relearning learning rate (default: by what the model's cards lead to: 1e-3 for a tiny model "
-        "trained from scratch, 5e-5 up to 250 steps for one fine-tuned from a tiny pretrained base (1e-4 on "
-        "a WMDP-like folder, whose questions it relearns), 1e-5 for a pretrained checkpoint; the audit's "
-        "calibration line says whether it taught and kept)",
+        metavar="LR",
+        help="relearning learning rate (default: by the model's lineage; the calibration line says if it "
+        "taught)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-fraction",
         type=float,
         default=0.5,
+        metavar="F",
         help="share of the forget items relearned on (default: %(default)s)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-retain",
         type=float,
         default=0.0,
         metavar="R",
-        help="retain rows mixed into the relearning attack's data per forget row (0: forget rows only, as "
-        "the papers attack; on the embedded lab 1 slowed the teaching and did not lessen the damage: "
-        "bench/results/relearn_calibration_retain.md; default: %(default)s)",
+        help="retain rows mixed into the attack's data per forget row (default %(default)s: forget rows only)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-split",
         choices=("entity", "item"),  # AuditSettings' RELEARN_SPLITS (not imported: CLI start-up time)
         default="entity",
-        help="how the forget rows are halved for the relearning attack: entity (whole authors / entities "
-        "on each side, when every row names one in an 'entity' or 'author' field; else items) or item "
-        "(default: %(default)s: the two halves then share no entity, so no fact taught implies a held one)",
+        help="entity: halve the forget rows by whole entities (authors) where rows name one; item: by rows "
+        "(default: %(default)s)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-data",
         choices=("auto", "passages", "questions"),  # AuditSettings' RELEARN_DATA
         default="auto",
-        help="what the relearning attack trains on about the relearned entities of raw-text data: their "
-        "forget passages, or a WMDP-like folder's multiple-choice questions with their answers (default: "
-        "%(default)s = questions where the folder has them; on the embedded WMDP-like miniature passages "
-        "do not teach the questions, bench/results/relearn_calibration_wmdp_passages.md)",
+        help="raw-text data: train on the forget passages or on the multiple-choice questions (default "
+        "auto: questions where there are some)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-control",
         choices=("none", "retain"),  # AuditSettings' RELEARN_CONTROLS
         default="none",
-        help="retain: also fine-tune the original model (--original-model) the attack's way on as many "
-        "retain rows, whole entities, and ask it the same held questions: what a fine-tune on facts it "
-        "knows costs them, read beside the attack's damage (a second relearning run of the original "
-        "model; question/answer data; default: %(default)s)",
+        help="retain: also fine-tune --original-model the same way on retain rows, as a control (default: "
+        "%(default)s)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-optim",
         default="auto",
         metavar="NAME",
-        help="the relearning attack's optimiser, a TrainingArguments.optim name (default: %(default)s, "
-        "transformers' AdamW)",
+        help="the attack's optimiser, a TrainingArguments.optim name (default auto: AdamW)",
     )
-    parser.add_argument(
+    attack.add_argument(
         "--relearn-fit-prob",
         type=float,
         default=None,
         metavar="P",
-        help="the relearning attack trains an answer token only while the model gives it probability "
-        "below P (1: plain cross-entropy, the papers' attack; default: by the model's lineage, 0.5 for one "
-        "fine-tuned from a tiny pretrained base, the embedded lab's calibrated attack, else 1)",
+        help="train an answer token only while its probability is below P (1: plain cross-entropy; "
+        "default: by lineage)",
     )
-    parser.add_argument(
-        "--quant-bits", default="8,4", help="bit widths of the quantisation attack (default: %(default)s)"
+    attack.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed of the relearning split (default: %(default)s)"
     )
-    parser.add_argument("--group-size", type=int, default=128, help="4-bit group size (default: %(default)s)")
-    parser.add_argument("--probes", default=None, help="JSONL of reworded forget questions (question/answer)")
-    parser.add_argument("--max-items", type=int, default=200, help="items per split (default: %(default)s)")
-    parser.add_argument(
-        "--max-new-tokens", type=int, default=64, help="greedy generation length (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the relearning split (default: %(default)s)"
-    )
+    rt = runtime_group(parser)
+    add_overwrite(rt)
     if "--device" not in getattr(parser, "_option_string_actions", {}):
-        add_placement_flags(parser, batch_size=True)
+        add_placement_flags(rt, batch_size=True)
     if "--trust-remote-code" not in getattr(parser, "_option_string_actions", {}):
-        parser.add_argument(
-            "--trust-remote-code",
-            action="store_true",
-            help="allow a hub model's own Python code to run (off by default: it is arbitrary code)",
-        )
+        add_trust_remote_code(rt)
 
 
 def settings_from_args(args, data: str | None = None):
@@ -149,6 +187,11 @@ def settings_from_args(args, data: str | None = None):
     given = {} if getattr(args, "batch_size", None) is None else {"batch_size": args.batch_size}
     steps = None if args.relearn_steps is None else parse_int_list(str(args.relearn_steps), "--relearn-steps")
     lr, fit = args.relearn_lr, getattr(args, "relearn_fit_prob", None)
+    preset = getattr(args, "attack", "auto")  # a --relearn-* flag given wins over the preset
+    if preset == "none" and steps is None:
+        steps = ()
+    if preset == "plain" and fit is None:
+        fit = 1.0
     if lr is None or steps is None or fit is None:
         from unlearnkit.evaluation.audit.lineage import relearn_defaults
 

@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from unlearnkit.commands._common import add_command, runtime_group
 from unlearnkit.commands.world import check_world_params
 from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    q = subparsers.add_parser(
-        "quickstart", help="the whole story on the embedded fictitious-authors world, on CPU"
+    q = add_command(
+        subparsers,
+        "quickstart",
+        "the whole story on the embedded fictitious-authors world, on CPU",
+        ["unlearnkit quickstart", "unlearnkit quickstart --benchmark wmdp --output qs_wmdp"],
+        details="Writes the embedded world, trains a target and an oracle on it (cached), runs several "
+        "methods, audits the best and writes DIR/report.html. See docs/quickstart.md.",
     )
     q.add_argument(
         "--output",
         default="unlearnkit_quickstart",
+        metavar="DIR",
         help="folder for report.html, metrics.json (default: %(default)s)",
     )
     q.add_argument(
@@ -25,16 +32,16 @@ def add_parser(subparsers) -> None:
         help="which miniature: fictitious authors (TOFU), news articles (MUSE), a hazardous domain (WMDP) "
         "(default: %(default)s)",
     )
-    q.add_argument("--methods", default=None, help="comma-separated methods (default: a representative set)")
-    q.add_argument("--authors", type=int, default=None, help="authors in the world (default: 100)")
-    q.add_argument("--facts", type=int, default=None, help="facts per author (default: 10)")
-    q.add_argument("--seed", type=int, default=0, help="seed for world, training and unlearning (default: 0)")
     q.add_argument(
-        "--cache-dir",
+        "--methods",
         default=None,
-        help="where target/oracle models are cached (default: ~/.cache/unlearnkit)",
+        metavar="A,B,...",
+        help="comma-separated methods (default: a representative set)",
     )
-    q.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    q.add_argument(
+        "--authors", type=int, default=None, metavar="N", help="authors in the world (default: 100)"
+    )
+    q.add_argument("--facts", type=int, default=None, metavar="N", help="facts per author (default: 10)")
     q.add_argument("--no-audit", action="store_true", help="skip the audit card of the best method")
     q.add_argument(
         "--robust",
@@ -42,6 +49,21 @@ def add_parser(subparsers) -> None:
         help="also make NPO robust to relearning (UNDO: noise toward the base, then distill; about 1 more "
         "minute on 2 cores) and audit it next to plain NPO",
     )
+    rt = runtime_group(q)
+    rt.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed for world, training and unlearning (default: 0)",
+    )
+    rt.add_argument(
+        "--cache-dir",
+        default=None,
+        metavar="DIR",
+        help="where target/oracle models are cached (default: ~/.cache/unlearnkit)",
+    )
+    rt.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
 
 
 def run(args: argparse.Namespace) -> int:

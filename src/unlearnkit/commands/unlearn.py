@@ -7,7 +7,12 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_checkpoint_flags,
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_training_flags,
     add_trust_remote_code,
     apply_model_defaults,
@@ -25,6 +30,7 @@ from unlearnkit.commands._common import (
     required,
     resume_point,
     run_fingerprint,
+    runtime_group,
     torch_threads,
     training_choices,
     work_dir_of,
@@ -37,70 +43,81 @@ DEFAULT_MAX_NEW_TOKENS = 32  # = evaluation_callback.DEFAULT_MAX_NEW_TOKENS
 
 
 def add_parser(subparsers) -> None:
-    u = subparsers.add_parser("unlearn", help="run one unlearning method and save the model")
-    u.add_argument(
-        "--model", default=None, help="model folder (or HF id) to unlearn from (or 'model:' in the recipe)"
+    u = add_command(
+        subparsers,
+        "unlearn",
+        "run one unlearning method on a model and save the unlearned model",
+        [
+            "unlearnkit unlearn --model target --data bench --method asu --output asu",
+            "unlearnkit unlearn --model target --data bench --method npo --output npo --set lr=1e-4 epochs=3",
+        ],
+        details="`unlearnkit methods` lists the methods; `unlearnkit unlearn --method NAME --help` ends "
+        "with NAME's --set keys.",
     )
-    u.add_argument(
-        "--data", default=None, help="benchmark folder, or a name: tofu:forget10, muse:news, wmdp:cyber"
+    req = u.add_argument_group("required (on the command line or in the --config recipe)")
+    req.add_argument("--model", default=None, metavar="MODEL", help="model folder or HF id to unlearn from")
+    req.add_argument(
+        "--data",
+        default=None,
+        metavar="DATA",
+        help="benchmark folder, or a name: tofu:forget10, muse:news, wmdp:cyber",
     )
-    u.add_argument(
+    req.add_argument(
         "--method",
         default=None,
-        help="method name, e.g. asu, asu_kl, npo, t-npo, ga (see `unlearnkit methods`)",
+        metavar="NAME",
+        help="method, e.g. asu, npo, t-npo, gd (see `unlearnkit methods`)",
     )
-    u.add_argument("--output", required=True, help="model folder to write")
-    u.add_argument("--config", default=None, help="YAML recipe (flat key: value); --set wins over it")
-    u.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="override, e.g. --set tau=2.3 --set lr=1e-5"
+    add_output(req, "model folder to write")
+    task = u.add_argument_group("task")
+    task.add_argument(
+        "--config", default=None, metavar="FILE", help="YAML recipe (flat key: value); --set wins over it"
     )
-    u.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
-    u.add_argument(
+    add_set(task, "override a setting, e.g. --set tau=2.3 lr=1e-5 (keys: `unlearnkit methods NAME`)")
+    task.add_argument(
+        "--no-collapse-guard",
+        action="store_true",
+        help="do not probe retain / general answers for collapse while training (= --set collapse_guard=off)",
+    )
+    ev = u.add_argument_group("evaluation during training")
+    ev.add_argument(
         "--eval-every",
         default=None,
         metavar="N|epoch",
-        help="evaluate the selection half of --data every N optimiser steps (or epoch) while training",
+        help="evaluate the selection half of --data every N optimiser steps (or every epoch)",
     )
-    u.add_argument(
+    ev.add_argument(
         "--keep-best",
         default=None,
         metavar="OBJECTIVE",
-        help="with --eval-every: write the best evaluated state, e.g. forget_quality+model_utility "
-        "('-name' minimises name)",
+        help="write the best evaluated state, e.g. forget_quality+model_utility ('-name' minimises name)",
     )
-    u.add_argument(
+    ev.add_argument(
         "--retain-model",
         default=None,
-        metavar="O",
-        help="with --eval-every: the retain oracle's model folder (forget quality; MUSE: PrivLeak)",
+        metavar="MODEL",
+        help="the retain oracle, for forget quality (MUSE: PrivLeak)",
     )
-    u.add_argument(
+    ev.add_argument(
         "--eval-max-items",
         type=int,
         default=DEFAULT_MAX_ITEMS,
         metavar="N",
-        help=f"with --eval-every: rows per split (default {DEFAULT_MAX_ITEMS})",
+        help=f"rows per split (default {DEFAULT_MAX_ITEMS})",
     )
-    u.add_argument(
+    ev.add_argument(
         "--eval-max-new-tokens",
         type=int,
         default=DEFAULT_MAX_NEW_TOKENS,
         metavar="N",
-        help=f"with --eval-every: generated tokens per answer (default {DEFAULT_MAX_NEW_TOKENS})",
+        help=f"generated tokens per answer (default {DEFAULT_MAX_NEW_TOKENS})",
     )
-    u.add_argument(
-        "--no-collapse-guard",
-        action="store_true",
-        help="no collapse guard: by default a few retain / general questions are answered greedily at step "
-        "0, halfway and the last, and a collapse warns (--set collapse_guard=stop: stops, "
-        "probing every ~10%%); same as "
-        "--set collapse_guard=off",
-    )
-    u.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
-    u.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(u)
-    add_training_flags(u)
-    add_trust_remote_code(u)
+    rt = runtime_group(u)
+    add_overwrite(rt)
+    add_checkpoint_flags(rt)
+    add_placement_flags(rt)
+    add_training_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:
