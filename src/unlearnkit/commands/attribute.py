@@ -6,7 +6,11 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_trust_remote_code,
     check_data,
     check_placement_flags,
@@ -15,21 +19,33 @@ from unlearnkit.commands._common import (
     overrides,
     placement_of,
     print_placement,
+    runtime_group,
     torch_threads,
 )
 
 
 def add_parser(subparsers) -> None:
-    a = subparsers.add_parser("attribute", help="TokenUnlearn token scores + an HTML heatmap")
-    a.add_argument("--model", required=True, help="the original model folder")
-    a.add_argument("--data", required=True, help="benchmark folder (its forget.jsonl is scored)")
-    a.add_argument("--output", required=True, help="folder for scores.jsonl and heatmap.html")
-    a.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="alpha, r, tau_w, selection, mask_token, tagger"
+    a = add_command(
+        subparsers,
+        "attribute",
+        "score how much each forget token carries the fact (TokenUnlearn); writes an HTML heatmap",
+        [
+            "unlearnkit attribute --model target --data bench --output attr",
+            "unlearnkit attribute --model target --data bench --output attr_r02 --set r=0.2",
+        ],
     )
-    a.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(a, batch_size=True)
-    add_trust_remote_code(a)
+    req = a.add_argument_group("required")
+    req.add_argument("--model", required=True, metavar="MODEL", help="the original model (before unlearning)")
+    req.add_argument(
+        "--data", required=True, metavar="DATA", help="benchmark folder (its forget.jsonl is scored)"
+    )
+    add_output(req, "folder for scores.jsonl and heatmap.html")
+    task = a.add_argument_group("task")
+    add_set(task, "keys: alpha, r, tau_w, selection, mask_token, tagger, e.g. --set r=0.2 alpha=0.5")
+    rt = runtime_group(a)
+    add_overwrite(rt)
+    add_placement_flags(rt, batch_size=True)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,11 @@ import math
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_training_flags,
     add_trust_remote_code,
     apply_model_defaults,
@@ -20,6 +24,7 @@ from unlearnkit.commands._common import (
     overrides,
     placement_of,
     print_placement,
+    runtime_group,
     torch_threads,
     training_choices,
     training_record,
@@ -28,28 +33,46 @@ from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    c = subparsers.add_parser(
-        "continual", help="a sequence of forget requests applied one after another, evaluated after each"
+    c = add_command(
+        subparsers,
+        "continual",
+        "forget requests applied one after another, each evaluated; writes the curve",
+        ["unlearnkit continual --model target --data bench --method npo --requests 10 --output continual"],
+        details="The forget set is cut into --requests parts; the model unlearns them in order and is "
+        "evaluated after each.",
     )
-    c.add_argument("--model", required=True, help="model folder (or HF id) to unlearn from")
-    c.add_argument(
-        "--data", required=True, help="benchmark folder or name; its forget set is cut into requests"
+    req = c.add_argument_group("required")
+    req.add_argument("--model", required=True, metavar="MODEL", help="model folder or HF id to unlearn from")
+    req.add_argument(
+        "--data",
+        required=True,
+        metavar="DATA",
+        help="benchmark folder or name; its forget set is cut into requests",
     )
-    c.add_argument("--method", required=True, help="method name (see `unlearnkit methods`)")
-    c.add_argument("--requests", type=int, default=5, help="number of forget requests (default: %(default)s)")
-    c.add_argument("--output", required=True, help="folder for curve.json, curve.png and the final model")
-    c.add_argument("--config", default=None, help="YAML recipe; --set wins over it")
-    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every request")
-    c.add_argument(
+    req.add_argument("--method", required=True, metavar="NAME", help="method name (see `unlearnkit methods`)")
+    add_output(req, "folder for curve.json, curve.png and the final model")
+    task = c.add_argument_group("task")
+    task.add_argument(
+        "--requests",
+        type=int,
+        default=5,
+        metavar="N",
+        help="number of forget requests (default: %(default)s)",
+    )
+    task.add_argument("--config", default=None, metavar="FILE", help="YAML recipe; --set wins over it")
+    add_set(task, "override for every request, e.g. --set lr=1e-5 epochs=2")
+    task.add_argument(
         "--max-new-tokens",
         type=int,
         default=64,
-        help="generation length of the evaluations (QA data; raw-text folders use their protocol's, MUSE's 128 / 32)",
+        metavar="N",
+        help="generation length of the evaluations (QA data; raw-text folders use MUSE's 128 / 32)",
     )
-    c.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(c)
-    add_training_flags(c)
-    add_trust_remote_code(c)
+    rt = runtime_group(c)
+    add_overwrite(rt)
+    add_placement_flags(rt)
+    add_training_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,12 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_checkpoint_flags,
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_training_flags,
     add_trust_remote_code,
     apply_training_flags,
@@ -22,6 +27,7 @@ from unlearnkit.commands._common import (
     prepare_work,
     print_placement,
     resume_point,
+    runtime_group,
     torch_threads,
     training_choices,
     work_dir_of,
@@ -32,51 +38,58 @@ NOISE_TARGETS = ("init", "base")  # as unlearnkit.train.distill.NOISE_TARGETS (t
 
 
 def add_parser(subparsers) -> None:
-    d = subparsers.add_parser(
+    d = add_command(
+        subparsers,
         "distill",
-        help="noise an unlearned model toward its pretrained base or a fresh init, distill its outputs back (UNDO)",
+        "make an unlearned model robust to relearning: noise it, then distill its outputs back (UNDO)",
+        [
+            "unlearnkit distill --teacher npo --data bench --output npo_undo",
+            "unlearnkit distill --teacher npo --data bench --output npo_undo --noise 0.5 --set distill_on=retain,corpus",
+        ],
+        details="The student starts from the unlearned model shrunk toward its pretrained base (or a "
+        "fresh init) and learns the teacher's outputs on retain / general text. See docs/robustness.md.",
     )
-    d.add_argument("--teacher", required=True, help="the unlearned model folder (output of `unlearn`)")
-    d.add_argument(
+    req = d.add_argument_group("required")
+    req.add_argument(
+        "--teacher", required=True, metavar="MODEL", help="the unlearned model (output of `unlearn`)"
+    )
+    req.add_argument(
         "--data",
         required=True,
-        help="benchmark folder (its retain / general questions are used; corpus/general.jsonl for distill_on=corpus)",
+        metavar="DATA",
+        help="benchmark folder (its retain / general questions; corpus/general.jsonl for distill_on=corpus)",
     )
-    d.add_argument("--output", required=True, help="model folder to write (the student)")
-    d.add_argument(
+    add_output(req, "model folder to write (the student)")
+    task = d.add_argument_group("task")
+    task.add_argument(
         "--noise",
         type=float,
         default=1.0,
         metavar="ALPHA",
-        help="shrink-and-perturb alpha: 0 = start from the teacher, 1 = the noise target itself (default: %(default)s)",
+        help="shrink-and-perturb alpha: 0 = start from the teacher, 1 = the noise target (default: %(default)s)",
     )
-    d.add_argument(
+    task.add_argument(
         "--noise-toward",
         choices=NOISE_TARGETS,
         default=None,
-        help="init: a fresh initialisation (knowledge from pretraining, UNDO's setting); base: the pretrained "
-        "base the knowledge was fine-tuned into (TOFU / MUSE). Default: base when the teacher's model cards "
-        "name an existing base folder, else init",
+        help="init: a fresh initialisation (UNDO's setting); base: the pretrained base (default: base when "
+        "the cards name one)",
     )
-    d.add_argument(
+    task.add_argument(
         "--base",
         default=None,
         metavar="MODEL",
         help="the base to noise toward (implies --noise-toward base; default: found through the model cards)",
     )
-    d.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        help="override, e.g. --set epochs=10 --set distill_on=retain,corpus --set distill_text=slice.jsonl "
-        "(all keys: `unlearnkit methods distill`)",
+    add_set(
+        task, "override, e.g. --set epochs=10 distill_on=retain,corpus (keys: `unlearnkit methods distill`)"
     )
-    d.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
-    d.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
-    d.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(d)
-    add_training_flags(d)
-    add_trust_remote_code(d)
+    rt = runtime_group(d)
+    add_overwrite(rt)
+    add_checkpoint_flags(rt)
+    add_placement_flags(rt)
+    add_training_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def _fingerprint(args, settings: dict, text_files: dict[str, Path]) -> dict:

@@ -11,6 +11,9 @@ import argparse
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
     add_trust_remote_code,
     check_data,
@@ -21,64 +24,89 @@ from unlearnkit.commands._common import (
     note,
     placement_of,
     print_placement,
+    runtime_group,
     torch_threads,
 )
 from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    e = subparsers.add_parser("eval", help="evaluate a model on a benchmark folder; writes DIR/metrics.json")
-    e.add_argument("--model", required=True, help="model folder (or HF id)")
-    e.add_argument(
+    e = add_command(
+        subparsers,
+        "eval",
+        "evaluate a model on a benchmark; writes DIR/metrics.json and DIR/details.json",
+        [
+            "unlearnkit eval --model asu --data bench --retain-model oracle --original-model target --output eval_asu",
+            "unlearnkit eval --model target --data tofu:forget10 --max-items 20 --output eval_tofu",
+        ],
+        details="Forget quality needs the retain oracle (--retain-model: its folder or its eval folder). "
+        "See docs/cli.md for the protocols.",
+    )
+    req = e.add_argument_group("required")
+    req.add_argument("--model", required=True, metavar="MODEL", help="model folder or HF id")
+    req.add_argument(
         "--data",
         required=True,
+        metavar="DATA",
         help="benchmark folder (QA, MUSE-like or WMDP-like), or a name: tofu:forget10, muse:news, wmdp:cyber",
     )
-    e.add_argument(
-        "--retain-model", default=None, help="retain-oracle model folder, or its eval folder / details.json"
+    add_output(req, "folder for metrics.json and details.json")
+    task = e.add_argument_group("task")
+    task.add_argument(
+        "--retain-model",
+        default=None,
+        metavar="MODEL",
+        help="the retain oracle: model folder, or its eval folder / details.json",
     )
-    e.add_argument(
+    task.add_argument(
         "--original-model",
         default=None,
-        help="the untouched model before unlearning (folder, or its eval folder against the same "
-        "--retain-model): its forget quality against the oracle is the test's resolution on this data; "
-        "at or above 0.05 forget quality cannot resolve forgetting here, and a warning says so",
+        metavar="MODEL",
+        help="the model before unlearning (or its eval folder): its forget quality is the test's resolution",
     )
-    e.add_argument(
+    task.add_argument(
         "--protocol",
         default="tofu",
         choices=("tofu", "closer-look", "muse", "wmdp"),
         help="metric set (default: %(default)s)",
     )
-    e.add_argument("--output", required=True, help="folder for metrics.json and details.json")
-    e.add_argument(
-        "--embedder",
-        default="sentence-transformers/paraphrase-MiniLM-L6-v2",
-        help="closer-look cosine similarity: sentence-embedding model id or folder, or 'none'",
-    )
-    e.add_argument(
-        "--nli-model",
-        default="sileod/deberta-v3-base-tasksource-nli",
-        help="closer-look entailment: NLI model id or folder, or 'none' (default: the authors' models)",
-    )
-    e.add_argument(
-        "--max-new-tokens", type=int, default=200, help="greedy generation length (default: %(default)s)"
-    )
-    e.add_argument(
+    task.add_argument(
         "--max-items",
         type=int,
         default=None,
+        metavar="N",
         help="items per split (default: a seeded sample of 400; closer-look: the first 300, as its code)",
     )
-    e.add_argument(
+    task.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=200,
+        metavar="N",
+        help="greedy generation length (default: %(default)s)",
+    )
+    task.add_argument(
         "--max-total-tokens",
         type=int,
         default=None,
+        metavar="N",
         help="cap prompt + generation at N tokens, TOFU's original rule (default: off; closer-look: 200)",
     )
-    e.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(e, batch_size=True)
-    add_trust_remote_code(e)
+    task.add_argument(
+        "--embedder",
+        default="sentence-transformers/paraphrase-MiniLM-L6-v2",
+        metavar="MODEL",
+        help="closer-look cosine similarity: sentence-embedding model, or 'none' (default: the authors')",
+    )
+    task.add_argument(
+        "--nli-model",
+        default="sileod/deberta-v3-base-tasksource-nli",
+        metavar="MODEL",
+        help="closer-look entailment: NLI model, or 'none' (default: the authors')",
+    )
+    rt = runtime_group(e)
+    add_overwrite(rt)
+    add_placement_flags(rt, batch_size=True)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:

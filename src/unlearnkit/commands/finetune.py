@@ -7,7 +7,12 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_checkpoint_flags,
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_training_flags,
     add_trust_remote_code,
     apply_training_flags,
@@ -20,6 +25,7 @@ from unlearnkit.commands._common import (
     placement_flags,
     print_placement,
     resume_point,
+    runtime_group,
     torch_threads,
     training_choices,
     training_fingerprint,
@@ -29,35 +35,44 @@ from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    f = subparsers.add_parser(
-        "finetune", help="train the target (all splits but holdout) or the retain oracle"
+    f = add_command(
+        subparsers,
+        "finetune",
+        "train the target (all splits but holdout) or the retain oracle",
+        [
+            "unlearnkit finetune --model base --data bench --output target",
+            "unlearnkit finetune --model base --data bench --output oracle --split retain",
+        ],
     )
-    f.add_argument("--data", required=True, help="benchmark folder")
-    f.add_argument("--output", required=True, help="model folder to write")
-    f.add_argument(
+    req = f.add_argument_group("required")
+    req.add_argument("--data", required=True, metavar="DATA", help="benchmark folder")
+    add_output(req, "model folder to write")
+    task = f.add_argument_group("task")
+    task.add_argument(
         "--model",
         default="tiny",
+        metavar="MODEL",
         help="a base folder (`unlearnkit pretrain`), an HF id or folder, or 'tiny' (a ~1M Llama from scratch)",
     )
-    f.add_argument("--split", default="all", choices=("all", "retain"), help="all = target, retain = oracle")
-    f.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="training override, e.g. --set epochs=20"
+    task.add_argument(
+        "--split", default="all", choices=("all", "retain"), help="all: the target, retain: the oracle"
     )
-    f.add_argument(
+    add_set(task, "training override, e.g. --set epochs=20 lr=1e-4 (keys: `unlearnkit methods finetune`)")
+    task.add_argument(
         "--replay",
         default="auto",
-        help="data mixed into fine-tuning to keep what the model knew: 'auto' (what the base's card records, "
-        "e.g. the embedded world's general passages), 'none', or JSONL files (text or question/answer rows), "
-        "comma-separated (default: %(default)s)",
+        metavar="auto|none|FILES",
+        help="data mixed in to keep what the model knew: auto (the base's card says), none, or JSONL files "
+        "(default: %(default)s)",
     )
-    add_check_items(f)
-    f.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
-    f.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
-    f.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
-    f.add_argument("--overwrite", action="store_true", help="replace an existing folder")
-    add_placement_flags(f)
-    add_training_flags(f)
-    add_trust_remote_code(f)
+    add_check_items(task)
+    rt = runtime_group(f)
+    rt.add_argument("--seed", type=int, default=0, metavar="N", help="seed (default: %(default)s)")
+    add_overwrite(rt)
+    add_checkpoint_flags(rt)
+    add_placement_flags(rt)
+    add_training_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,9 +145,8 @@ def add_check_items(parser) -> None:
         type=int,
         default=100,
         metavar="N",
-        help="after training, ask at most N of the trained questions (and passages; and of general.jsonl "
-        "when fine-tuning a base) to say how much the model learned and kept; 0 skips it (default: "
-        "%(default)s)",
+        help="after training, ask up to N trained questions to say how much the model learned; 0 skips "
+        "it (default: %(default)s)",
     )
 
 

@@ -6,19 +6,26 @@ from __future__ import annotations
 
 import argparse
 
+from unlearnkit.commands._common import add_command, runtime_group
+
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "methods",
-        help="list the methods and their papers; with NAME (a method, distill or finetune), its --set keys, "
-        "defaults and ranges",
+        "list the methods and their papers; with NAME, its --set keys, defaults and ranges",
+        ["unlearnkit methods", "unlearnkit methods asu"],
+        details="NAME is a method (e.g. asu, t-npo) or a command with settings: distill, finetune.",
     )
-    p.add_argument(
+    group = p.add_argument_group("arguments")
+    group.add_argument(
         "name",
         nargs="?",
         default=None,
+        metavar="NAME",
         help="a method (e.g. asu, t-npo), or distill / finetune: show its settings",
     )
+    runtime_group(p)
 
 
 def run(args: argparse.Namespace) -> int:

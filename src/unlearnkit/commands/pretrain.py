@@ -7,7 +7,12 @@ import shutil
 from pathlib import Path
 
 from unlearnkit.commands._common import (
+    add_checkpoint_flags,
+    add_command,
+    add_output,
+    add_overwrite,
     add_placement_flags,
+    add_set,
     add_training_flags,
     add_trust_remote_code,
     apply_training_flags,
@@ -18,6 +23,7 @@ from unlearnkit.commands._common import (
     placement_flags,
     print_placement,
     resume_point,
+    runtime_group,
     torch_threads,
     training_choices,
     training_fingerprint,
@@ -28,36 +34,48 @@ from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "pretrain",
-        help="pretrain the world's base model on its corpus (or, --without hazard, the data-filtered one)",
+        "pretrain the world's base model on its corpus (or a data-filtered one: --without hazard)",
+        [
+            "unlearnkit pretrain --data bench --output base",
+            "unlearnkit pretrain --data bench --output base_filtered --without hazard",
+        ],
     )
-    p.add_argument("--data", required=True, help="world folder (written by `unlearnkit world`)")
-    p.add_argument("--output", required=True, help="model folder to write")
-    p.add_argument(
-        "--without",
-        default="",
-        help="corpus parts to leave out, comma-separated (e.g. hazard: the data-filtering oracle)",
+    req = p.add_argument_group("required")
+    req.add_argument(
+        "--data", required=True, metavar="DATA", help="world folder (written by `unlearnkit world`)"
     )
-    p.add_argument(
+    add_output(req, "model folder to write")
+    task = p.add_argument_group("task")
+    task.add_argument(
         "--model",
         default="tiny",
+        metavar="MODEL",
         help="'tiny' (a fresh tiny Llama on the world's tokenizer) or a model folder / HF id to continue",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        help="training override, e.g. --set epochs=20; tiny shape: --set hidden=192 --set layers=4",
+    task.add_argument(
+        "--without",
+        default="",
+        metavar="PARTS",
+        help="corpus parts to leave out, comma-separated (e.g. hazard: the data-filtering oracle)",
     )
-    add_check_items(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the init, data order (default: %(default)s)")
-    p.add_argument("--save-every", type=int, default=None, help="checkpoint every N optimiser steps")
-    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint of this --output")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
-    add_placement_flags(p)
-    add_training_flags(p)
-    add_trust_remote_code(p)
+    add_set(task, "training override, e.g. --set epochs=20; tiny shape: --set hidden=192 layers=4")
+    add_check_items(task)
+    rt = runtime_group(p)
+    rt.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the init and data order (default: %(default)s)",
+    )
+    add_overwrite(rt)
+    add_checkpoint_flags(rt)
+    add_placement_flags(rt)
+    add_training_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:

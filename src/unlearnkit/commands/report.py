@@ -6,24 +6,40 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_overwrite,
+    runtime_group,
+)
 from unlearnkit.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    r = subparsers.add_parser(
-        "report", help="the side-by-side report (table, plot, answers, verdict) of your eval folders"
+    r = add_command(
+        subparsers,
+        "report",
+        "the side-by-side report (table, plot, answers, verdict) of your eval folders",
+        [
+            "unlearnkit report --eval target=eval_target --eval oracle=eval_oracle --eval asu=eval_asu "
+            "--output report",
+        ],
+        details="Name the retain oracle's row 'oracle' and the model before unlearning 'target': they are "
+        "the report's yardsticks.",
     )
-    r.add_argument(
+    req = r.add_argument_group("required")
+    req.add_argument(
         "--eval",
         action="append",
         required=True,
-        metavar="NAME=EVAL_DIR",
-        help="one row: its name and an `unlearnkit eval --output` folder, in the table's order (repeat it); "
-        "name the retain oracle's row oracle and the model before unlearning target (the report's yardsticks)",
+        metavar="NAME=DIR",
+        help="one row: its name and an `unlearnkit eval --output` folder; repeat it, in the table's order",
     )
-    r.add_argument("--output", required=True, help="folder for report.html, tradeoff.png and metrics.json")
-    r.add_argument("--title", default="unlearnkit report", help="the page's title (default: %(default)s)")
-    r.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
+    add_output(req, "folder for report.html, tradeoff.png and metrics.json")
+    task = r.add_argument_group("task")
+    task.add_argument("--title", default="unlearnkit report", help="the page's title (default: %(default)s)")
+    rt = runtime_group(r)
+    add_overwrite(rt)
 
 
 def parse_evals(items: list[str]) -> list[tuple[str, str]]:

@@ -11,82 +11,127 @@ from __future__ import annotations
 import argparse
 import sys
 
-from unlearnkit.commands._common import add_placement_flags, add_trust_remote_code, check_placement_flags
+from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    add_placement_flags,
+    add_trust_remote_code,
+    check_placement_flags,
+    runtime_group,
+)
 
 EXIT_NO_CHOICE = 4  # the sweep ran but refuses to choose (0 ok, 2 bad input, 3 diverged)
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "sweep",
-        help="search a method's settings (Optuna, resumable); DIR/best.yaml is a recipe for unlearn",
-        description=(
-            "Trials unlearn the whole forget set and are scored on a selection half of it (split by "
-            "entity); the chosen settings are reported on the held-out test half. Rerun the same "
-            "command to resume an interrupted sweep."
-        ),
+        "search a method's settings (Optuna, resumable); DIR/best.yaml is a recipe for unlearn",
+        [
+            "unlearnkit sweep --model target --data bench --method asu --retain-model oracle --output sweep_asu "
+            "--trials 8",
+            "unlearnkit unlearn --model target --data bench --config sweep_asu/best.yaml --output asu_tuned",
+        ],
+        details="Trials unlearn the whole forget set and are scored on a selection half of it (split by "
+        "entity); the chosen settings are reported on the held-out test half. Rerun the same command "
+        "to resume an interrupted sweep. See docs/sweep.md.",
     )
-    p.add_argument("--model", required=True, help="model folder (or HF id) to unlearn from: the target")
-    p.add_argument("--data", required=True, help="benchmark folder, or a name such as tofu:forget10")
-    p.add_argument("--method", required=True, help="method to tune, e.g. asu, npo, t-npo, gd")
-    p.add_argument("--output", required=True, help="sweep folder: study.db, best.yaml, report.html ...")
-    p.add_argument(
-        "--storage",
-        default=None,
-        help="Optuna storage URL of the study (default: sqlite:///OUTPUT/study.db); a PostgreSQL or MySQL "
-        "URL (postgresql://USER:PASSWORD@HOST/DB) lets sweeps on several machines share one study",
+    req = p.add_argument_group("required")
+    req.add_argument("--model", required=True, metavar="MODEL", help="the target: model folder or HF id")
+    req.add_argument(
+        "--data", required=True, metavar="DATA", help="benchmark folder, or a name such as tofu:forget10"
     )
-    p.add_argument(
+    req.add_argument(
+        "--method", required=True, metavar="NAME", help="method to tune, e.g. asu, npo, t-npo, gd"
+    )
+    add_output(req, "sweep folder: study.db, best.yaml, report.html ...")
+    task = p.add_argument_group("task")
+    task.add_argument(
         "--retain-model",
         default=None,
-        help="retain-oracle model folder; needed for the default forget_quality objective",
+        metavar="MODEL",
+        help="the retain oracle; needed for the default forget_quality objective",
     )
-    p.add_argument(
-        "--trials", type=int, default=20, help="trials in the study in total (default: %(default)s)"
+    task.add_argument(
+        "--trials",
+        type=int,
+        default=20,
+        metavar="N",
+        help="trials in the study in total (default: %(default)s)",
     )
-    p.add_argument(
+    task.add_argument(
         "--space",
         default=None,
-        help="search-space YAML (default: the method's file shipped in unlearnkit/resources/spaces, at the "
-        "model's scale: spaces/tiny/ for a model that records a tiny recipe, else the papers' ranges)",
+        metavar="FILE",
+        help="search-space YAML (default: the method's shipped space at the model's scale)",
     )
-    p.add_argument(
+    task.add_argument(
         "--objective",
         default=None,
-        help="comma-separated metrics to optimise (default: forget_quality,model_utility with "
-        "--retain-model, else forget_rougeL_recall,model_utility)",
+        metavar="METRICS",
+        help="comma-separated metrics to optimise (default: forget_quality,model_utility with --retain-model)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes on the study (default: %(default)s)")
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of the split, samplers and training (default: 0)"
+    task.add_argument(
+        "--max-items",
+        type=int,
+        default=200,
+        metavar="N",
+        help="evaluation items per split (default: %(default)s)",
     )
-    p.add_argument(
-        "--max-items", type=int, default=200, help="evaluation items per split (default: %(default)s)"
+    task.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=48,
+        metavar="N",
+        help="greedy generation length (default: %(default)s)",
     )
-    p.add_argument(
-        "--max-new-tokens", type=int, default=48, help="greedy generation length (default: %(default)s)"
-    )
-    p.add_argument(
+    task.add_argument(
         "--prune-floor",
         type=float,
         default=0.5,
-        help="prune a trial whose utility probe after epoch 1 is below this x the target's; 0 = never "
+        metavar="X",
+        help="prune a trial whose utility after epoch 1 is below X times the target's; 0: never "
         "(default: %(default)s)",
     )
-    p.add_argument(
+    task.add_argument(
         "--utility-ratio",
         type=float,
         default=0.98,
-        help="choose the most forgotten Pareto trial keeping utility >= this x the oracle's (default: 0.98)",
+        metavar="X",
+        help="choose the most forgotten Pareto trial keeping utility >= X times the oracle's (default: 0.98)",
     )
-    p.add_argument(
+    task.add_argument(
         "--budget-minutes",
         type=float,
         default=None,
-        help="stop starting new trials after this many minutes (resume later with the same command)",
+        metavar="N",
+        help="stop starting new trials after N minutes (resume later with the same command)",
     )
-    add_placement_flags(p)
-    add_trust_remote_code(p)
+    rt = runtime_group(p)
+    rt.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the split, samplers and training (default: 0)",
+    )
+    rt.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes on the study (default: %(default)s)",
+    )
+    rt.add_argument(
+        "--storage",
+        default=None,
+        metavar="URL",
+        help="Optuna storage of the study (default: sqlite:///DIR/study.db); a PostgreSQL URL shares it "
+        "between machines",
+    )
+    add_placement_flags(rt)
+    add_trust_remote_code(rt)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 
-from unlearnkit.commands._common import note
+from unlearnkit.commands._common import (
+    add_command,
+    add_output,
+    note,
+    runtime_group,
+)
 from unlearnkit.errors import UserError
 
 # Below this, the KS test of forget quality has too few truth ratios to tell methods apart: with n = 4
@@ -26,50 +31,74 @@ WORLD_FLAGS = {
 
 
 def add_parser(subparsers) -> None:
-    w = subparsers.add_parser(
+    w = add_command(
+        subparsers,
         "world",
-        help="write the embedded world: fictitious authors (TOFU schema), a pretraining corpus, MUSE- and WMDP-like folders",
+        "write the embedded world: fictitious authors, a corpus, MUSE- and WMDP-like folders",
+        ["unlearnkit world --output bench", "unlearnkit world --output small --authors 20 --facts 5"],
+        details="Fictitious authors in TOFU's schema, a pretraining corpus, and MUSE- and WMDP-like "
+        "folders; the same seed writes byte-identical files. See docs/embedded_lab.md.",
     )
-    w.add_argument("--output", required=True, help="benchmark folder to create")
-    w.add_argument("--authors", type=int, default=100, help="number of authors (default: %(default)s)")
-    w.add_argument("--facts", type=int, default=10, help="facts per author (default: %(default)s)")
-    w.add_argument(
+    req = w.add_argument_group("required")
+    add_output(req, "benchmark folder to create")
+    task = w.add_argument_group("task")
+    task.add_argument(
+        "--authors", type=int, default=100, metavar="N", help="number of authors (default: %(default)s)"
+    )
+    task.add_argument(
+        "--facts", type=int, default=10, metavar="N", help="facts per author (default: %(default)s)"
+    )
+    task.add_argument(
         "--forget-fraction",
         type=float,
         default=0.1,
+        metavar="F",
         help="fraction of authors to forget (default: %(default)s)",
     )
-    w.add_argument(
-        "--holdout-fraction", type=float, default=0.1, help="fraction never trained on (default: %(default)s)"
+    task.add_argument(
+        "--holdout-fraction",
+        type=float,
+        default=0.1,
+        metavar="F",
+        help="fraction never trained on (default: %(default)s)",
     )
-    w.add_argument(
+    task.add_argument(
         "--general",
         type=int,
         default=100,
+        metavar="N",
         help="world-facts QA about fictitious countries, known from pretraining (default: %(default)s)",
     )
-    w.add_argument(
+    task.add_argument(
         "--real-authors",
         type=int,
         default=10,
+        metavar="N",
         help="famous authors known from pretraining (TOFU's real authors) (default: %(default)s)",
     )
-    w.add_argument(
+    task.add_argument(
         "--agents",
         type=int,
         default=12,
+        metavar="N",
         help="agents of the hazardous domain (WMDP-like) (default: %(default)s)",
     )
-    w.add_argument(
+    task.add_argument(
         "--articles",
         type=int,
         default=100,
+        metavar="N",
         help="news articles about invented events (MUSE-like) (default: %(default)s)",
     )
-    w.add_argument(
-        "--seed", type=int, default=0, help="same seed -> byte-identical files (default: %(default)s)"
+    rt = runtime_group(w)
+    rt.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="same seed -> byte-identical files (default: %(default)s)",
     )
-    w.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    rt.add_argument("--overwrite", action="store_true", help="replace an existing folder")
 
 
 def _world_flags(err: UserError) -> UserError:
