@@ -5,16 +5,32 @@ How to add a command ``foo``
 1. Create ``unlearnkit/commands/foo.py`` with two functions::
 
        def add_parser(subparsers) -> None:
-           p = subparsers.add_parser("foo", help="one line shown by `unlearnkit --help`")
-           p.add_argument(...)                 # every flag of the command lives here
-           add_trust_remote_code(p)            # from unlearnkit.commands._common, if it loads models
+           p = add_command(                    # from unlearnkit.commands._common
+               subparsers,
+               "foo",
+               "one line: what foo does",      # its line in `unlearnkit --help`, and its description
+               ["unlearnkit foo --model target --data bench --output out"],  # 1-2 examples that run
+           )
+           req = p.add_argument_group("required")
+           req.add_argument("--model", required=True, metavar="MODEL", help="...")
+           add_output(req, "folder for ...")   # --output DIR
+           task = p.add_argument_group("task")
+           add_set(task)                        # --set KEY=VALUE [KEY=VALUE ...], if it takes settings
+           rt = runtime_group(p)                # the last group, with -h
+           add_overwrite(rt)
+           add_placement_flags(rt)              # --device / --dtype, if it loads models
+           add_trust_remote_code(rt)
 
        def run(args: argparse.Namespace) -> int:
            from unlearnkit.foo import do_it    # heavy imports inside the function only
            ...
            return 0
 
-2. Add ``"foo"`` to ``COMMANDS`` in ``unlearnkit/cli.py`` (the order is the order of ``--help``).
+2. Add ``"foo"`` to its group in ``GROUPS`` in ``unlearnkit/cli.py`` (the order is the order of ``--help``).
+
+Help text: one metavar per kind of thing (MODEL for every model flag, DATA, DIR for folders written,
+FILE, N for counts); a flag's help fits two lines at 100 columns (the why goes to docs/);
+``tests/test_cli_help.py`` checks every command in ``cli.COMMANDS``.
 
 Rules every command follows
 ---------------------------
