@@ -132,11 +132,11 @@ def trained_model(world_tokenizer, data):
     return model.eval()
 
 
-def _coarsening_loss(p_logits, q_logits, weights, k: int) -> torch.Tensor:
+def _coarsening_loss(p_logits, q_logits, weights, k: int, reduction: str = "sequence") -> torch.Tensor:
     """The exact KL minus the top-k bucket KL, written out independently: by the chain rule of KL,
     ``r * KL(p_rest / r || q_rest / Q_rest)`` per position (``r``, ``Q_rest``: the mass of ``p`` and
-    ``q`` outside p's top-k), reduced as the loss reduces (weighted mean per sequence, then over
-    sequences)."""
+    ``q`` outside p's top-k), reduced as the loss reduces (``reduction``: ASU's forget KL per sequence,
+    then over sequences; a retain KL by the method's ``loss_reduction``)."""
     from unlearnkit.objectives.reduction import reduce_tokens
 
     logp, logq = torch.log_softmax(p_logits.float(), -1), torch.log_softmax(q_logits.float(), -1)
@@ -144,7 +144,7 @@ def _coarsening_loss(p_logits, q_logits, weights, k: int) -> torch.Tensor:
     rest_p, rest_q = logp.scatter(-1, top, float("-inf")), logq.scatter(-1, top, float("-inf"))
     log_r, log_qr = rest_p.logsumexp(-1, keepdim=True), rest_q.logsumexp(-1, keepdim=True)
     inner = torch.nan_to_num((rest_p - log_r).exp() * ((rest_p - log_r) - (rest_q - log_qr))).sum(-1)
-    return reduce_tokens(log_r.squeeze(-1).exp() * inner, weights, "sequence")
+    return reduce_tokens(log_r.squeeze(-1).exp() * inner, weights, reduction)
 
 
 @pytest.mark.parametrize(("method", "overrides"), [("asu_kl", {}), ("gd", {"retain_loss": "kl"})])
@@ -165,10 +165,10 @@ def test_topk_cache_within_bound(method, overrides, world_tokenizer, data, train
     batch = _batch(dataset, collator)
     _, logs_copy = _loss(m, cfg, policy, ref_copy, batch)
     _, logs_topk = _loss(m, cfg, policy, cache, batch)
-    parts = {"retain_kl": ("retain", None)}
+    parts = {"retain_kl": ("retain", None, cfg.loss_reduction)}
     if method == "asu_kl":
-        parts["forget_loss"] = ("forget", (cfg.tau, cfg.layer_list()))
-    for key, (part, smoothing) in parts.items():
+        parts["forget_loss"] = ("forget", (cfg.tau, cfg.layer_list()), "sequence")
+    for key, (part, smoothing, reduction) in parts.items():
         exact, approx = logs_copy[key], logs_topk[key]
         assert approx <= exact * (1 + 1e-5) + 1e-7, (key, approx, exact)  # the bucket KL is a lower bound
         b = batch[part]
@@ -176,7 +176,7 @@ def test_topk_cache_within_bound(method, overrides, world_tokenizer, data, train
             p = ref_copy.teacher_logits(b, *smoothing) if smoothing else ref_copy.logits(b)
             q = policy(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
         weights = (b["labels"][:, 1:] != -100).float()
-        gap = float(_coarsening_loss(p[:, :-1], q[:, :-1], weights, TOPK))
+        gap = float(_coarsening_loss(p[:, :-1], q[:, :-1], weights, TOPK, reduction))
         assert gap > 0, key
         assert abs((exact - approx) - gap) <= 1e-4 * exact + 1e-7, (key, exact, approx, gap)
         # the documented scale (docs/SCALING.md: a few times the residual mass, relative)

@@ -296,9 +296,9 @@ class TrainConfig:
 
 
 LOSS_REDUCTION = (
-    "token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer "
-    "token of the batch (as TOFU / open-unlearning)",
-    "sequence | token",
+    "token averaging of the losses: token = one mean over every answer token of the batch (as TOFU / "
+    "open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch layout)",
+    "token | sequence",
 )
 
 
@@ -316,9 +316,12 @@ class MethodConfig:
     retain_loss: str = setting(
         "nll", "retain term: NLL on retain answers, KL to the original model, or none", "nll | kl | none"
     )
-    # token = Hugging Face's outputs.loss, as TOFU, open-unlearning and the ASU authors average; see
-    # docs/CONVENTIONS.md.
-    loss_reduction: str = setting("sequence", *LOSS_REDUCTION)
+    # token = Hugging Face's outputs.loss, as TOFU, open-unlearning and the ASU authors average, so a run
+    # without --config matches open-unlearning's numbers (docs/CONVENTIONS.md). The embedded lab's recipe
+    # pins sequence (quickstart.TINY_UNLEARN, recorded in each lab model's card): its numbers were
+    # measured with it. sequence is also the one a run split over accumulation or processes reproduces
+    # (docs/SCALING.md, "Reproducibility").
+    loss_reduction: str = setting("token", *LOSS_REDUCTION)
     # Fan et al., arXiv 2502.05374 (unlearnkit.train.sam); 0 = the plain method, bit for bit.
     sam_rho: float = setting(
         0.0,
@@ -364,7 +367,8 @@ class DistillConfig:
     and stops short). 3 was measured on the embedded world (NPO teacher, fresh student, 20 epochs):
     model utility 0.448 / 0.522 / 0.547 / 0.550 at weights 0 / 1 / 3 / 10 (oracle 0.618), best forget
     quality at 3; 0.597 at 3 with 30 epochs (the old miniature).
-    ``loss_reduction``: how KL and NLL average their tokens (see ``MethodConfig``).
+    ``loss_reduction``: how KL and NLL average their tokens (see ``MethodConfig``); ``sequence`` here, unlike
+    the methods' ``token``: UNDO has no open-unlearning counterpart, and bench/robustness.py measured it so.
     ``stop_epochs``: end training after this many epochs of an ``epochs``-long schedule (0: run it all).
     The learning rate still follows the ``epochs`` schedule, so ``epochs=30, stop_epochs=15`` is the
     15-epoch checkpoint of a 30-epoch run, the stop point bench/robustness.py measures (its UNDO rows stop

@@ -31,8 +31,9 @@ class GAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -134,7 +135,7 @@ class GAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         lr: float = 1e-05,
         epochs: float = 5.0,
@@ -182,8 +183,9 @@ class GDConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -285,7 +287,7 @@ class GDConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         lr: float = 1e-05,
         epochs: float = 5.0,
@@ -333,8 +335,9 @@ class NPOConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -440,7 +443,7 @@ class NPOConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 0.1,
         lr: float = 1e-05,
@@ -489,8 +492,9 @@ class WGAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -596,7 +600,7 @@ class WGAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 1.0,
         lr: float = 1e-05,
@@ -645,8 +649,9 @@ class IDKConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -748,7 +753,7 @@ class IDKConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         lr: float = 1e-05,
         epochs: float = 5.0,
@@ -796,8 +801,9 @@ class SIMNPOConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -905,7 +911,7 @@ class SIMNPOConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 2.5,
         gamma: float = 0.0,
@@ -955,8 +961,9 @@ class IDKDPOConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1062,7 +1069,7 @@ class IDKDPOConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 0.1,
         lr: float = 1e-05,
@@ -1111,8 +1118,9 @@ class IDKAPConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1218,7 +1226,7 @@ class IDKAPConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 0.1,
         lr: float = 1e-05,
@@ -1267,8 +1275,9 @@ class MEGDConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1370,7 +1379,7 @@ class MEGDConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         lr: float = 1e-05,
         epochs: float = 5.0,
@@ -1418,8 +1427,9 @@ class UNDIALConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1525,7 +1535,7 @@ class UNDIALConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 10.0,
         lr: float = 1e-05,
@@ -1578,8 +1588,9 @@ class RMUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1691,7 +1702,7 @@ class RMUConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1200.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
@@ -1745,8 +1756,9 @@ class ASURMUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -1864,7 +1876,7 @@ class ASURMUConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1200.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
@@ -1926,8 +1938,9 @@ class ASUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2045,7 +2058,7 @@ class ASUConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
@@ -2106,8 +2119,9 @@ class ASUGDConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2225,7 +2239,7 @@ class ASUGDConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
@@ -2286,8 +2300,9 @@ class ASUKLConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2405,7 +2420,7 @@ class ASUKLConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
@@ -2466,8 +2481,9 @@ class ASUIDKConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2585,7 +2601,7 @@ class ASUIDKConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "nll",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
@@ -2639,8 +2655,9 @@ class TGAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2756,7 +2773,7 @@ class TGAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         selection: str = "hard",
         r: float = 0.2,
@@ -2811,8 +2828,9 @@ class SGAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -2928,7 +2946,7 @@ class SGAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         selection: str = "soft",
         r: float = 0.2,
@@ -2983,8 +3001,9 @@ class TWGAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -3104,7 +3123,7 @@ class TWGAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 1.0,
         selection: str = "hard",
@@ -3160,8 +3179,9 @@ class SWGAConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -3281,7 +3301,7 @@ class SWGAConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 1.0,
         selection: str = "soft",
@@ -3337,8 +3357,9 @@ class TNPOConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -3458,7 +3479,7 @@ class TNPOConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 0.1,
         selection: str = "hard",
@@ -3514,8 +3535,9 @@ class SNPOConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -3635,7 +3657,7 @@ class SNPOConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         beta: float = 0.1,
         selection: str = "soft",
@@ -3695,8 +3717,9 @@ class TRMUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -3822,7 +3845,7 @@ class TRMUConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1200.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
@@ -3885,8 +3908,9 @@ class SRMUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -4012,7 +4036,7 @@ class SRMUConfig(UnlearnConfig):
         forget_weight: float = 1.0,
         retain_weight: float = 1200.0,
         retain_loss: str = "none",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
@@ -4079,8 +4103,9 @@ class TASUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -4212,7 +4237,7 @@ class TASUConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
@@ -4280,8 +4305,9 @@ class SASUConfig(UnlearnConfig):
     retain_loss: str
     """retain term: NLL on retain answers, KL to the original model, or none (valid: nll | kl | none)"""
     loss_reduction: str
-    """token averaging of the losses: per-sequence mean then batch mean, or one mean over every answer
-    token of the batch (as TOFU / open-unlearning) (valid: sequence | token)
+    """token averaging of the losses: token = one mean over every answer token of the batch (as TOFU /
+    open-unlearning); sequence = per-sequence mean then batch mean (the same run whatever the batch
+    layout) (valid: token | sequence)
     """
     sam_rho: float
     """SAM radius: the forget gradient is taken at a worst-case weight perturbation (arXiv 2502.05374)
@@ -4413,7 +4439,7 @@ class SASUConfig(UnlearnConfig):
         forget_weight: float = 0.1,
         retain_weight: float = 1.0,
         retain_loss: str = "kl",
-        loss_reduction: str = "sequence",
+        loss_reduction: str = "token",
         sam_rho: float = 0.0,
         tau: float = 2.3,
         layers: str = "",
