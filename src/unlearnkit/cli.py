@@ -47,11 +47,17 @@ GROUP_HELP = {
 EPILOG = "Run `unlearnkit COMMAND --help` for a command's flags and examples."
 
 
-def _exists(name: str) -> bool:
-    return importlib.util.find_spec(f"unlearnkit.commands.{name}") is not None
+def available(groups: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The commands of ``groups`` whose module exists, in order."""
+    return tuple(
+        name
+        for names in groups.values()
+        for name in names
+        if importlib.util.find_spec(f"unlearnkit.commands.{name}") is not None
+    )
 
 
-COMMANDS = tuple(name for names in GROUPS.values() for name in names if _exists(name))
+COMMANDS = available(GROUPS)
 
 
 def _command_module(name: str):

@@ -39,8 +39,8 @@ def add_parser(subparsers) -> None:
             "unlearnkit eval --model asu --data bench --retain-model oracle --original-model target --output eval_asu",
             "unlearnkit eval --model target --data tofu:forget10 --max-items 20 --output eval_tofu",
         ],
-        details="Forget quality needs the retain oracle (--retain-model: its folder or its eval folder). "
-        "See docs/cli.md for the protocols.",
+        details="Forget quality needs the retain oracle (--retain-model: its folder or its eval folder); "
+        "--protocol picks the metric set.",
     )
     req = e.add_argument_group("required")
     req.add_argument("--model", required=True, metavar="MODEL", help="model folder or HF id")

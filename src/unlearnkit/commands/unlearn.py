@@ -52,7 +52,7 @@ def add_parser(subparsers) -> None:
             "unlearnkit unlearn --model target --data bench --method npo --output npo --set lr=1e-4 epochs=3",
         ],
         details="`unlearnkit methods` lists the methods; `unlearnkit unlearn --method NAME --help` ends "
-        "with NAME's --set keys.",
+        "with NAME's --set keys. Settings, recipes, --eval-every and the collapse guard: docs/training.md.",
     )
     req = u.add_argument_group("required (on the command line or in the --config recipe)")
     req.add_argument("--model", default=None, metavar="MODEL", help="model folder or HF id to unlearn from")

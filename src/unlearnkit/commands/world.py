@@ -37,7 +37,7 @@ def add_parser(subparsers) -> None:
         "write the embedded world: fictitious authors, a corpus, MUSE- and WMDP-like folders",
         ["unlearnkit world --output bench", "unlearnkit world --output small --authors 20 --facts 5"],
         details="Fictitious authors in TOFU's schema, a pretraining corpus, and MUSE- and WMDP-like "
-        "folders; the same seed writes byte-identical files. See docs/embedded_lab.md.",
+        "folders; the same seed writes byte-identical files. See docs/lab.md.",
     )
     req = w.add_argument_group("required")
     add_output(req, "benchmark folder to create")
