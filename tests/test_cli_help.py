@@ -51,6 +51,9 @@ def test_the_help_lists_every_command_under_its_group(capsys):
         for name in names:
             assert (f"\n  {name} " in section) == (name in COMMANDS), (group, name)
     assert positions == sorted(positions), "groups out of order"
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    long = [a.dest for a in sub._choices_actions if len(a.help) > 64]
+    assert not long, f"summaries over one line of an 80-column terminal: {long}"
     assert set(COMMANDS) == {n for names in GROUPS.values() for n in names if n in COMMANDS}
 
 

@@ -28,11 +28,13 @@ def add_parser(subparsers) -> None:
     a = add_command(
         subparsers,
         "attribute",
-        "score how much each forget token carries the fact (TokenUnlearn); writes an HTML heatmap",
+        "score each forget token's share of the fact (TokenUnlearn)",
         [
             "unlearnkit attribute --model target --data bench --output attr",
             "unlearnkit attribute --model target --data bench --output attr_r02 --set r=0.2",
         ],
+        details="Writes DIR/scores.jsonl and DIR/heatmap.html; TokenUnlearn methods (t-npo, t-asu, ...) "
+        "use the same scores.",
     )
     req = a.add_argument_group("required")
     req.add_argument("--model", required=True, metavar="MODEL", help="the original model (before unlearning)")

@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
         add_command(
             subparsers,
             "audit",
-            "evidence the knowledge is gone: MIA, relearning, quantization, paraphrases",
+            "evidence the knowledge is gone: MIA, relearning, quantization",
             [
                 "unlearnkit audit --model asu --data bench --retain-model oracle --original-model target "
                 "--output audit_asu",

@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
     c = add_command(
         subparsers,
         "continual",
-        "forget requests applied one after another, each evaluated; writes the curve",
+        "forget requests one after another, each evaluated: a curve",
         ["unlearnkit continual --model target --data bench --method npo --requests 10 --output continual"],
         details="The forget set is cut into --requests parts; the model unlearns them in order and is "
         "evaluated after each.",

@@ -41,12 +41,12 @@ def add_parser(subparsers) -> None:
     d = add_command(
         subparsers,
         "distill",
-        "make an unlearned model robust to relearning: noise it, then distill its outputs back (UNDO)",
+        "harden an unlearned model against relearning (UNDO)",
         [
             "unlearnkit distill --teacher npo --data bench --output npo_undo",
             "unlearnkit distill --teacher npo --data bench --output npo_undo --noise 0.5 --set distill_on=retain,corpus",
         ],
-        details="The student starts from the unlearned model shrunk toward its pretrained base (or a "
+        details="Noise, then distill (UNDO): the student starts from the unlearned model shrunk toward its pretrained base (or a "
         "fresh init) and learns the teacher's outputs on retain / general text. See docs/robustness.md.",
     )
     req = d.add_argument_group("required")

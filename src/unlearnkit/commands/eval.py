@@ -34,13 +34,13 @@ def add_parser(subparsers) -> None:
     e = add_command(
         subparsers,
         "eval",
-        "evaluate a model on a benchmark; writes DIR/metrics.json and DIR/details.json",
+        "evaluate a model on a benchmark: DIR/metrics.json",
         [
             "unlearnkit eval --model asu --data bench --retain-model oracle --original-model target --output eval_asu",
             "unlearnkit eval --model target --data tofu:forget10 --max-items 20 --output eval_tofu",
         ],
         details="Forget quality needs the retain oracle (--retain-model: its folder or its eval folder); "
-        "--protocol picks the metric set.",
+        "--protocol picks the metric set; DIR/details.json holds every answer.",
     )
     req = e.add_argument_group("required")
     req.add_argument("--model", required=True, metavar="MODEL", help="model folder or HF id")

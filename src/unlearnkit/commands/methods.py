@@ -13,9 +13,10 @@ def add_parser(subparsers) -> None:
     p = add_command(
         subparsers,
         "methods",
-        "list the methods and their papers; with NAME, its --set keys, defaults and ranges",
+        "list the methods; with NAME, its settings, defaults and ranges",
         ["unlearnkit methods", "unlearnkit methods asu"],
-        details="NAME is a method (e.g. asu, t-npo) or a command with settings: distill, finetune.",
+        details="Without NAME: every method with its paper. NAME is a method (e.g. asu, t-npo) or a command "
+        "with --set keys: distill, finetune.",
     )
     group = p.add_argument_group("arguments")
     group.add_argument(

@@ -37,11 +37,12 @@ def add_parser(subparsers) -> None:
     p = add_command(
         subparsers,
         "pretrain",
-        "pretrain the world's base model on its corpus (or a data-filtered one: --without hazard)",
+        "pretrain the world's base model on its corpus",
         [
             "unlearnkit pretrain --data bench --output base",
             "unlearnkit pretrain --data bench --output base_filtered --without hazard",
         ],
+        details="--without hazard trains the data-filtered base, the WMDP-like retrain oracle. See docs/lab.md.",
     )
     req = p.add_argument_group("required")
     req.add_argument(

@@ -14,7 +14,7 @@ def add_parser(subparsers) -> None:
     q = add_command(
         subparsers,
         "quickstart",
-        "the whole story on the embedded fictitious-authors world, on CPU",
+        "the whole story on an embedded fictitious world, on CPU",
         ["unlearnkit quickstart", "unlearnkit quickstart --benchmark wmdp --output qs_wmdp"],
         details="Writes the embedded world, trains a target and an oracle on it (cached), runs several "
         "methods, audits the best and writes DIR/report.html. See docs/quickstart.md.",

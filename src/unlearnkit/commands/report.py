@@ -19,13 +19,13 @@ def add_parser(subparsers) -> None:
     r = add_command(
         subparsers,
         "report",
-        "the side-by-side report (table, plot, answers, verdict) of your eval folders",
+        "one side-by-side report (table, plot, verdict) of eval folders",
         [
             "unlearnkit report --eval target=eval_target --eval oracle=eval_oracle --eval asu=eval_asu "
             "--output report",
         ],
-        details="Name the retain oracle's row 'oracle' and the model before unlearning 'target': they are "
-        "the report's yardsticks.",
+        details="Writes DIR/report.html with the answers side by side. Name the retain oracle's row "
+        "'oracle' and the model before unlearning 'target': they are the report's yardsticks.",
     )
     req = r.add_argument_group("required")
     req.add_argument(

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
     p = add_command(
         subparsers,
         "sweep",
-        "search a method's settings (Optuna, resumable); DIR/best.yaml is a recipe for unlearn",
+        "search a method's settings (Optuna); DIR/best.yaml is a recipe",
         [
             "unlearnkit sweep --model target --data bench --method asu --retain-model oracle --output sweep_asu "
             "--trials 8",

@@ -46,7 +46,7 @@ def add_parser(subparsers) -> None:
     u = add_command(
         subparsers,
         "unlearn",
-        "run one unlearning method on a model and save the unlearned model",
+        "run one unlearning method and save the unlearned model",
         [
             "unlearnkit unlearn --model target --data bench --method asu --output asu",
             "unlearnkit unlearn --model target --data bench --method npo --output npo --set lr=1e-4 epochs=3",

@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
     w = add_command(
         subparsers,
         "world",
-        "write the embedded world: fictitious authors, a corpus, MUSE- and WMDP-like folders",
+        "write the embedded fictitious world and its benchmark folders",
         ["unlearnkit world --output bench", "unlearnkit world --output small --authors 20 --facts 5"],
         details="Fictitious authors in TOFU's schema, a pretraining corpus, and MUSE- and WMDP-like "
         "folders; the same seed writes byte-identical files. See docs/lab.md.",
