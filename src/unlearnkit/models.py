@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from unlearnkit.config import PRECISIONS
 from unlearnkit.errors import UserError
+from unlearnkit.gguf_models import check as check_gguf
+from unlearnkit.gguf_models import converted_folder, is_gguf_reference, known_name_hint
+from unlearnkit.gguf_models import resolve as resolve_gguf
 from unlearnkit.io import atomic_dir
 
 if TYPE_CHECKING:  # torch is imported by the loaders only: path checks must stay instant
@@ -109,18 +112,21 @@ def check_model_path(name: str, flag: str = "--model") -> None:
     """
     name = str(name)
     path = Path(name).expanduser()
+    if is_gguf_reference(name):  # converted on load (load_model / load_tokenizer)
+        check_gguf(name, flag)
+        return
     if not is_local(name):
         if hub_offline() and not _in_hub_cache(name):
             raise UserError(
                 f"{flag} {name}: no such local folder, and {offline_variable()}=1 forbids downloading it from the "
-                "Hugging Face Hub (it is not in the local cache); pass a model folder"
+                f"Hugging Face Hub (it is not in the local cache); pass a model folder{known_name_hint(name)}"
             )
         if not hub_offline() and not hub_reachable():
             if not _in_hub_cache(name):
                 raise UserError(
                     f"{flag} {name}: no such local folder, and the Hugging Face Hub "
                     f"({os.environ.get('HF_ENDPOINT', 'huggingface.co')}) is not reachable; pass a model "
-                    "folder, or download it where there is network"
+                    f"folder, or download it where there is network{known_name_hint(name)}"
                 )
             _go_offline()
         return  # a hub id: transformers resolves it (with use_safetensors=True, so no pickle either)
@@ -457,6 +463,7 @@ def load_model(
     from transformers import AutoModelForCausalLM
 
     check_model_path(name)
+    name = resolve_gguf(name)
     if is_local(str(name)) and is_adapter_folder(name):
         # An adapter saved alone: load its base, apply the adapter, merge (safetensors on both sides).
         from peft import PeftModel
@@ -485,6 +492,7 @@ def load_tokenizer(name: str, trust_remote_code: bool = False):
     """
     from transformers import AutoTokenizer
 
+    name = resolve_gguf(name)
     if (
         is_local(str(name))
         and is_adapter_folder(name)
@@ -563,6 +571,8 @@ def check_supported(
 
 def read_card(model: str | Path) -> dict:
     """The unlearnkit.json of a local model folder ({} for a hub id, 'tiny' or a folder without one)."""
+    if is_gguf_reference(model):
+        model = converted_folder(model) or model
     path = Path(str(model)).expanduser() / "unlearnkit.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

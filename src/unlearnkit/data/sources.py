@@ -335,7 +335,7 @@ def _tofu(name: str, root: Path | None, eval_fields: bool, max_rows: int | None)
 
     forget = read(f"{name}_perturbed" if eval_fields else name, "forget", eval_fields)
     retain = read(retain_cfg, "retain", False)
-    holdout = read(holdout_cfg, "holdout", False)
+    holdout = _optional_holdout(read, holdout_cfg, root, provenance)
     parts = {}
     for source, config in TOFU_GENERAL.items():
         # TOFU's own files have question, answer, perturbed_answer only; TR = answer vs perturbed.
@@ -355,6 +355,22 @@ def _tofu(name: str, root: Path | None, eval_fields: bool, max_rows: int | None)
         eval_splits=eval_splits,
         provenance=provenance,
     )
+
+
+def _optional_holdout(read, config: str, root: Path | None, provenance: dict[str, str]) -> list[dict]:
+    """TOFU's holdout split (authors no model was fine-tuned on: membership inference's non-members).
+
+    The hub added ``holdout01/05/10`` after the first release, and local copies made from that release
+    lack them: such a copy loads, with no holdout rows, and the membership numbers (``mia_*_auc``, the
+    audit's membership check) say they were skipped for want of non-members instead of being computed.
+    """
+    if root is None or local_files(root, TOFU_ID, config, "train"):
+        return read(config, "holdout", False)
+    provenance["holdout"] = (
+        f"absent: the local copy under {root / TOFU_ID} has no {config} split (added to the hub after "
+        "TOFU's first release); membership inference is skipped"
+    )
+    return []
 
 
 MUSE_EXTRA = {
