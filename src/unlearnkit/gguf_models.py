@@ -145,6 +145,9 @@ def read_header(path: Path, flag: str = "--model") -> dict[str, Any]:
         value = found.parts[found.data[0]]
         return bytes(value).decode("utf-8", "replace") if found.types[0] == gguf.GGUFValueType.STRING else int(value[0])
 
+    if not reader.tensors or not field("general.architecture"):
+        missing = "no tensors" if not reader.tensors else "no general.architecture in its metadata"
+        raise UserError(f"{flag} {path}: the GGUF file is truncated or corrupt ({missing}); download it again")
     file_type = field("general.file_type")
     try:
         quantization = gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_") if file_type is not None else None

@@ -13,6 +13,17 @@ that begins or ends with punctuation is matched there as written). The score is 
 recalled, in [0, 1]. Direction: on the forget set, the retain oracle's value is the aim (it is near 0
 unless a value can be guessed, e.g. a genre from a short list).
 
+**Fact-word recall (TOFU's own rows: no ``fact_value``, but ``paraphrased_answer`` and
+``perturbed_answer``)**: TOFU's perturbed answers restate the paraphrased answer with the fact changed,
+so the words where they differ carry the fact (:func:`derived_fact_words`): the paraphrase's words that
+some perturbed answer changes, kept when they also stand in the true answer and not in the question,
+stop words dropped ("Basil Mahfouz Al-Kuwaiti is the complete name ..." against "Gregor Mendel
+Al-Kuwaiti is ..." gives ``basil``, ``mahfouz``). An item's score is the share of its fact words the
+greedy answer states (whole words, casefolded); ``forget_fact_word_recall`` is the mean over the items
+that have any (a reworded fact with no word in common with the answer, "a man" for "male", has none).
+Like fact recall, it gives nothing for the author's name when the name is asked about, nor for the
+template's words, which ROUGE-L rewards.
+
 **Relearning probes, per data kind** (:data:`RELEARN_PROBES`): the audit's relearning attack scores
 each point of its curve with the probes of the benchmark's data kind (:func:`data_kind`).
 
@@ -85,6 +96,57 @@ def fact_recall(generations: Sequence[str], rows: Sequence[Mapping[str, Any]]) -
     return sum(hits) / len(hits)
 
 
+_WORD = re.compile(r"\w[\w'-]*")
+# Function words: a fact is never only these ("the", "of" appear where perturbed answers rephrase).
+STOP_WORDS = frozenset(
+    """a an the and or but of in on at to for from by with as is are was were be been being has have had
+    do does did this that these those it its his her their he she they him them who whom which what
+    when where why how also into onto about within through throughout over under than then there here
+    not no so such very more most much many some any each every both either neither one s""".split()
+)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(str(text).casefold())
+
+
+def derived_fact_words(row: Mapping[str, Any]) -> list[str]:
+    """The fact's words of one TOFU row, from where its perturbed answers differ from its paraphrased
+    answer (see the module docstring); [] when the row lacks those fields or no such word remains."""
+    para, perturbed = row.get("paraphrased_answer"), row.get("perturbed_answer")
+    if not isinstance(para, str) or not perturbed:
+        return []
+    import difflib
+
+    perturbed = [perturbed] if isinstance(perturbed, str) else list(perturbed)
+    words = _words(para)
+    changed: set[int] = set()
+    for other in perturbed:
+        ops = difflib.SequenceMatcher(a=words, b=_words(other), autojunk=False).get_opcodes()
+        changed.update(i for tag, i1, i2, _, _ in ops if tag != "equal" for i in range(i1, i2))
+    answer, question = set(_words(row.get("answer", ""))), set(_words(row.get("question", "")))
+    found: list[str] = []
+    for i in sorted(changed):
+        word = words[i]
+        if word in answer and word not in question and word not in STOP_WORDS and word not in found:
+            found.append(word)
+    return found
+
+
+def fact_word_recall(generations: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """Mean over the rows with fact words of the share of them each generation states (whole words);
+    None when no row has any. Raises ValueError when the two lengths differ."""
+    if len(generations) != len(rows):
+        raise ValueError(f"fact_word_recall: {len(generations)} generations for {len(rows)} rows")
+    shares = []
+    for generation, row in zip(generations, rows):
+        facts = derived_fact_words(row)
+        if facts:
+            said = set(_words(generation))
+            shares.append(sum(w in said for w in facts) / len(facts))
+    return sum(shares) / len(shares) if shares else None
+
+
 # ------------------------------------------------------------------------------ relearning probes
 
 
@@ -125,15 +187,19 @@ def probes_for(kind: str, rows: Sequence[Mapping[str, Any]]) -> tuple[RelearnPro
 def fact_metrics(
     rows_by_split: Mapping[str, Sequence[Mapping[str, Any]]], details: Mapping[str, Any]
 ) -> dict:
-    """``{"forget_fact_recall": x}`` when the evaluated forget rows carry ``fact_value``, else ``{}``.
+    """``{"forget_fact_recall": x}`` when the evaluated forget rows carry ``fact_value``; else
+    ``{"forget_fact_word_recall": x}`` when they are TOFU's own (:func:`fact_word_recall`); else ``{}``.
 
     ``rows_by_split`` holds the rows evaluated per split, ``details`` what :func:`evaluate` recorded
     (the greedy generations, in the same order)."""
     rows = rows_by_split.get("forget") or []
     generations = (details.get("forget") or {}).get("generations")
-    if not rows or generations is None or not has_facts(rows):
+    if not rows or generations is None:
         return {}
-    return {"forget_fact_recall": fact_recall(generations, rows)}
+    if has_facts(rows):
+        return {"forget_fact_recall": fact_recall(generations, rows)}
+    derived = fact_word_recall(generations, rows)
+    return {} if derived is None else {"forget_fact_word_recall": derived}
 
 
 # ------------------------------------------------------------------------ raw-text relearning probes
