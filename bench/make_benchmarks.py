@@ -2,13 +2,20 @@
 
     python bench/make_benchmarks.py
 
-Order: quality and quality_rawtext (the miniatures first), NOTES.md, asu, tokenunlearn, audit, robustness (TOFU-like, then WMDP-like), user_folder, sweep, speed, gpu. A missing section is
-listed as not yet run, never filled with numbers by hand.
+The file opens with what its rows are measured on and the findings (``bench/FINDINGS.md``: one line each,
+linking the section it reads), then the sections in order: quality and quality_rawtext (the miniatures
+first), NOTES.md, asu, tokenunlearn, audit, robustness (TOFU-like, then WMDP-like), user_folder, sweep,
+speed, gpu. A missing section is named on one line under the findings as not yet run, never filled with
+numbers by hand. Each section's long provenance line (``_Produced by ..._``) is folded under a
+``<details>`` summary; NOTES.md's ``{lab_version}`` is the current ``LAB_VERSION``.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import struct
 from pathlib import Path
 
 from _common import recipes_sha256
@@ -32,6 +39,9 @@ ORDER = [
     ("gpu", "python bench/gpu_check.py"),  # on a CUDA machine only; listed as not yet run until then
 ]
 NOTES = ROOT / "NOTES.md"
+FINDINGS = ROOT / "FINDINGS.md"
+# The lab's base as the package ships it (bench/ship_lab.py): its weights give the model's size.
+LAB_BASE = ROOT.parent / "src" / "unlearnkit" / "resources" / "lab" / "base" / "model.safetensors"
 OPTIONAL = ("quality_rawtext",)  # absent when quality.py measured every miniature in one run
 # Sections measured on the embedded lab: their numbers hold only for the lab version they record.
 LAB_SECTIONS = (
@@ -160,10 +170,93 @@ def attack_line(name: str, command: str) -> str | None:
     )
 
 
+def lab_parameters(path: Path = LAB_BASE) -> int | None:
+    """The parameters of the lab's base (every tensor its safetensors file stores; tied weights once),
+    read from the file's header; None when the package ships no lab."""
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    total = 0
+    for name, tensor in header.items():
+        if name != "__metadata__":
+            count = 1
+            for dim in tensor["shape"]:
+                count *= dim
+            total += count
+    return total
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading's text: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(markdown: str) -> dict[str, int]:
+    """``{anchor: line index}`` of every heading of ``markdown`` (a repeated one gets -1, -2 ...)."""
+    found: dict[str, int] = {}
+    for i, line in enumerate(markdown.splitlines()):
+        m = re.match(r"#{1,6} (.*)", line)
+        if m:
+            base = slug(m.group(1))
+            name, n = base, 0
+            while name in found:
+                n += 1
+                name = f"{base}-{n}"
+            found[name] = i
+    return found
+
+
+def findings() -> list[str]:
+    """The lines of bench/FINDINGS.md the file opens with (each ``- ...``)."""
+    if not FINDINGS.is_file():
+        return []
+    return [line for line in FINDINGS.read_text(encoding="utf-8").splitlines() if line.startswith("- ")]
+
+
+PRODUCED = re.compile(r"_Produced by (`[^`]*`)(?: on (\d{4}-\d{2}-\d{2}))?")
+
+
+def folded(body: list[str]) -> list[str]:
+    """``body`` with its provenance line (``_Produced by ...``) folded: a ``<details>`` whose summary
+    names the command and the date, the line itself inside."""
+    out = []
+    for line in body:
+        m = PRODUCED.match(line)
+        if m:
+            command = html.escape(m.group(1).strip("`"))
+            summary = f"Produced by <code>{command}</code>" + (f" on {m.group(2)}" if m.group(2) else "")
+            out += [f"<details><summary>{summary} (code, settings, machine)</summary>", "", line, "", "</details>"]
+        else:
+            out.append(line)
+    return out
+
+
+def opening(missing: list[str]) -> list[str]:
+    """What the file opens with: what every row is measured on, the findings, the sections not yet run."""
+    params = lab_parameters()
+    model = (
+        f"the {params / 1e6:.1f}M-parameter embedded model" if params else "the embedded model"
+    ) + " (the lab's tiny Llama, 2 layers, pretrained on a generated fictitious world)"
+    lines = [
+        f"**Every row so far comes from {model}**, until the lab on a real pretrained model lands (the "
+        "speed section times a random tiny Llama of its own): read the numbers as behaviour, not as paper "
+        "results.",
+        "",
+    ]
+    found = findings()
+    if found:
+        lines += ["## Findings", "", *found, ""]
+    if missing:
+        lines += ["Not yet run: " + "; ".join(missing) + ".", ""]
+    return lines
+
+
 def render() -> str:
     """BENCHMARKS.md as the sections in bench/results make it (a test checks the file is exactly this)."""
     parts = [
-        "# Benchmarks",
+        "## How this file is made",
         "",
         "Every number below is printed by a script in `bench/` (the command is in the comment above each "
         "section); `python bench/make_benchmarks.py` assembles this file. Each section says under its title "
@@ -173,15 +266,17 @@ def render() -> str:
         "packages: the same code gave other numbers under other versions, so rerun a section in the "
         "versions it records to compare). A section without that line predates the record; one "
         "measured on another lab, with other swept recipes than ship now, or with another relearning attack than its bench runs now says so under its title. The "
-        "embedded world is tiny: read the numbers as behaviour, not as paper results.",
+        "embedded world is tiny.",
         "",
     ]
+    missing = []
     for i, (name, command) in enumerate(ORDER):
         if i == 2 and NOTES.is_file():  # the miniatures' tables first, then what the numbers say
-            parts += [NOTES.read_text(encoding="utf-8").rstrip(), ""]
+            notes = NOTES.read_text(encoding="utf-8").rstrip().replace("{lab_version}", str(LAB_VERSION))
+            parts += [notes, ""]
         path = ROOT / "results" / f"{name}.md"
         if path.is_file():
-            body = path.read_text(encoding="utf-8").rstrip().splitlines()
+            body = folded(path.read_text(encoding="utf-8").rstrip().splitlines())
             warnings = [
                 stale_line(name, command, LAB_VERSION),
                 recipes_line(name, command, recipes_sha256()),
@@ -192,8 +287,14 @@ def render() -> str:
                 body = [*body[:at], "", warning, *body[at:]]
             parts += ["\n".join(body), ""]
         elif name not in OPTIONAL:
-            parts += [f"## {name}", "", f"Not run yet: `{command}`.", ""]
-    return "\n".join(parts)
+            missing.append(f"{name} (`{command}`)")
+    text = "\n".join(["# Benchmarks", "", *opening(missing), *parts])
+    dangling = [
+        line for line in findings() if not any(f"(#{a})" in line for a in anchors(text))
+    ]
+    if dangling:
+        raise SystemExit(f"bench/FINDINGS.md links no section of BENCHMARKS.md: {dangling[0]}")
+    return text
 
 
 def main() -> None:
