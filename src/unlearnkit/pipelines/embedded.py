@@ -17,6 +17,12 @@ weights), the recipe, the seed, the source of the code that writes worlds and tr
 reused. A run killed mid-training resumes
 from its last checkpoint (kept next to the cache entry) the next time. ``log`` says what came from the
 cache and what was trained.
+
+The quickstart's own lab (the TOFU-like miniature of its world, seed 0: base, target and oracle) also
+ships with the package (``resources/lab/``, written by ``python bench/ship_lab.py``), each model filed
+under the cache key it was trained under: a cache entry whose key the manifest names is copied from
+there instead of trained (:func:`install_shipped`), and any change the key sees (code, data, recipe,
+``LAB_VERSION``) makes the shipped models stale, so they are trained as before.
 """
 
 from __future__ import annotations
@@ -139,6 +145,87 @@ TRAINING_CODE = (
 )
 
 
+# Set (to anything but "" or "0") to train the lab even where the shipped models match (a from-scratch run).
+TRAIN_LAB_ENV = "UNLEARNKIT_TRAIN_LAB"
+# The files of a model folder the manifest does not ship: written from the current provenance on install.
+CARD_FILES = ("unlearnkit.json", "README.md")
+
+
+class LabNotShipped(RuntimeError):
+    """Raised by :func:`train_cached` under :func:`shipped_only` where a model would be trained."""
+
+
+_SHIPPED_ONLY = False
+
+
+def shipped_lab_dir():
+    """The package-data folder of the shipped lab (``resources/lab``: ``manifest.json`` and a folder per
+    model), read through importlib.resources so a wheel finds it as a checkout does."""
+    from importlib import resources
+
+    return resources.files("unlearnkit") / "resources" / "lab"
+
+
+def shipped_manifest() -> dict:
+    """``resources/lab/manifest.json`` ({} when there is none or it cannot be read)."""
+    try:
+        data = json.loads((shipped_lab_dir() / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _shipped_off() -> bool:
+    return os.environ.get(TRAIN_LAB_ENV, "").strip() not in ("", "0")
+
+
+def install_shipped(path: Path, provenance: dict, manifest: dict | None = None) -> str | None:
+    """Fill the cache entry ``path`` (``<root>/models/<key>/<role>``) from the shipped lab when the
+    manifest holds a model under that key and role: its files (each checked against its sha256) and a
+    card written from ``provenance`` (this cache's paths) with the shipped training record. Returns
+    why it was not used (None: installed); nothing is written then."""
+    from unlearnkit.io import atomic_dir
+    from unlearnkit.models import model_card
+
+    if _shipped_off():
+        return f"{TRAIN_LAB_ENV} is set"
+    manifest = shipped_manifest() if manifest is None else manifest
+    entry = manifest.get("models", {}).get(f"{path.parent.name}/{path.name}")
+    if not isinstance(entry, dict):
+        return "no shipped model has this cache key"
+    folder = shipped_lab_dir() / entry["folder"]
+    blobs: dict[str, bytes] = {}
+    for name, sha in entry["files"].items():
+        try:
+            data = (folder / name).read_bytes()
+        except OSError:
+            return f"the shipped {entry['folder']}/{name} is missing"
+        if hashlib.sha256(data).hexdigest() != sha:
+            return f"the shipped {entry['folder']}/{name} does not match its manifest"
+        blobs[name] = data
+    card = {**provenance, **entry["trained"]}
+    with atomic_dir(path, overwrite=True) as tmp:
+        for name, data in blobs.items():
+            (tmp / name).write_bytes(data)
+        (tmp / "unlearnkit.json").write_text(json.dumps(card, indent=2, default=str) + "\n", encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(card), encoding="utf-8")
+    return None
+
+
+class shipped_only:
+    """Within this block :func:`train_cached` raises :class:`LabNotShipped` instead of training: the lab
+    either comes from the cache or the shipped models, or the shipped models are stale."""
+
+    def __enter__(self) -> shipped_only:
+        global _SHIPPED_ONLY
+        self._before, _SHIPPED_ONLY = _SHIPPED_ONLY, True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _SHIPPED_ONLY
+        _SHIPPED_ONLY = self._before
+
+
 def cache_root(arg: str | os.PathLike | None = None) -> Path:
     return Path(arg or os.environ.get("UNLEARNKIT_CACHE") or Path.home() / ".cache" / "unlearnkit")
 
@@ -201,6 +288,12 @@ def train_cached(
     if (path / "config.json").is_file():
         log(f"{label}: from the cache ({path})")
         return path
+    why = install_shipped(path, provenance)
+    if why is None:
+        log(f"{label}: the model shipped with unlearnkit (same cache key; copied to {path})")
+        return path
+    if _SHIPPED_ONLY:
+        raise LabNotShipped(f"{label}: {why} ({path.parent.name}/{path.name})")
     model, tokenizer = build()
     steps = math.ceil(len(rows) / cfg_values["batch_size"]) * cfg_values["epochs"]
     save_every = max(1, math.ceil(steps / CHECKPOINTS_PER_RUN))
@@ -389,10 +482,12 @@ def ensure_pair(specs: Sequence[dict], log: Callable[[str], None]) -> list[Path]
     paths: list[Path | None] = [None] * len(specs)
     todo = []
     for i, spec in enumerate(specs):
-        cached = _cached_finetune(**spec)
-        if cached is not None:
-            paths[i] = ensure_finetuned(**spec, log=log)  # logs "from the cache"
-        else:
+        try:
+            with shipped_only():  # from the cache or the shipped lab (logged), else trained below
+                paths[i] = ensure_finetuned(**spec, log=log)
+        except LabNotShipped:
+            if _SHIPPED_ONLY:  # the caller's shipped_only: nothing is trained here either
+                raise
             todo.append(i)
     if len(todo) > 1 and available >= 2:
         import multiprocessing
@@ -415,13 +510,6 @@ def ensure_pair(specs: Sequence[dict], log: Callable[[str], None]) -> list[Path]
         finally:
             torch.set_num_threads(available)
     return [p for p in paths if p is not None]
-
-
-def _cached_finetune(**spec) -> Path | None:
-    """The cached model of an :func:`ensure_finetuned` spec, or None when it must be trained."""
-    seen: list[str] = []
-    path = ensure_finetuned(**spec, log=seen.append, dry_run=True)
-    return path if (path / "config.json").is_file() else None
 
 
 def ensure_lab(
