@@ -1,4 +1,4 @@
-"""The package's layout: every import points down, and the README's "Where things live" lists
+"""The package's layout: every import points down, and docs/architecture.md's "Where things live" lists
 every module.
 
 The floors, bottom to top, are :data:`FLOORS`. A module may import from its own floor or any floor below,
@@ -116,8 +116,8 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
 
 
 def readme_tree() -> list[str]:
-    """Paths (relative to ``src/unlearnkit/``) drawn in the README's "Where things live" tree."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """Paths (relative to ``src/unlearnkit/``) drawn in docs/architecture.md's "Where things live" tree."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Where things live", 1)[1].split("\n## ", 1)[0]
     block = section.split("```text", 1)[1].split("```", 1)[0]
     paths, stack = [], []
@@ -133,7 +133,7 @@ def readme_tree() -> list[str]:
 
 def test_the_readme_tree_lists_every_module_and_nothing_else():
     drawn = set(readme_tree())
-    assert drawn, "README.md: no ```text tree under '## Where things live'"
+    assert drawn, "docs/architecture.md: no ```text tree under '## Where things live'"
     actual = {str(p.relative_to(PACKAGE)) for p in MODULES.values() if p.name != "__init__.py"}
     actual |= {
         str(p.relative_to(PACKAGE)) + "/"
@@ -141,9 +141,9 @@ def test_the_readme_tree_lists_every_module_and_nothing_else():
         if p.is_dir() and p.name != "__pycache__"
     }
     actual = {a for a in actual if not a.startswith("resources/") or a == "resources/"}
-    assert not actual - drawn, f"README 'Where things live' misses: {sorted(actual - drawn)}"
+    assert not actual - drawn, f"docs/architecture.md 'Where things live' misses: {sorted(actual - drawn)}"
     assert not drawn - actual, (
-        f"README 'Where things live' names what does not exist: {sorted(drawn - actual)}"
+        f"docs/architecture.md 'Where things live' names what does not exist: {sorted(drawn - actual)}"
     )
 
 

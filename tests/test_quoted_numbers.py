@@ -1,4 +1,5 @@
-"""Every measured number README.md and bench/NOTES.md quote is in the bench table it comes from.
+"""Every measured number bench/NOTES.md quotes is in the bench table it comes from; README.md and docs/
+quote none (they link BENCHMARKS.md, which bench/make_benchmarks.py renders from the tables themselves).
 
 A passage that quotes measurements is wrapped in two markers naming its sources::
 
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "bench/NOTES.md")
+DOCS = ("bench/NOTES.md",)
 BEGIN = re.compile(r"<!-- numbers from: (?P<sources>[^>]*?) -->")
 END = "<!-- /numbers -->"
 # a decimal or e-notation number, optionally signed or suffixed with x (ratios); not part of a word
@@ -114,6 +115,13 @@ def test_notes_quote_no_number_outside_a_marked_passage():
     """bench/NOTES.md is all measurement: every figure in it names its table."""
     stray = outside_passages((ROOT / "bench" / "NOTES.md").read_text(encoding="utf-8"))
     assert not stray, f"bench/NOTES.md quotes {stray} outside a <!-- numbers from: ... --> passage"
+
+
+def test_readme_and_docs_quote_no_measured_passage():
+    """Measured numbers and their provenance live in BENCHMARKS.md and bench/results only."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    quoting = [p.relative_to(ROOT).as_posix() for p in pages if BEGIN.search(p.read_text(encoding="utf-8"))]
+    assert not quoting, f"{quoting} quote measured passages: link BENCHMARKS.md instead"
 
 
 def test_the_check_rejects_a_number_the_table_does_not_hold(tmp_path):
