@@ -143,6 +143,7 @@ def unlearn(
     ``quiet``: no progress bar and no notes. Bad input raises :class:`~unlearnkit.errors.ArgumentError`.
     """
     from unlearnkit.config import build_configs
+    from unlearnkit.evaluation.teacher_search import for_validation
     from unlearnkit.models import scale_defaults
 
     name, given = method_settings(method, overrides)
@@ -154,7 +155,9 @@ def unlearn(
     bench, data_name, forget_rows, retain_rows, general_rows = _data(forget, retain, general, columns)
     with python_errors(FLAGS):
         values, defaults_note = scale_defaults(source, name, given, override=OVERRIDE_HINT)
-        train_cfg, _ = build_configs(settings_class(name), values, caller=f"unlearn(method={name!r})")
+        train_cfg, _ = build_configs(
+            settings_class(name), for_validation(values), caller=f"unlearn(method={name!r})"
+        )
         if keep_best and eval_every is None:
             raise ArgumentError(
                 "keep_best needs eval_every (steps, or 'epoch'): the best of which evaluations?"
@@ -269,13 +272,14 @@ def make_ready(
     import dataclasses
 
     from unlearnkit.config import build_configs
+    from unlearnkit.evaluation.teacher_search import for_validation
     from unlearnkit.models import load_model, load_tokenizer, resolve_placement
 
     folder = str(model) if isinstance(model, (str, Path)) else source
     if tokenizer is None:
         tokenizer = load_tokenizer(folder, trust_remote_code)
     config_class = settings_class(method)
-    train_cfg, _ = build_configs(config_class, values)
+    train_cfg, _ = build_configs(config_class, for_validation(values))
     check_rows_fit(tokenizer, train_cfg, [*forget.parts, *retain.parts])
     warn_overlap(bench)
     placement = resolve_placement(folder, device, dtype, train_cfg.precision)
@@ -283,7 +287,7 @@ def make_ready(
         placement = dataclasses.replace(placement, asked_device=asked_device)
     # what auto resolved to: the Trainer and the card see it
     values = {**values, "precision": placement.precision}
-    train_cfg, _ = build_configs(config_class, values)
+    train_cfg, _ = build_configs(config_class, for_validation(values))
     if isinstance(model, (str, Path)):
         model = load_model(str(model), trust_remote_code, dtype=placement.torch_dtype)
     return ReadyRun(model, tokenizer, method, values, train_cfg, placement, forget.rows, retain.rows, source)
@@ -336,6 +340,7 @@ def train_ready(
     from unlearnkit.pipelines.unlearn import unlearn as run_pipeline
 
     probe_retain, probe_general = probe
+    values, tau_search = _auto_tau(ready, probe_general, quiet)
     result = run_pipeline(
         ready.model,
         ready.tokenizer,
@@ -351,7 +356,7 @@ def train_ready(
         general=probe_general,
         probe_retain=probe_retain,
         eval_every=plan,
-        **ready.values,
+        **values,
     )
     result.source = {
         "model": made_from,
@@ -359,9 +364,27 @@ def train_ready(
         "placement": training_record(ready.placement, ready.train_config),
         "resumed_from": resumed_from.name if resumed_from is not None else None,
         "defaults_from": ready.source,  # an unlearned tiny model is still a tiny model, even one in memory
+        **({"tau_search": tau_search} if tau_search is not None else {}),
     }
     result.attribution_files = attribution_files(work / "attribution") if result.attribution else {}
     return result
+
+
+def _auto_tau(ready: ReadyRun, general: Sequence[dict], quiet: bool) -> tuple[dict[str, Any], dict | None]:
+    """``tau=auto``: ASU's teacher searched on the run's own forget, retain and general rows before
+    training (:func:`unlearnkit.evaluation.teacher_search.resolve_auto_tau`); the values unchanged
+    otherwise."""
+    from unlearnkit.evaluation.teacher_search import is_auto_tau, resolve_auto_tau
+
+    if not is_auto_tau(ready.values):
+        return dict(ready.values), None
+    from unlearnkit.data.encode import PromptFormat
+
+    fmt = PromptFormat.for_settings(ready.tokenizer, ready.train_config)
+    parts = {"forget": list(ready.forget), "retain": list(ready.retain), "general": list(general or [])}
+    log = None if quiet else (lambda line: print(f"unlearnkit: {line}", file=sys.stderr))
+    model = ready.model.to(ready.placement.device)  # where training puts it: never search a 7B on the CPU
+    return resolve_auto_tau(model, ready.tokenizer, fmt, ready.values, parts, ready.train_config.seed, log=log)
 
 
 def probe_rows(bench, general_rows, seed: int) -> tuple[list[dict] | None, list[dict]]:

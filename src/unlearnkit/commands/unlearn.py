@@ -142,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     _check_eval_flags(args)
     name = normalise(args.method)
     values, defaults_note = apply_model_defaults(args.model, name, values)
-    train_cfg, method_cfg = build_configs(method_config(args.method), values)
+    from unlearnkit.evaluation.teacher_search import for_validation, is_auto_tau
+
+    train_cfg, method_cfg = build_configs(method_config(args.method), for_validation(values))
     check_combinations(train_cfg)
     check_output_dir(args.output, args.overwrite)
     bench = check_data(args.data)
@@ -154,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
     if work.exists() and not work.is_dir():
         raise UserError(f"{work} exists and is a file; remove it (unlearnkit keeps checkpoints there)")
     fingerprint = run_fingerprint(args, name, train_cfg, method_cfg)
+    if is_auto_tau(values):  # the search decides tau after loading; a resume must ask for auto again
+        fingerprint["config"]["tau"] = "auto"
     resume_from = resume_point(work, fingerprint, out, args.resume, args.overwrite)
     if defaults_note:
         note(defaults_note)

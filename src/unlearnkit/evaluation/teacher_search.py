@@ -232,16 +232,11 @@ def _layers_of(text: str) -> tuple[int, ...] | None:
 
 def sample_parts(bench, max_items: int, seed: int) -> dict[str, list[dict]]:
     """A seeded sample of ``max_items`` forget, retain and general questions of a benchmark."""
-    from unlearnkit.evaluation.evaluate import subsample
-
-    def qa(rows) -> list[dict]:
-        return [dict(r) for r in rows if r.get("question") and r.get("answer")]
-
-    forget = qa(bench.eval_split("forget") if hasattr(bench, "eval_split") else bench.forget)
+    forget = bench.eval_split("forget") if hasattr(bench, "eval_split") else bench.forget
     return {
-        "forget": subsample(forget, max_items, seed),
-        "retain": subsample(qa(bench.retain), max_items, seed),
-        "general": subsample(qa(bench.general), max_items, seed),
+        "forget": subsample_rows(forget, max_items, seed),
+        "retain": subsample_rows(bench.retain, max_items, seed),
+        "general": subsample_rows(bench.general, max_items, seed),
     }
 
 
@@ -264,3 +259,56 @@ def table(search: TeacherSearch) -> str:
         how = "by the rule" if search.rule_met else "the rule was not met: the fluent setting that forgot most"
         lines.append(f"chosen: {search.chosen.label} ({how}; rule: {RULE})")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ `--set tau=auto` (unlearn, API)
+
+AUTO = "auto"
+
+
+def is_auto_tau(values: Mapping[str, Any]) -> bool:
+    """``tau=auto`` among a run's settings (``--set tau=auto``, ``unlearn(..., tau="auto")``)."""
+    return isinstance(values.get("tau"), str) and values["tau"].strip().lower() == AUTO
+
+
+def for_validation(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with ``tau=auto`` left out, so that the settings can be checked before the search has
+    run (the method's default stands in until then)."""
+    return {k: v for k, v in values.items() if not (k == "tau" and is_auto_tau(values))}
+
+
+def resolve_auto_tau(
+    model, tokenizer, fmt, values: Mapping[str, Any], parts: Mapping[str, list[dict]], seed: int, log=None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``values`` with ``tau=auto`` replaced by the searched temperature (and the chosen layers, unless
+    ``layers`` was given), and the search's record for the card; unchanged and None without ``auto``.
+    No fluent teacher: one clear error naming the command that shows why."""
+    if not is_auto_tau(values):
+        return dict(values), None
+    sample = {p: subsample_rows(rows, AUTO_ITEMS, seed) for p, rows in parts.items()}
+    search = search_tau(model, tokenizer, fmt, sample, DEFAULT_TAUS, (None,), AUTO_NEW_TOKENS, log=log)
+    if search.chosen is None:
+        raise UserError(
+            "tau=auto: no temperature above 1 left the teacher answering in language on the forget, "
+            "retain and general questions; see `unlearnkit teacher` for its answers, and set tau yourself"
+        )
+    found = {**values, "tau": search.chosen.tau}
+    if search.chosen.layers is not None and not values.get("layers"):
+        found["layers"] = search.chosen.layers_setting
+    if log is not None:
+        log(f"tau=auto: {search.chosen.label}" + ("" if search.rule_met else " (the rule was not met; the fluent setting that forgot most)"))
+    record = search.as_dict()
+    for setting in record["settings"]:  # the card keeps the numbers; teacher.json keeps the answers
+        for part in PARTS:
+            setting.get(part, {}).pop("answers", None)
+    return found, record
+
+
+AUTO_ITEMS = 8
+AUTO_NEW_TOKENS = 48
+
+
+def subsample_rows(rows: Sequence[Mapping[str, Any]], n: int, seed: int) -> list[dict]:
+    from unlearnkit.evaluation.evaluate import subsample
+
+    return subsample([dict(r) for r in rows if r.get("question") and r.get("answer")], n, seed)

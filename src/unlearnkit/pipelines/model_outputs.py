@@ -85,6 +85,8 @@ def unlearn_provenance(result) -> dict[str, Any]:
     provenance.update(layers_used(result.model, method_cfg))
     if source.get("resumed_from") is not None:
         provenance["resumed_from"] = source["resumed_from"]
+    if source.get("tau_search") is not None:  # tau=auto: every teacher setting measured, and the rule
+        provenance["tau_search"] = source["tau_search"]
     model = source.get("defaults_from", source.get("model"))  # the folder whose recipe the run used
     if model is not None and recorded_defaults(model):
         provenance["unlearn_defaults"] = recorded_defaults(model)
