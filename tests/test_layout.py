@@ -20,7 +20,7 @@ PACKAGE = ROOT / "src" / "unlearnkit"
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundations", ("errors", "io", "config", "catalog", "fingerprint", "methods")),
     ("data and attention", ("data", "attention")),
-    ("tokens and models", ("tokens", "models")),
+    ("tokens and models", ("tokens", "models", "gguf_models")),
     ("losses, metrics, the world, attribution", ("objectives", "metrics", "world", "attribution")),
     ("evaluation and protocols", ("evaluation", "protocols")),
     ("training", ("train",)),

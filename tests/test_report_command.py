@@ -1,4 +1,4 @@
-"""``unlearnkit report``: the side-by-side report of one's own eval folders (README, "Your own data")."""
+"""``unlearnkit report``: the side-by-side report of one's own eval folders (README, "Unlearn your own model")."""
 
 from __future__ import annotations
 

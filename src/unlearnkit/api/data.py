@@ -168,7 +168,7 @@ def benchmark_of(
         if columns:
             raise ArgumentError(
                 f"{argument}={str(value)!r}: columns= renames the columns of rows you pass; a benchmark "
-                "folder is read in unlearnkit's names (README: 'Your own data')"
+                "folder is read in unlearnkit's names (docs/data.md)"
             )
         try:
             return resolve_data(str(value), eval_fields=eval_fields), str(value)
