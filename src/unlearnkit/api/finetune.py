@@ -424,7 +424,6 @@ def train(
     ask how much it learned."""
     from unlearnkit.evaluation.learned import LearnedSettings, general_scores, measure_learned
     from unlearnkit.models import load_model, training_record
-    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
     from unlearnkit.train.finetune import finetune as run_training
 
     bench, cfg, tokenizer = job.bench, job.cfg, job.tokenizer
@@ -460,11 +459,7 @@ def train(
         "compute": result.compute,  # the oracle's is the denominator of compute_fraction
         "config": vars(cfg),
         "placement": training_record(placement, cfg),
-        **(
-            {"unlearn_defaults": tiny_unlearn_defaults(cfg.max_length)}
-            if job.from_scratch or job.recorded
-            else {}
-        ),
+        **({"unlearn_defaults": _unlearn_defaults(job, cfg)} if job.from_scratch or job.recorded else {}),
         **({"trained_on_general_parts": sorted(parts)} if job.from_scratch and parts else {}),
     }
     if resumed_from is not None:
@@ -556,3 +551,15 @@ def check_split_lengths(tokenizer, fmt, bench, splits, max_length: int) -> None:
     for name in splits:
         for rows, where in labelled_sources(bench, name):
             check_lengths(tokenizer, fmt, rows, where, max_length, label=row_label(where))
+
+
+def _unlearn_defaults(job, cfg) -> dict:
+    """The unlearning recipe a fine-tuned model records: its base's own when the base records one other
+    than the tiny lab's (a converted small checkpoint, unlearnkit.gguf_models), else the tiny recipe
+    at this fine-tune's length."""
+    from unlearnkit.models import recorded_defaults
+    from unlearnkit.pipelines.quickstart import tiny_unlearn_defaults
+
+    tiny = tiny_unlearn_defaults(cfg.max_length)
+    base = recorded_defaults(job.model_name) if job.model_name and not job.from_scratch else {}
+    return base if base and base.get("source") != tiny["source"] else tiny
