@@ -177,6 +177,7 @@ def _resolve_gguf_models(args: argparse.Namespace) -> None:
         if is_gguf_reference(value):
             flag = "--" + attr.replace("_", "-")
             setattr(args, attr, resolve(value, flag, log=lambda line: print(line, file=sys.stderr)))
+            setattr(args, f"{attr}_given", value)  # the name the user gave, for what is shown
 
 
 def _close_progress_bars() -> None:

@@ -39,6 +39,12 @@ def add_parser(subparsers) -> None:
         help="comma-separated methods (default: a representative set)",
     )
     q.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="a real model instead of the embedded lab: forget facts it knows (e.g. smollm2-135m-instruct)",
+    )
+    q.add_argument(
         "--authors", type=int, default=None, metavar="N", help="authors in the world (default: 100)"
     )
     q.add_argument("--facts", type=int, default=None, metavar="N", help="facts per author (default: 10)")
@@ -70,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     from unlearnkit.commands.settings_doc import method_config
     from unlearnkit.config import build_configs
     from unlearnkit.io import check_output_dir
+
+    if args.model is not None:
+        return _run_real(args)
     from unlearnkit.pipelines.quickstart import METHODS_FOR, WORLD, method_overrides, run_quickstart
 
     params = dict(WORLD, seed=args.seed)
@@ -91,3 +100,30 @@ def run(args: argparse.Namespace) -> int:
     for name in names:  # every method's settings, before minutes of training
         build_configs(method_config(name), method_overrides(name, args.seed, benchmark=args.benchmark))
     return run_quickstart(args)
+
+
+def _run_real(args: argparse.Namespace) -> int:
+    """``--model``: the real-model quickstart (:mod:`unlearnkit.pipelines.real_quickstart`)."""
+    from unlearnkit.commands._common import note, torch_threads
+    from unlearnkit.commands.settings_doc import method_config
+    from unlearnkit.config import build_configs
+    from unlearnkit.io import check_output_dir
+    from unlearnkit.models import check_model_path
+    from unlearnkit.pipelines.real_quickstart import REAL_METHOD, REAL_METHODS, REAL_RECIPE
+
+    embedded_only = {"--benchmark": args.benchmark != "tofu", "--authors": args.authors is not None,
+                     "--facts": args.facts is not None, "--robust": args.robust}
+    for flag, given in embedded_only.items():
+        if given:
+            raise UserError(f"{flag}: a setting of the embedded lab; the --model quickstart has none")
+    names = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else list(REAL_METHODS)
+    if not names:
+        raise UserError("--methods is empty; name at least one method, e.g. --methods asu,npo")
+    for name in names:
+        build_configs(method_config(name), {**REAL_RECIPE, **REAL_METHOD.get(name, {}), "seed": args.seed})
+    check_output_dir(args.output, args.overwrite)
+    check_model_path(args.model)
+    torch_threads()
+    from unlearnkit.pipelines.real_quickstart import run_real_quickstart
+
+    return run_real_quickstart(args, lambda line: note(line, "quickstart"))
