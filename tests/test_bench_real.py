@@ -1,0 +1,223 @@
+"""bench/real.py's pure parts on hand-made inputs: the authors each seed draws, the benchmark folder it
+writes, the time estimate, and the lab's checks and the claims computed from a results dict. No model
+is trained here (the bench itself runs the models)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import real  # noqa: E402
+
+from unlearnkit.data.qa import load_benchmark, overlapping_questions  # noqa: E402
+
+
+def fake_tofu() -> dict[str, list[dict]]:
+    """TOFU's files in miniature and by hand: 200 authors x 20 rows, the perturbed files lined up."""
+    full = [
+        {"question": f"Q{a}-{i}: who is author {a}?", "answer": f"Author {a} fact {i} is v{a}x{i}."}
+        for a in range(200)
+        for i in range(20)
+    ]
+
+    def perturbed(row: dict) -> dict:
+        return {
+            **row,
+            "paraphrased_answer": row["answer"].replace("is", "equals"),
+            "perturbed_answer": [row["answer"].replace("fact", "wrong fact")],
+            "paraphrased_question": row["question"] + " (again)",
+        }
+
+    return {
+        "full": full,
+        "forget10_perturbed": [perturbed(r) for r in full[3600:]],
+        "retain_perturbed": [perturbed(r) for r in full[:400]],
+        "real_authors": [
+            {"question": "Who wrote Hamlet?", "answer": "Shakespeare", "perturbed_answer": ["Dickens"]}
+        ],
+        "world_facts": [
+            {
+                "question": "Capital of France?",
+                "answer": "Paris",
+                "perturbed_answer": ["Lyon"],
+                "original_answer": "x",
+            }
+        ],
+    }
+
+
+def test_authors_are_deterministic_disjoint_and_from_their_pools():
+    a = real.choose_authors(0, 2, 3, 2)
+    assert a == real.choose_authors(0, 2, 3, 2)
+    assert a != real.choose_authors(1, 2, 3, 2)
+    assert set(a["forget"]) <= set(real.FORGET_POOL)
+    assert set(a["retain"]) <= set(real.RETAIN_POOL)
+    assert set(a["holdout"]) <= set(real.HOLDOUT_POOL)
+    every = a["forget"] + a["retain"] + a["holdout"]
+    assert len(every) == len(set(every)) == 7
+    # a larger size keeps the smaller one's authors (each pool is drawn on its own)
+    bigger = real.choose_authors(0, 3, 4, 2)
+    assert set(a["forget"]) < set(bigger["forget"]) and set(a["retain"]) < set(bigger["retain"])
+    assert bigger["holdout"] == a["holdout"]
+    # the seeds draw different subsets: over 10 seeds, more than one forget author
+    assert len({tuple(real.choose_authors(s, 1, 2, 1)["forget"]) for s in range(10)}) > 1
+
+
+@pytest.mark.parametrize("sizes", [(0, 2, 1), (21, 2, 1), (1, 0, 1), (1, 21, 1), (1, 2, -1), (1, 2, 161)])
+def test_bad_sizes_exit_2_with_one_line(sizes, capsys):
+    with pytest.raises(SystemExit) as err:
+        real.choose_authors(0, *sizes)
+    assert err.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_folder_has_the_schema_and_no_overlap(tmp_path):
+    tofu = fake_tofu()
+    authors = real.choose_authors(3, 2, 2, 1)
+    splits = real.build_splits(tofu, authors)
+    folder = real.write_folder(splits, tmp_path / "bench", {"seed": 3, "authors": authors})
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "benchmark.json",
+        "forget.jsonl",
+        "general.jsonl",
+        "holdout.jsonl",
+        "retain.jsonl",
+    ]
+    assert json.loads((folder / "benchmark.json").read_text())["authors"] == authors
+    bench = load_benchmark(folder)  # the project's own loader and checks
+    assert len(bench.forget) == 40 and len(bench.retain) == 40 and len(bench.holdout) == 20
+    assert sorted(bench.general_parts) == ["real_authors", "world_facts"]
+    for row in bench.forget + bench.retain:  # the truth ratio's fields, and the never-trained wording
+        assert {"paraphrased_answer", "perturbed_answer", "paraphrased_question"} <= set(row)
+    # each row is its author's own (forget rows come from forget10_perturbed, lined up with full.json)
+    for name in ("forget", "retain", "holdout"):
+        for row in bench.split(name):
+            assert row["question"].startswith(f"Q{row['author']}-")
+            assert row["author"] in authors[name]
+    assert "original_answer" not in bench.general[1]
+    assert not overlapping_questions(bench)
+    questions = [r["question"] for n in ("forget", "retain", "holdout") for r in bench.split(n)]
+    assert len(questions) == len(set(questions))
+    # written once: a second call leaves the folder as it is
+    before = (folder / "forget.jsonl").stat().st_mtime_ns
+    real.write_folder({"forget": [], "retain": []}, folder, {})
+    assert (folder / "forget.jsonl").stat().st_mtime_ns == before
+
+
+def test_misaligned_perturbed_file_is_an_error(capsys):
+    tofu = fake_tofu()
+    tofu["forget10_perturbed"] = tofu["forget10_perturbed"][1:] + tofu["forget10_perturbed"][:1]
+    with pytest.raises(SystemExit):
+        real.build_splits(tofu, {"forget": [190], "retain": [0], "holdout": []})
+    assert "does not line up" in capsys.readouterr().err
+
+
+def test_real_tofu_when_present(tmp_path):
+    folder = real.DEFAULT_DATA_ROOT / real.TOFU_SUBDIR
+    if not (folder / "full.json").is_file():
+        pytest.skip("no shared TOFU copy")
+    splits = real.build_splits(real.load_tofu(folder), real.choose_authors(0, 1, 2, 1))
+    bench = load_benchmark(real.write_folder(splits, tmp_path / "b", {}))
+    assert (len(bench.forget), len(bench.retain), len(bench.holdout)) == (20, 40, 20)
+    assert not overlapping_questions(bench)
+
+
+def test_time_estimate_from_recorded_steps(tmp_path, capsys):
+    t = real.Timings(tmp_path / "timings.json", threads=1)
+    line = t.estimate("target", "finetune", 10, "step")
+    assert "no step timed" in line
+    t.record("finetune", 120.0, 10)
+    again = real.Timings(tmp_path / "timings.json", threads=1)
+    assert "12.0 s" in again.estimate("target", "finetune", 10, "step")
+    assert "about 2.0 min" in again.estimate("target", "finetune", 10, "step")
+    # a method never timed: twice a fine-tune step; another thread count: nothing recorded
+    assert "24.0 s" in again.estimate("ga", "unlearn:ga", 5, "step")
+    assert "no step timed" in real.Timings(tmp_path / "timings.json", threads=2).estimate(
+        "x", "finetune", 1, "step"
+    )
+
+
+def _row(**m):
+    return {
+        "forget_quality": 0.5,
+        "model_utility": 0.5,
+        "forget_rougeL_recall": 0.4,
+        "forget_token_entropy": 2.0,
+        **m,
+    }
+
+
+def results(asu_rouge: float, asu_mu: float, jitter: float = 0.0) -> dict:
+    """Three seeds: the target knows (ROUGE-L 0.9, FQ 1e-4), the oracle not (0.4), the null oracle a
+    null; ASU per the arguments; GA collapses (utility 0.1); T-NPO beats NPO on both counts."""
+    out = {}
+    for seed in range(3):
+        j = jitter * seed
+        out[seed] = {
+            "target": _row(
+                forget_quality=1e-4, forget_rougeL_recall=0.9, model_utility=0.5, forget_token_entropy=2.0
+            ),
+            "oracle": _row(forget_quality=1.0, forget_rougeL_recall=0.4, model_utility=0.5),
+            real.NULL_ORACLE: _row(forget_quality=0.3 + j),
+            "asu": _row(forget_rougeL_recall=asu_rouge + j, model_utility=asu_mu, forget_token_entropy=1.95),
+            "ga": _row(forget_rougeL_recall=0.0 + j, model_utility=0.1, forget_token_entropy=0.2),
+            "npo": _row(forget_quality=1e-3 * (1 + seed), model_utility=0.30 + j),
+            "t-npo": _row(forget_quality=1e-1 * (1 + seed), model_utility=0.40 + 2 * j),
+        }
+    return out
+
+
+def test_lab_checks_on_a_hand_made_lab():
+    checks = {c["check"].split(":")[0]: c["verdict"] for c in real.lab_checks(results(0.45, 0.48))}
+    assert list(checks.values()) == ["holds", "holds", "holds", "holds"]
+    bad = results(0.45, 0.48)
+    bad[1]["target"]["forget_rougeL_recall"] = 0.6  # one seed's target did not learn its authors
+    bad[2]["target"]["forget_quality"] = 0.2
+    verdicts = [c["verdict"] for c in real.lab_checks(bad)]
+    assert verdicts[0] == "tie (2 of 3 seeds)" and verdicts[1] == "tie (2 of 3 seeds)"
+    assert verdicts[2] == "tie (2 of 3 seeds)" and verdicts[3] == "holds"
+
+
+def test_claims_computed_from_the_numbers():
+    good = {c["claim"].split(" (")[0]: c for c in real.claims(results(0.45, 0.48, jitter=0.01))}
+    asu = next(v for k, v in good.items() if k.startswith("ASU forgets"))
+    assert asu["verdict"] == "holds"
+    assert "utility share 0.960" in asu["numbers"]
+    assert good["ASU beats GA there"]["verdict"] == "holds"
+    assert good["T-NPO beats NPO on forget"]["verdict"] == "holds"
+    # NPO and IDK absent from ASU's comparisons where a row is missing: IDK is not in the results
+    assert not any("IDK" in k for k in good)
+    # ASU that did not forget (ROUGE-L at the target's) and lost utility: fails on every seed
+    bad = {c["claim"].split(" (")[0]: c for c in real.claims(results(0.9, 0.2, jitter=0.01))}
+    assert next(v for k, v in bad.items() if k.startswith("ASU forgets"))["verdict"] == "fails"
+    # ASU worse than GA on the ROUGE-L gap, better on utility and fluency: a tie, not a win
+    assert bad["ASU beats GA there"]["verdict"] == "tie"
+
+
+def test_compare_readings_need_one_sign_on_every_seed():
+    per_seed = {
+        0: {"a": {"x": 1.0}, "b": {"x": 0.0}},
+        1: {"a": {"x": 0.0}, "b": {"x": 0.5}},
+        2: {"a": {"x": 1.0}, "b": {"x": 0.0}},
+    }
+    assert real._compare(per_seed, "a", "b", [("x", 1)], need_all=True)["verdict"] == "tie"
+    per_seed[1]["a"]["x"] = 0.9
+    assert real._compare(per_seed, "a", "b", [("x", 1)], need_all=True)["verdict"] == "holds"
+    assert real._compare(per_seed, "a", "b", [("x", -1)], need_all=True)["verdict"] == "fails"
+    assert real._compare(per_seed, "a", "b", [("y", 1)], need_all=True)["verdict"] == "not measured"
+
+
+def test_derived_columns_and_reproduce_command():
+    rows = real.with_derived(results(0.45, 0.48))[0]
+    assert math.isclose(rows["asu"]["forget_rouge_gap"], 0.05)
+    assert math.isclose(rows["asu"]["utility_share"], 0.96)
+    assert math.isclose(rows["target"]["log10_forget_quality"], -4.0)
+    cmd = real.reproduce(["--seeds", "0", "--output-dir", "/tmp/x", "--cache-dir=/c", "--methods", "ga"])
+    assert cmd == "python bench/real.py --seeds 0 --methods ga"
