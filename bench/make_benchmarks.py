@@ -28,6 +28,7 @@ ORDER = [
     ("quality", "python bench/quality.py"),
     # the same script's raw-text miniatures when measured apart (another process; one cache)
     ("quality_rawtext", "python bench/quality.py --benchmarks muse,wmdp --result-name quality_rawtext"),
+    ("real", "python bench/real.py"),  # SmolLM2-135M-Instruct on real TOFU authors (issue 58)
     ("asu", "python bench/asu_sweep.py"),
     ("tokenunlearn", "python bench/token_ablation.py"),
     ("audit", "python bench/audit_all.py"),
