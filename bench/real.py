@@ -292,7 +292,7 @@ class Timings:
         return line
 
     def record(self, kind: str, seconds: float, units: float) -> None:
-        if units <= 0:
+        if units <= 0 or seconds <= 0:
             return
         self.data.setdefault(self.threads, {})[kind] = seconds / units
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -332,6 +332,82 @@ def base_identity(base: str) -> dict:
     return {"card": card, "weights": weights}
 
 
+def recorded(folder: str | Path, which: str) -> dict:
+    """The ``train`` settings of the recipe a model folder's card records (``finetune_defaults`` /
+    ``unlearn_defaults``); {} when it records none."""
+    path = Path(folder) / "unlearnkit.json"
+    card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    got = card.get(which) if isinstance(card, dict) else None
+    return dict(got.get("train", {})) if isinstance(got, dict) else {}
+
+
+def finetune_steps(n_rows: int, train: Mapping[str, Any]) -> float:
+    """Optimiser steps of a fine-tune on ``n_rows`` (finetune's defaults: batch 8, no accumulation)."""
+    if int(train.get("max_steps", -1)) > 0:
+        return int(train["max_steps"])
+    batch = int(train.get("batch_size", 8)) * int(train.get("grad_accum", 1))
+    return math.ceil(n_rows / batch) * float(train.get("epochs", 5))
+
+
+def unlearn_steps(n_forget: int, train: Mapping[str, Any]) -> float:
+    """Optimiser steps of an unlearning run on ``n_forget`` rows (the method defaults: batch 8 x 4)."""
+    if int(train.get("max_steps", -1)) > 0:
+        return int(train["max_steps"])
+    batch = int(train.get("batch_size", 8)) * int(train.get("grad_accum", 4))
+    return math.ceil(n_forget / batch) * float(train.get("epochs", 5))
+
+
+def plan_estimate(args, base: str, methods: Sequence[str], timings: Timings, n_seeds: int) -> list[str]:
+    """The whole run's time, before it starts, from this machine's recorded rates (no cache counted:
+    what a run from nothing costs). One line per part and the total; unknown rates say so."""
+    n_forget, n_retain = AUTHOR_ROWS * args.forget_authors, AUTHOR_ROWS * args.retain_authors
+    recipe = parse_sets(args.ft_set, "--ft-set")
+    ft = {**recorded(base, "finetune_defaults"), **recipe}
+    ul_card = recorded(base, "unlearn_defaults")
+    unlearn_set = parse_sets(args.unlearn_set, "--unlearn-set")
+    general = sum(min(args.max_items, n) for n in (100, 117))  # TOFU's real authors, world facts
+    items = (
+        min(args.max_items, n_forget)
+        + min(args.max_items, n_retain)
+        + min(args.max_items, AUTHOR_ROWS * args.holdout_authors)
+        + general
+    )
+    parts = [
+        (
+            "fine-tunes",
+            "finetune",
+            finetune_steps(n_forget + n_retain, ft) + 2 * finetune_steps(n_retain, ft),
+            "step",
+        ),
+        *(
+            (
+                f"{m}",
+                f"unlearn:{m}",
+                unlearn_steps(n_forget, {**ul_card, **METHOD_SETTINGS.get(m, {}), **unlearn_set}),
+                "step",
+            )
+            for m in methods
+        ),
+        ("evaluations", "eval", items * (3 + len(methods)), "item"),
+    ]
+    lines, total, unknown = [], 0.0, []
+    for what, kind, units, unit in parts:
+        got = timings.rate(kind)
+        if got is None:
+            unknown.append(what)
+            lines.append(f"  {what}: {units:.0f} {unit}s a seed, no rate timed here yet")
+            continue
+        total += units * got[0] * n_seeds
+        lines.append(f"  {what}: {units:.0f} {unit}s a seed x {got[0]:.1f} s ({got[1]})")
+    head = (
+        f"estimate for {n_seeds} seed(s) from nothing cached, at {args.threads} threads: about "
+        f"{total / 3600:.1f} h"
+        + (f" plus what is not timed yet ({', '.join(unknown)})" if unknown else "")
+        + " (learned checks and ASU's temperature search not counted)"
+    )
+    return [head, *lines]
+
+
 def ensure_model(
     work: Path,
     base: str,
@@ -365,20 +441,9 @@ def ensure_model(
         print(f"{label}: from the cache ({folder}); {done.get('learned', 'no learned line')}", flush=True)
         return folder, done
     n_rows = sum(len(_common_rows(f)) for f in files)
-    card = (
-        json.loads((Path(base) / "unlearnkit.json").read_text()).get("finetune_defaults", {})
-        if (Path(base) / "unlearnkit.json").is_file()
-        else {}
-    )
-    used = {**card.get("train", {}), **recipe}
-    batch, epochs = (
-        int(used.get("batch_size", 8)) * int(used.get("grad_accum", 1)),
-        float(used.get("epochs", 5)),
-    )
-    steps = math.ceil(n_rows / batch) * epochs
+    steps = finetune_steps(n_rows, {**recorded(base, "finetune_defaults"), **recipe})
     if timings.rate("finetune") is None:  # nothing timed here yet: time the first steps, then estimate
-        probe = time.perf_counter()
-        finetune(
+        first = finetune(
             base,
             data=str(data),
             split=split,
@@ -387,12 +452,12 @@ def ensure_model(
             quiet=True,
             **{**recipe, "max_steps": 2},
         )
-        timings.record("finetune", time.perf_counter() - probe, 2)
+        timings.record("finetune", wall(first, 0.0), 2)
     timings.estimate(f"{label}: fine-tuning on {n_rows} rows", "finetune", steps, "step")
     start = time.perf_counter()
     result = finetune(base, data=str(data), split=split, seed=seed, check_items=args.check_items, **recipe)
     seconds = time.perf_counter() - start
-    timings.record("finetune", seconds, steps)
+    timings.record("finetune", wall(result, seconds), steps)  # the training alone
     shutil.rmtree(folder, ignore_errors=True)
     result.save(folder)
     learned = result.learned.line() if result.learned is not None else None
@@ -408,6 +473,12 @@ def ensure_model(
             "settings": result.settings,
         },
     )
+
+
+def wall(result: Any, default: float) -> float:
+    """The training's own seconds (``compute["wall_seconds"]``: no loading, saving or checking)."""
+    got = (getattr(result, "compute", None) or {}).get("wall_seconds")
+    return float(got) if isinstance(got, (int, float)) and got > 0 else default
 
 
 def _common_rows(path: Path) -> list[dict]:
@@ -505,19 +576,12 @@ def ensure_method(
         print(f"{method}: from the cache ({folder})", flush=True)
         return folder, done
     n_forget = len(_common_rows(data / "forget.jsonl"))
-    card = json.loads((target / "unlearnkit.json").read_text(encoding="utf-8")).get("unlearn_defaults", {})
-    train = {**card.get("train", {}), **settings}
-    batch = int(train.get("batch_size", 8)) * int(train.get("grad_accum", 4))
-    steps = (
-        int(train["max_steps"])
-        if int(train.get("max_steps", -1)) > 0
-        else math.ceil(n_forget / batch) * float(train.get("epochs", 5))
-    )
+    steps = unlearn_steps(n_forget, {**recorded(target, "unlearn_defaults"), **settings})
     timings.estimate(f"{method}: unlearning {n_forget} forget rows", f"unlearn:{method}", steps, "step")
     start = time.perf_counter()
     result = unlearn(str(target), forget=str(data), method=method, seed=seed, **dict(settings))
     seconds = time.perf_counter() - start
-    timings.record(f"unlearn:{method}", seconds, steps)
+    timings.record(f"unlearn:{method}", wall(result, seconds), steps)
     shutil.rmtree(folder, ignore_errors=True)
     result.save(folder)
     print(f"{method}: unlearned in {seconds / 60:.1f} min", flush=True)
@@ -558,7 +622,10 @@ def parse_sets(items: Sequence[str], flag: str) -> dict[str, Any]:
 
 
 def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings: Timings) -> dict:
-    """One seed's rows: target, oracle, the second oracle, then the methods (each with its metrics)."""
+    """One seed's rows: target, oracle, the second oracle, then the methods (each with its metrics); a
+    method that stops with a UserError is named in ``failed`` with its message."""
+    from unlearnkit.errors import UserError
+
     sizes = {"forget": args.forget_authors, "retain": args.retain_authors, "holdout": args.holdout_authors}
     data, authors = ensure_data(work, tofu_dir(args.data_root), seed, sizes)
     print(f"seed {seed}: authors {authors} -> {data}", flush=True)
@@ -584,9 +651,15 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
         NULL_ORACLE: n_rec.get("learned"),
     }
     unlearn_set = parse_sets(args.unlearn_set, "--unlearn-set")
+    failed: dict[str, str] = {}
     for method in methods:
         settings = {**METHOD_SETTINGS.get(method, {}), **unlearn_set}
-        folder, rec = ensure_method(work, target, data, method, seed, settings, timings)
+        try:
+            folder, rec = ensure_method(work, target, data, method, seed, settings, timings)
+        except UserError as err:  # e.g. tau=auto finding no fluent teacher: said, and the rest go on
+            print(f"seed {seed} {method}: not run: {err}", flush=True)
+            failed[method] = str(err)
+            continue
         _, metrics = ensure_eval(
             work, f"seed {seed} {method}", folder, data, oracle_eval, target_eval, args, timings
         )
@@ -598,7 +671,7 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
     for row in rows.values():  # keep only numbers: the table's and the claims' input
         for k in [k for k, v in row.items() if not isinstance(v, (int, float)) or isinstance(v, bool)]:
             row.pop(k)
-    return {"rows": rows, "authors": authors, "learned": learned}
+    return {"rows": rows, "authors": authors, "learned": learned, "failed": failed}
 
 
 def _find(tree: Any, key: str) -> Any:
@@ -858,6 +931,8 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
             for row, line in got.items()
         ),
         "",
+        *(f"- {what}: not run ({why})" for what, why in meta.get("failed", {}).items()),
+        "",
         "The lab's checks (computed from the rows above):",
         "",
         *(f"- {c['check']}: **{c['verdict']}** ({c['numbers']})." for c in lab_checks(per_seed)),
@@ -899,6 +974,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--cache-dir", default=None, help="default $UNLEARNKIT_CACHE or ~/.cache/unlearnkit (then real/)"
     )
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--estimate", action="store_true", help="print the run's time estimate and stop")
     p.add_argument("--output-dir", default=None, help="write real.md/real.json here instead of bench/results")
     args = p.parse_args(argv)
     try:
@@ -927,10 +1003,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     work = cache_root(args.cache_dir) / "real"
     base = resolve(args.model, log=print)
     timings = Timings(work / "timings.json", args.threads)
-    per_seed, learned, authors = {}, {}, {}
+    print("\n".join(plan_estimate(args, base, methods, timings, len(seeds))), flush=True)
+    if args.estimate:
+        return
+    per_seed, learned, authors, failed = {}, {}, {}, {}
     for seed in seeds:
         got = run_seed(seed, args, work, base, methods, timings)
         per_seed[seed], learned[seed], authors[seed] = got["rows"], got["learned"], got["authors"]
+        failed.update({f"seed {seed} {m}": why for m, why in got["failed"].items()})
     meta = {
         "model": args.model,
         "sizes": {
@@ -943,9 +1023,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "max_items": args.max_items,
         "max_new_tokens": args.max_new_tokens,
         "learned": learned,
+        "failed": failed,
     }
     settings = {
-        **{k: v for k, v in meta.items() if k != "learned"},
+        **{k: v for k, v in meta.items() if k not in ("learned", "failed")},
         "seeds": seeds,
         "methods": methods,
         "authors": {str(s): a for s, a in authors.items()},
@@ -956,10 +1037,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _common.RESULTS = Path(args.output_dir)
     data = {
         "tofu": {str(s): rows for s, rows in per_seed.items()},
-        "learned": {str(s): v for s, v in learned.items()},
-        "checks": lab_checks(per_seed),
-        "claims": claims(per_seed),
-    }
+    }  # quality.json's format; the learned lines, checks and claims are in real.md (the claims from these rows)
     write_result(
         "real", render(per_seed, meta), data, reproduce(argv if argv is not None else sys.argv[1:]), settings
     )

@@ -221,3 +221,36 @@ def test_derived_columns_and_reproduce_command():
     assert math.isclose(rows["target"]["log10_forget_quality"], -4.0)
     cmd = real.reproduce(["--seeds", "0", "--output-dir", "/tmp/x", "--cache-dir=/c", "--methods", "ga"])
     assert cmd == "python bench/real.py --seeds 0 --methods ga"
+
+
+def test_steps_and_the_whole_run_estimate(tmp_path):
+    assert real.finetune_steps(60, {"batch_size": 8, "epochs": 5}) == 40
+    assert real.finetune_steps(60, {"max_steps": 3}) == 3
+    assert real.unlearn_steps(20, {"batch_size": 4, "grad_accum": 1, "epochs": 5}) == 25
+    assert real.unlearn_steps(20, {}) == 5  # the method defaults: 8 x 4 a step
+    base = tmp_path / "base"
+    base.mkdir()
+    card = {
+        "finetune_defaults": {"train": {"batch_size": 8, "epochs": 5}},
+        "unlearn_defaults": {"train": {"batch_size": 4, "grad_accum": 1}},
+    }
+    (base / "unlearnkit.json").write_text(json.dumps(card))
+    args = real.argparse.Namespace(
+        forget_authors=1,
+        retain_authors=2,
+        holdout_authors=1,
+        ft_set=[],
+        unlearn_set=[],
+        max_items=40,
+        threads=1,
+    )
+    timings = real.Timings(tmp_path / "t.json", threads=1)
+    head, *lines = real.plan_estimate(args, str(base), ["ga"], timings, 3)
+    assert "not timed yet (fine-tunes, ga, evaluations)" in head
+    timings.record("finetune", 10.0, 1)
+    timings.record("eval", 2.0, 1)
+    head, *lines = real.plan_estimate(args, str(base), ["ga"], timings, 3)
+    # fine-tunes 40 + 2 x 25 steps x 10 s; ga 25 steps x 20 s; 4 evaluations x (20 + 40 + 20 + 80) items x 2 s
+    total = 3 * (90 * 10 + 25 * 20 + 4 * 160 * 2)
+    assert f"about {total / 3600:.1f} h" in head and "not timed" not in head
+    assert lines[0].startswith("  fine-tunes: 90 steps")
