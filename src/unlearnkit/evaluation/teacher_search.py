@@ -202,16 +202,18 @@ def search_tau(
     max_new_tokens: int = 48,
     batch_size: int = 16,
     log: Callable[[str], None] | None = None,
+    baseline: dict[str, Any] | None = None,
 ) -> TeacherSearch:
     """Measure the teacher at every ``taus`` x ``layer_ranges`` setting on ``parts`` (``forget``,
-    ``retain``, ``general`` rows with ``question`` / ``answer``) and choose one by :data:`RULE`."""
+    ``retain``, ``general`` rows with ``question`` / ``answer``) and choose one by :data:`RULE`.
+    ``baseline``: the unsmoothed model's :func:`measure` on the same parts, when the caller has it."""
     if not parts.get("forget"):
         raise UserError("the teacher search needs forget questions (question / answer rows)")
     settings = [Setting(1.0)] + [
         Setting(t, layers) for t in taus if t != 1.0 for layers in layer_ranges
     ]
-    measured = []
-    for setting in settings:
+    measured = [] if baseline is None else [baseline]
+    for setting in settings[len(measured):]:
         if log is not None:
             log(f"teacher at {setting.label}")
         measured.append(measure(model, tokenizer, fmt, parts, setting, max_new_tokens, batch_size))

@@ -50,20 +50,20 @@ def facts() -> dict[str, list[dict]]:
 
 
 def ask(model, tokenizer, fmt, parts: dict[str, list[dict]]) -> dict[str, Any]:
-    """Every part's greedy answers and their numbers: fact recall, token entropy, degenerate share."""
-    from unlearnkit.evaluation.probes import fact_recall
-    from unlearnkit.metrics.passes import generate_answers
-    from unlearnkit.metrics.scores import token_entropy
-    from unlearnkit.report.generations import degenerate_share
+    """Every part's greedy answers and their numbers (fact recall, token entropy, the share empty or
+    degenerate): the teacher search's unsmoothed measurement, so the two read alike."""
+    from unlearnkit.evaluation.teacher_search import Setting, measure
 
-    out: dict[str, Any] = {"metrics": {}, "answers": {}}
-    for part, rows in parts.items():
-        texts, ids = generate_answers(model, tokenizer, fmt, [r["question"] for r in rows], NEW_TOKENS, 32)
-        out["answers"][part] = texts
-        out["metrics"][f"{part}_fact_recall"] = fact_recall(texts, rows)
-        out["metrics"][f"{part}_token_entropy"] = sum(token_entropy(t) for t in ids) / len(ids)
-        out["metrics"][f"{part}_degenerate"] = degenerate_share(texts)
-    return out
+    measured = measure(model, tokenizer, fmt, parts, Setting(1.0), NEW_TOKENS, 32)
+    return {
+        "measured": measured,
+        "answers": {p: measured[p]["answers"] for p in parts},
+        "metrics": {
+            f"{p}_{key}": measured[p][field]
+            for p in parts
+            for key, field in (("fact_recall", "fact_score"), ("token_entropy", "token_entropy"), ("degenerate", "degenerate"))
+        },
+    }
 
 
 def run_real_quickstart(args, log) -> int:
@@ -102,7 +102,10 @@ def run_real_quickstart(args, log) -> int:
     if any(m.startswith(("asu", "t-asu", "s-asu")) for m in methods):
         t0 = time.time()
         log("ASU's teacher: the original model at each temperature (unlearnkit teacher)")
-        search = search_tau(model, tokenizer, fmt, parts, TEACHER_TAUS, (None,), NEW_TOKENS, log=log)
+        search = search_tau(
+            model, tokenizer, fmt, parts, TEACHER_TAUS, (None,), NEW_TOKENS, log=log,
+            baseline=rows["original"]["measured"],
+        )
         timings["teacher search"] = time.time() - t0
         print(table(search))
     for name in methods:
