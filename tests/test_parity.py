@@ -481,13 +481,19 @@ class ScriptedLlama:
         def scripted(*args, **kwargs):
             out = forward(*args, **kwargs)
             logits = out.logits.clone()
-            n = min(logits.shape[1], len(script) - 1)
-            for t in range(len(prompt_ids) - 1, n):
+            # the script is by position in the sequence: a forward that continues a cache (or keeps
+            # only the last logits) says where its logits are through position_ids
+            width = logits.shape[1]
+            where = kwargs.get("position_ids")
+            positions = where[0, -width:].tolist() if where is not None else list(range(width))
+            for j, t in enumerate(positions):
+                if not len(prompt_ids) - 1 <= t < len(script) - 1:
+                    continue
                 target = script[t + 1]
                 if target == eos:
-                    logits[:, t, eos] -= 50.0  # the EOS prediction is wrong
+                    logits[:, j, eos] -= 50.0  # the EOS prediction is wrong
                 else:
-                    logits[:, t, target] += 50.0
+                    logits[:, j, target] += 50.0
             out.logits = logits
             return out
 

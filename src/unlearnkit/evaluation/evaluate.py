@@ -27,7 +27,13 @@ from unlearnkit.data.encode import DEFAULT_DATE_STRING, DEFAULT_SYSTEM_PROMPT, P
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
 from unlearnkit.metrics import scores as S
-from unlearnkit.metrics.passes import generate_answers, score_answers
+from unlearnkit.metrics.passes import (
+    AnswerScores,
+    ScoredAnswer,
+    encode_answer_sets,
+    generate_answers,
+    score_answer_sets,
+)
 
 
 @dataclass
@@ -107,29 +113,121 @@ def truth_ratio_key(rows: Sequence[dict], kind: str) -> str:
     return "paraphrased_answer"
 
 
-def evaluate_split(
-    model, tokenizer, fmt: PromptFormat, rows: Sequence[dict], kind: str, st: EvalSettings
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """Metrics of one split. ``kind``: forget | retain | general | holdout (decides the aggregates)."""
-    desc = (lambda what: f"{kind} {what}") if st.progress else (lambda what: None)
-    questions = [r["question"] for r in rows]
-    answers = [r["answer"] for r in rows]
-    correct_key = truth_ratio_key(rows, kind)
-    has_tr = all(correct_key in r and "perturbed_answer" in r for r in rows)
-    per_token = kind in ("forget", "holdout")
-    ans = score_answers(
-        model, tokenizer, fmt, questions, answers, st.max_length, st.batch_size, per_token, desc("answers")
+@dataclass
+class SplitPasses:
+    """What the model gave for one split's rows: ``scored[i]`` holds row i's answer, then its paraphrase
+    (when the truth ratio weighs it), then its perturbed answers; the greedy generations (text, ids)."""
+
+    scored: list[list[ScoredAnswer]]
+    generations: list[str]
+    generation_ids: list[list[int]]
+
+
+def _layout(rows: Sequence[dict], kind: str) -> tuple[bool, bool]:
+    """``(truth ratios computed, paraphrase scored apart from the answer)`` for a split's rows."""
+    key = truth_ratio_key(rows, kind)
+    has_tr = bool(rows) and all(key in r and "perturbed_answer" in r for r in rows)
+    return has_tr, has_tr and key != "answer"
+
+
+def model_passes(
+    model,
+    tokenizer,
+    fmt: PromptFormat,
+    splits: Sequence[tuple[str, Sequence[dict]]],
+    st: EvalSettings,
+    extra_questions: Sequence[str] = (),
+) -> tuple[list[SplitPasses], tuple[list[str], list[list[int]]]]:
+    """The model's passes for several splits (``(kind, rows)``) at once, and greedy answers to
+    ``extra_questions``: every question's prompt encoded once (a question in two splits too); one
+    teacher-forced pass scores every answer a metric reads (:func:`score_answer_sets`: the prompt run
+    once, the answers of a batch of questions scored together by length, an answer asked twice scored
+    once); one greedy pass generates each distinct question once (:func:`generate_answers`: prompts
+    batched by length, rows stopped at EOS)."""
+    entry_of: dict[str, int] = {}
+    questions: list[str] = []
+    sets: list[list[str]] = []
+    flags: list[list[bool]] = []
+    label: dict[tuple[int, int], str] = {}
+    where: list[list[tuple[int, int, int]]] = []  # per split, per row: (entry, first slot, answers)
+    for kind, rows in splits:
+        has_tr, extra_para = _layout(rows, kind)
+        per_token = kind in ("forget", "holdout")
+        mine = []
+        for i, r in enumerate(rows):
+            e = entry_of.setdefault(r["question"], len(questions))
+            if e == len(questions):
+                questions.append(r["question"])
+                sets.append([])
+                flags.append([])
+            answers = [
+                r["answer"],
+                *([r["paraphrased_answer"]] if extra_para else []),
+                *(r["perturbed_answer"] if has_tr else []),
+            ]
+            first = len(sets[e])
+            for k, answer in enumerate(answers):
+                label[(e, first + k)] = f"{kind} item {i}"
+                sets[e].append(answer)
+                flags[e].append(per_token and k == 0)
+            mine.append((e, first, len(answers)))
+        where.append(mine)
+    prompts, encoded = encode_answer_sets(
+        tokenizer, fmt, questions, sets, st.max_length, where=lambda e, k: label[(e, k)]
     )
+    scored = score_answer_sets(
+        model, tokenizer, prompts, encoded, flags, st.batch_size, "answers" if st.progress else None
+    )
+    prompt_of = dict(zip(questions, prompts))
+    asked = list(dict.fromkeys([*questions, *extra_questions]))
+    for q in asked:
+        if q not in prompt_of:
+            prompt_of[q] = fmt.prompt_ids(tokenizer, q)
     gens, gen_ids = generate_answers(
         model,
         tokenizer,
         fmt,
-        questions,
+        asked,
         st.max_new_tokens,
         st.batch_size,
-        desc("generation"),
+        "generation" if st.progress else None,
         max_total_tokens=st.max_total_tokens,
+        prompt_ids=[prompt_of[q] for q in asked],
     )
+    gen_of = {q: (g, ids) for q, g, ids in zip(asked, gens, gen_ids)}
+    out = []
+    for (_, rows), mine in zip(splits, where):
+        out.append(
+            SplitPasses(
+                scored=[scored[e][first : first + n] for e, first, n in mine],
+                generations=[gen_of[r["question"]][0] for r in rows],
+                generation_ids=[gen_of[r["question"]][1] for r in rows],
+            )
+        )
+    return out, ([gen_of[q][0] for q in extra_questions], [gen_of[q][1] for q in extra_questions])
+
+
+def evaluate_split(
+    model,
+    tokenizer,
+    fmt: PromptFormat,
+    rows: Sequence[dict],
+    kind: str,
+    st: EvalSettings,
+    passes: SplitPasses | None = None,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Metrics of one split. ``kind``: forget | retain | general | holdout (decides the aggregates).
+    ``passes``: the model's passes over these rows, when :func:`model_passes` ran them with other
+    splits' (else they run here)."""
+    if passes is None:
+        passes = model_passes(model, tokenizer, fmt, [(kind, rows)], st)[0][0]
+    questions = [r["question"] for r in rows]
+    answers = [r["answer"] for r in rows]
+    has_tr, extra_para = _layout(rows, kind)
+    per_token = kind in ("forget", "holdout")
+    scored = passes.scored
+    ans = _answer_scores([s[0] for s in scored], per_token)
+    gens, gen_ids = passes.generations, passes.generation_ids
     out: dict[str, float] = {}
     details: dict[str, Any] = {"questions": questions, "answers": answers, "generations": gens}
     if rows and all(isinstance(r.get("original_answer"), str) and r["original_answer"].strip() for r in rows):
@@ -142,36 +240,9 @@ def evaluate_split(
     details["rougeL_recall"] = rouge
     trs: list[float] = []
     if has_tr:
-        pert_flat = [(q, p) for r in rows for q, p in [(r["question"], x) for x in r["perturbed_answer"]]]
-        if correct_key == "answer":
-            para = ans.nll_mean
-        else:
-            para = score_answers(
-                model,
-                tokenizer,
-                fmt,
-                questions,
-                [r["paraphrased_answer"] for r in rows],
-                st.max_length,
-                st.batch_size,
-                desc=desc("paraphrases"),
-            ).nll_mean
-        pert = score_answers(
-            model,
-            tokenizer,
-            fmt,
-            [q for q, _ in pert_flat],
-            [p for _, p in pert_flat],
-            st.max_length,
-            st.batch_size,
-            desc=desc("perturbed"),
-        ).nll_mean
-        pos = 0
-        pert_per_row = []
-        for r in rows:
-            n = len(r["perturbed_answer"])
-            pert_per_row.append(pert[pos : pos + n])
-            pos += n
+        first = 2 if extra_para else 1
+        para = [s[1].nll_mean for s in scored] if extra_para else ans.nll_mean
+        pert_per_row = [[x.nll_mean for x in s[first:]] for s in scored]
         trs = [S.truth_ratio(p, ps) for p, ps in zip(para, pert_per_row)]
         details["truth_ratios"] = trs
         if kind == "forget":
@@ -194,6 +265,20 @@ def evaluate_split(
         out[f"{kind}_extraction_strength"] = _mean([_extraction(m) for m in matches])
         details["mia"] = _mia_scores(ans, answers)
     return out, details
+
+
+def _answer_scores(scored: Sequence[ScoredAnswer], per_token: bool) -> AnswerScores:
+    """The answers' scores as :class:`AnswerScores` (per-token lists when ``per_token``)."""
+    nll = [s.nll_mean for s in scored]
+    if not per_token:
+        return AnswerScores(nll)
+    return AnswerScores(
+        nll,
+        [s.token_logps for s in scored],
+        [s.mu for s in scored],
+        [s.sigma for s in scored],
+        [s.argmax_match for s in scored],
+    )
 
 
 def _extraction(match) -> float:
@@ -230,6 +315,7 @@ def _mia_scores(ans, texts: Sequence[str]) -> dict[str, list[float]]:
     }
 
 
+SPLIT_KINDS = ("forget", "retain", "general", "holdout")
 RECORDED_SETTINGS = ("max_items", "row_selection", "max_new_tokens", "max_total_tokens", "seed")
 
 UTILITY_KEYS = (
@@ -256,17 +342,27 @@ def evaluate(
     details: dict[str, Any] = fmt.describe()  # prompt format, system prompt and date (chat)
     details["eval_settings"] = {k: getattr(st, k) for k in RECORDED_SETTINGS}  # rows and generation cap
     rows_of = getattr(bench, "eval_split", bench.split)  # TOFU: truth ratios on retain_perturbed
-    evaluated: dict[str, list[dict]] = {}
-    for kind in ("forget", "retain", "general", "holdout"):
-        rows = evaluated[kind] = select_rows(rows_of(kind), st)
+    evaluated: dict[str, list[dict]] = {kind: select_rows(rows_of(kind), st) for kind in SPLIT_KINDS}
+    parts = {
+        name: select_rows(rows, st) for name, rows in (getattr(bench, "general_parts", None) or {}).items()
+    }
+    # every split's and part's passes at once: each question's prompt run once, generations batched across
+    splits = [(kind, evaluated[kind]) for kind in SPLIT_KINDS if evaluated[kind]]
+    splits += [("general", rows) for rows in parts.values() if rows]
+    reworded = _reworded_questions(evaluated["forget"])
+    passes, (reworded_gens, _) = model_passes(model, tokenizer, fmt, splits, st, reworded)
+    passes_of = dict(zip([kind for kind in SPLIT_KINDS if evaluated[kind]], passes))
+    part_passes = dict(zip([name for name, rows in parts.items() if rows], passes[len(passes_of) :]))
+    for kind in SPLIT_KINDS:
+        rows = evaluated[kind]
         if not rows:
             continue
-        split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st)
+        split_metrics, split_details = evaluate_split(model, tokenizer, fmt, rows, kind, st, passes_of[kind])
         metrics.update(split_metrics)
         details[kind] = split_details
     if getattr(bench, "general_parts", None):
         # Real TOFU: real authors and world facts reported apart; utility = harmonic mean of 9 numbers.
-        part_metrics, part_details = general_part_metrics(model, tokenizer, bench, st)
+        part_metrics, part_details = general_part_metrics(model, tokenizer, bench, st, part_passes)
         metrics.update(part_metrics)
         details.update(part_details)
         if all(k in metrics for k in TOFU_UTILITY_KEYS):
@@ -291,39 +387,31 @@ def evaluate(
         metrics["forget_quality_oracle_n"] = len(oracle_forget_trs)
     # The fact-level score where rows carry fact_value; warnings for degenerate numbers.
     from unlearnkit.evaluation.diagnostics import evaluation_warnings
-    from unlearnkit.evaluation.probes import fact_metrics
+    from unlearnkit.evaluation.probes import fact_metrics, fact_recall
 
     metrics.update(fact_metrics(evaluated, details))
-    metrics.update(_reworded_fact_recall(model, tokenizer, fmt, evaluated.get("forget") or [], st, details))
+    if reworded:
+        details["forget"]["paraphrased_generations"] = reworded_gens
+        metrics["forget_para_fact_recall"] = fact_recall(reworded_gens, evaluated["forget"])
     details["warnings"] = evaluation_warnings(metrics, evaluated)
     return metrics, details
 
 
-def _reworded_fact_recall(model, tokenizer, fmt, rows: Sequence[dict], st: EvalSettings, details) -> dict:
-    """``forget_para_fact_recall``: the share of forget questions, asked in their never-trained wording
-    (``paraphrased_question``), whose fact value the greedy answer states. Knowing a fact means stating it
-    however it is asked; a model that only learned (or only unlearned) one wording differs here from the
-    direct ``forget_fact_recall``. Only for rows that carry both fields (the embedded world's)."""
-    from unlearnkit.evaluation.probes import fact_recall, has_facts
+def _reworded_questions(rows: Sequence[dict]) -> list[str]:
+    """The forget questions in their never-trained wording (``paraphrased_question``), asked for
+    ``forget_para_fact_recall``: the share of them whose fact value the greedy answer states. Knowing a
+    fact means stating it however it is asked; a model that only learned (or only unlearned) one wording
+    differs here from the direct ``forget_fact_recall``. Only for rows that carry both fields (the
+    embedded world's); none otherwise."""
+    from unlearnkit.evaluation.probes import has_facts
 
     if (
         not rows
         or not has_facts(rows)
         or not all(isinstance(r.get("paraphrased_question"), str) for r in rows)
     ):
-        return {}
-    gens, _ = generate_answers(
-        model,
-        tokenizer,
-        fmt,
-        [r["paraphrased_question"] for r in rows],
-        st.max_new_tokens,
-        st.batch_size,
-        "forget reworded" if st.progress else None,
-        max_total_tokens=st.max_total_tokens,
-    )
-    details["forget"]["paraphrased_generations"] = gens
-    return {"forget_para_fact_recall": fact_recall(gens, rows)}
+        return []
+    return [r["paraphrased_question"] for r in rows]
 
 
 # TOFU model utility (arXiv 2401.06121): {prob, ROUGE-L recall, truth ratio} on 3 parts.
@@ -333,12 +421,15 @@ TOFU_UTILITY_KEYS = tuple(
 )
 
 
-def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[str, float], dict[str, Any]]:
+def general_part_metrics(
+    model, tokenizer, bench, settings=None, passes: dict[str, SplitPasses] | None = None
+) -> tuple[dict[str, float], dict[str, Any]]:
     """TOFU metrics of each part of ``bench.general_parts`` (keys ``real_authors_prob`` ...).
 
     Every part is scored like the ``general`` split of :func:`evaluate_split`
     (option-normalised probability, "true better" truth ratio), with the ``general_`` prefix replaced
-    by the part's name. A benchmark without parts gives ``({}, {})``.
+    by the part's name. A benchmark without parts gives ``({}, {})``. ``passes``: the model's passes
+    over each part's rows, by name, when :func:`evaluate` ran them with the other splits'.
     """
     parts = getattr(bench, "general_parts", None) or {}
     st = settings or EvalSettings()
@@ -349,7 +440,8 @@ def general_part_metrics(model, tokenizer, bench, settings=None) -> tuple[dict[s
         rows = select_rows(rows, st)
         if not rows:
             continue
-        part_metrics, details[name] = evaluate_split(model, tokenizer, fmt, rows, "general", st)
+        given = (passes or {}).get(name)
+        part_metrics, details[name] = evaluate_split(model, tokenizer, fmt, rows, "general", st, given)
         metrics.update({f"{name}_{k.removeprefix('general_')}": v for k, v in part_metrics.items()})
     return metrics, details
 
