@@ -192,7 +192,12 @@ def methods_sections() -> str:
     out: list[str] = []
     for spec in catalog.SPECS:
         module, step = spec.step.split(":")
-        out += [f"## `{spec.name}`", "", f"{spec.summary[0].upper()}{spec.summary[1:]}. Paper: {spec.paper}.", ""]
+        out += [
+            f"## `{spec.name}`",
+            "",
+            f"{spec.summary[0].upper()}{spec.summary[1:]}. Paper: {spec.paper}.",
+            "",
+        ]
         out += [f"Needs: {_passes(spec)}. Step: `unlearnkit.objectives.{module}.{step}`. Loss:", ""]
         out += [_loss_line(name) for name in _losses(spec.step)] + [""]
         out += _settings_table(_own_settings(spec.config)) + [""]

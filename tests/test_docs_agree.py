@@ -31,7 +31,9 @@ def test_scaling_and_benchmarks_show_the_same_speed_and_memory_figures():
     assert "_Produced by" not in scaling, "docs/SCALING.md carries the speed section's provenance line"
     benchmarks = (REPO / "BENCHMARKS.md").read_text(encoding="utf-8")
     missing = [line for line in sync_docs.speed_body(speed).splitlines() if line not in benchmarks]
-    assert not missing, f"BENCHMARKS.md lacks speed.md's lines {missing[:3]}: run python bench/make_benchmarks.py"
+    assert not missing, (
+        f"BENCHMARKS.md lacks speed.md's lines {missing[:3]}: run python bench/make_benchmarks.py"
+    )
 
 
 def readme_method_table(readme: str) -> str:

