@@ -50,3 +50,12 @@ def test_quickstart_model_refuses_lab_flags(tiny_model_dir, tmp_path, capsys):
     assert "--robust: a setting of the embedded lab" in capsys.readouterr().err
     assert main(["quickstart", "--model", str(tiny_model_dir), "--methods", "nope", "--output", str(out)]) == 2
     assert not out.exists()
+
+
+def test_time_estimate_line():
+    from unlearnkit.train.finetune import estimate_line
+
+    line = estimate_line("fine-tuning", 30.0, 100, 120.0)
+    assert line is not None and "100 steps, the first took 30 s: about 50 minutes" in line
+    assert estimate_line("fine-tuning", 1.0, 100, 120.0) is None  # 100 s: no line
+    assert estimate_line("fine-tuning", 500.0, 1, 120.0) is None  # one step: nothing left to estimate

@@ -6,6 +6,8 @@ TOFU and MUSE make theirs from a pretrained model. Fine-tunes any HF model or th
 from __future__ import annotations
 
 import dataclasses
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,14 +96,25 @@ def augmentation_files(bench: Benchmark, split: str) -> list[Path]:
 class StepProgress(TrainerCallback):
     """One compact progress bar (refreshed at most once a second) instead of the Trainer's chatty one."""
 
+    # A run whose estimate exceeds this many seconds says so once, after its first step (a 135M model on
+    # a CPU takes tens of seconds a step: the user should learn that the run is an hour before it is).
+    ESTIMATE_AFTER_S = 120.0
+
     def __init__(self, desc: str) -> None:
-        self.desc, self.bar = desc, None
+        self.desc, self.bar, self.started = desc, None, None
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.bar = tqdm(total=state.max_steps, desc=self.desc, mininterval=1.0, leave=False, unit="step")
+        self.started = (time.monotonic(), state.global_step)
 
     def on_step_end(self, args, state, control, **kwargs):
         self.bar.update(state.global_step - self.bar.n)
+        begun, first = self.started or (None, 0)
+        if begun is not None and state.global_step == first + 1:
+            self.started = None
+            line = estimate_line(self.desc, time.monotonic() - begun, state.max_steps - first, self.ESTIMATE_AFTER_S)
+            if line:
+                tqdm.write(line, file=sys.stderr)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs and "loss" in logs and self.bar is not None:
@@ -110,6 +123,17 @@ class StepProgress(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         if self.bar is not None:
             self.bar.close()
+
+
+def estimate_line(desc: str, first_step_s: float, steps: int, threshold_s: float) -> str | None:
+    """``"desc: N steps, the first took X s: about M minutes in all"`` when that is over ``threshold_s``."""
+    total = first_step_s * steps
+    if steps <= 1 or total <= threshold_s:
+        return None
+    return (
+        f"unlearnkit: {desc}: {steps} steps, the first took {first_step_s:.0f} s: about "
+        f"{total / 60:.0f} minutes in all on this machine"
+    )
 
 
 def finetune(
