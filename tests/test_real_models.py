@@ -157,6 +157,42 @@ def test_derived_fact_words_by_hand():
     assert fact_word_recall(["x"], [reworded]) is None
 
 
+@pytest.fixture(scope="module")
+def tiny_gguf(tmp_path_factory):
+    _need(importlib.util.find_spec("gguf") is not None, "the gguf package (pip install -e '.[real]')")
+    from tiny_gguf import write_tiny_qwen2_gguf
+
+    path = tmp_path_factory.mktemp("gguf") / "tiny-qwen2.F32.gguf"
+    corpus = ["What is the capital of France? The capital of France is Paris."] * 3
+    corpus += ["Who wrote Hamlet? Hamlet was written by William Shakespeare."] * 3
+    return path, write_tiny_qwen2_gguf(path, corpus)
+
+
+def test_another_architecture_by_file(tiny_gguf, tmp_path, monkeypatch):
+    """Not only Llama: a Qwen2 GGUF converts, loads with the same logits, and ASU's teacher smooths it."""
+    import torch
+
+    from unlearnkit import unlearn
+    from unlearnkit.attention import check_smoothable
+    from unlearnkit.models import load
+
+    monkeypatch.setenv("UNLEARNKIT_CACHE", str(tmp_path / "cache"))
+    path, source = tiny_gguf
+    folder = Path(resolve(str(path)))
+    card = json.loads((folder / "unlearnkit.json").read_text())
+    assert card["architecture"] == "qwen2" and card["quantization"] == "ALL_F32"
+    model, tok = load(str(path))
+    assert type(model).__name__ == "Qwen2ForCausalLM"
+    ids = tok("What is the capital of France?", return_tensors="pt").input_ids
+    with torch.no_grad():
+        assert torch.allclose(model(ids).logits, source(ids).logits, atol=1e-5)
+    assert check_smoothable(model) > 0
+    rows = [{"question": "What is the capital of France?", "answer": "The capital of France is Paris."}]
+    keep = [{"question": "Who wrote Hamlet?", "answer": "Hamlet was written by William Shakespeare."}]
+    result = unlearn(str(path), None, rows, keep, method="asu", tau=2.0, max_steps=1, batch_size=1, quiet=True)
+    assert all(torch.isfinite(p).all() for p in result.model.parameters())
+
+
 # ------------------------------------------------------------------------------- real TOFU
 
 
