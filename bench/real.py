@@ -475,6 +475,13 @@ def ensure_model(
     )
 
 
+def measured(eval_folder: Path) -> Any:
+    """An eval folder as the EvalResult ``original=`` takes (it reads an eval folder as a model folder)."""
+    from unlearnkit import EvalResult
+
+    return EvalResult(metrics=json.loads((eval_folder / "metrics.json").read_text(encoding="utf-8")))
+
+
 def wall(result: Any, default: float) -> float:
     """The training's own seconds (``compute["wall_seconds"]``: no loading, saving or checking)."""
     got = (getattr(result, "compute", None) or {}).get("wall_seconds")
@@ -541,7 +548,7 @@ def ensure_eval(
         str(model),
         data=str(data),
         oracle=str(oracle) if oracle else None,
-        original=str(original) if original and oracle else None,
+        original=measured(original) if original and oracle else None,
         protocol="tofu",
         **settings,
     )
@@ -931,6 +938,12 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
             for row, line in got.items()
         ),
         "",
+        *(
+            f"- seed {s} {row}: tau {res[row]['tau']:g} (searched: tau=auto)"
+            for s, res in per_seed.items()
+            for row in res
+            if isinstance(res[row].get("tau"), (int, float)) and row in METHOD_SETTINGS
+        ),
         *(f"- {what}: not run ({why})" for what, why in meta.get("failed", {}).items()),
         "",
         "The lab's checks (computed from the rows above):",
@@ -966,7 +979,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--check-items", type=int, default=40, help="questions the learned line asks")
     p.add_argument("--max-items", type=int, default=40, help="evaluation items per split")
-    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=80,
+        help="generated tokens an answer (nearly every TOFU answer fits in SmolLM2's tokens; rows stop at EOS)",
+    )
     p.add_argument(
         "--data-root", default=None, help="TOFU's parent (default $UNLEARNKIT_DATA_ROOT or ../shared/data)"
     )

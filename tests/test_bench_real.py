@@ -254,3 +254,26 @@ def test_steps_and_the_whole_run_estimate(tmp_path):
     total = 3 * (90 * 10 + 25 * 20 + 4 * 160 * 2)
     assert f"about {total / 3600:.1f} h" in head and "not timed" not in head
     assert lines[0].startswith("  fine-tunes: 90 steps")
+
+
+def test_the_report_states_the_computed_verdicts():
+    per_seed = results(0.45, 0.48, jitter=0.01)
+    per_seed[0]["asu"]["tau"] = 1.8
+    meta = {
+        "model": "m",
+        "sizes": {"forget": 1, "retain": 2, "holdout": 1},
+        "recipe": {"epochs": 5},
+        "unlearn_set": {},
+        "max_items": 40,
+        "max_new_tokens": 80,
+        "learned": {0: {"target": "learned: ROUGE-L recall 0.95"}},
+        "failed": {"seed 1 rmu": "boom"},
+    }
+    md = real.render(per_seed, meta)
+    assert md.startswith("## A real model")
+    assert "| row | forget_quality | model_utility |" in md
+    assert "- seed 0 target: learned: ROUGE-L recall 0.95" in md
+    assert "- seed 0 asu: tau 1.8 (searched: tau=auto)" in md
+    assert "- seed 1 rmu: not run (boom)" in md
+    for c in real.claims(per_seed) + real.lab_checks(per_seed):
+        assert f"**{c['verdict']}**" in md
