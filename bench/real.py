@@ -1004,9 +1004,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if args.ft_epochs is not None:
         args.ft_set = [*args.ft_set, f"epochs={args.ft_epochs}"]
-    for name, value in (("--max-items", args.max_items), ("--threads", args.threads)):
+    for name, value in (
+        ("--max-items", args.max_items),
+        ("--threads", args.threads),
+        ("--max-new-tokens", args.max_new_tokens),
+    ):
         if value < 1:
             fail(f"{name} {value}: must be >= 1")
+    if args.check_items < 0:
+        fail(f"--check-items {args.check_items}: must be >= 0 (0 skips the learned line)")
+    # every cheap check before anything heavy: the sizes, the settings' form, the data
+    choose_authors(seeds[0], args.forget_authors, args.retain_authors, args.holdout_authors)
+    from unlearnkit.api.finetune import check_settings
+    from unlearnkit.errors import UserError
+
+    try:
+        check_settings(parse_sets(args.ft_set, "--ft-set"), 0)
+    except UserError as err:
+        fail(f"--ft-set: {err}")
+    parse_sets(args.unlearn_set, "--unlearn-set")
+    tofu_dir(args.data_root)
     import torch
 
     from unlearnkit.gguf_models import resolve
@@ -1016,7 +1033,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     bad = [m for m in methods if m not in known]
     if bad:
         fail(f"--methods: unknown {', '.join(bad)} (see `unlearnkit methods`)")
-    tofu_dir(args.data_root)  # before anything heavy
     torch.set_num_threads(args.threads)
     work = cache_root(args.cache_dir) / "real"
     base = resolve(args.model, log=print)

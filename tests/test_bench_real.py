@@ -277,3 +277,22 @@ def test_the_report_states_the_computed_verdicts():
     assert "- seed 1 rmu: not run (boom)" in md
     for c in real.claims(per_seed) + real.lab_checks(per_seed):
         assert f"**{c['verdict']}**" in md
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--forget-authors", "30"], "--forget-authors 30: must be 1..20"),
+        (["--seeds", "x"], "--seeds x: expected comma-separated integers"),
+        (["--ft-set", "lr=-1"], "--ft-set: "),
+        (["--max-items", "0"], "--max-items 0: must be >= 1"),
+        (["--data-root", "/nonexistent"], "no TOFU copy at /nonexistent"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, says, capsys, tmp_path):
+    with pytest.raises(SystemExit) as err:
+        real.main([*argv, "--estimate", "--cache-dir", str(tmp_path)])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0]
+    assert not any(tmp_path.iterdir())  # nothing written
