@@ -440,7 +440,7 @@ def ensure_model(
     if done is not None:
         print(f"{label}: from the cache ({folder}); {done.get('learned', 'no learned line')}", flush=True)
         return folder, done
-    n_rows = sum(len(_common_rows(f)) for f in files)
+    n_rows = sum(len(_jsonl_rows(f)) for f in files)
     steps = finetune_steps(n_rows, {**recorded(base, "finetune_defaults"), **recipe})
     if timings.rate("finetune") is None:  # nothing timed here yet: time the first steps, then estimate
         first = finetune(
@@ -488,7 +488,7 @@ def wall(result: Any, default: float) -> float:
     return float(got) if isinstance(got, (int, float)) and got > 0 else default
 
 
-def _common_rows(path: Path) -> list[dict]:
+def _jsonl_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -498,11 +498,11 @@ def eval_items(data: Path, max_items: int) -> int:
     for name in ("forget", "retain", "holdout"):
         path = data / f"{name}.jsonl"
         if path.is_file():
-            n += min(max_items, len(_common_rows(path)))
+            n += min(max_items, len(_jsonl_rows(path)))
     general = data / "general.jsonl"
     if general.is_file():
         counts: dict[str, int] = {}
-        for row in _common_rows(general):
+        for row in _jsonl_rows(general):
             counts[row.get("source", "")] = counts.get(row.get("source", ""), 0) + 1
         n += sum(min(max_items, c) for c in counts.values())
     return n
@@ -582,7 +582,7 @@ def ensure_method(
     if done is not None:
         print(f"{method}: from the cache ({folder})", flush=True)
         return folder, done
-    n_forget = len(_common_rows(data / "forget.jsonl"))
+    n_forget = len(_jsonl_rows(data / "forget.jsonl"))
     steps = unlearn_steps(n_forget, {**recorded(target, "unlearn_defaults"), **settings})
     timings.estimate(f"{method}: unlearning {n_forget} forget rows", f"unlearn:{method}", steps, "step")
     start = time.perf_counter()
