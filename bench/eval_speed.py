@@ -2,11 +2,11 @@
 
     python bench/eval_speed.py                     # tiny lab target (20 items a split) + SmolLM2-135M-Instruct (10), 64 new tokens, 1 thread
     python bench/eval_speed.py --models real --real-items 20 --max-new-tokens 200
-    python bench/eval_speed.py --baseline <commit> --repeats 2
+    python bench/eval_speed.py --baseline <commit> --new <commit> --repeats 2
 
-The baseline is checked out as a git worktree (``git worktree add --detach``) outside the repository, and
-each evaluation runs in a fresh process whose ``PYTHONPATH`` puts that version's ``src/`` first (the
-worker records which ``unlearnkit`` it imported). Both versions evaluate the same model folder on the
+The baseline (and with ``--new``, the new code) is checked out as a git worktree (``git worktree add
+--detach``) outside the repository, and each evaluation runs in a fresh process whose ``PYTHONPATH`` puts
+that version's ``src/`` first (the worker records which ``unlearnkit`` it imported). Both versions evaluate the same model folder on the
 same rows with the same settings (``EvalSettings(max_items=N, max_new_tokens=T)``, seed 0, batch size
 32, the model's prompt format) through ``unlearnkit.evaluation.evaluate.evaluate``, the function behind
 ``unlearnkit eval`` and ``unlearnkit.evaluate``: the rows are chosen once here (the evaluation's own
@@ -281,6 +281,7 @@ def compare(old: dict, new: dict) -> dict:
     keys = sorted(set(old["metrics"]) & set(new["metrics"]))
     metric_diff = {k: abs(old["metrics"][k] - new["metrics"][k]) for k in keys}
     worst = max(metric_diff, key=lambda k: (not math.isnan(metric_diff[k]), metric_diff[k]), default=None)
+    # a metric only one version reports (another change of the tree added it) is listed, not compared
     out["metrics_missing"] = sorted(set(old["metrics"]) ^ set(new["metrics"]))
     out["largest_metric_diff"] = {"metric": worst, "diff": metric_diff.get(worst)} if worst else None
     out["equal"] = (
@@ -289,7 +290,6 @@ def compare(old: dict, new: dict) -> dict:
         and out["mia"] <= TOL
         and out["generations_differ"] == 0
         and out["rouge_differ"] == 0
-        and not out["metrics_missing"]
     )
     return out
 
@@ -303,7 +303,8 @@ def render(rows: dict, args) -> str:
         "",
         f"The same evaluation (`unlearnkit.evaluation.evaluate.evaluate`, {args.max_new_tokens} new tokens, "
         f"batch size 32, {args.threads} thread(s)) by the baseline commit `{rows['baseline'][:10]}` and by "
-        "this code, each in a fresh process on the same model and rows, "
+        f"{'commit `' + rows['new'][:10] + '`' if rows['new'] != 'working tree' else 'this code'}, each in "
+        "a fresh process on the same model and rows, "
         f"{args.repeats} round-robin repeat(s) (fastest counts). Items = rows evaluated over every split "
         "and part; items/s per CPU second of the evaluating process (one thread; the machine's cores are "
         "shared, so wall time mostly measures waiting: wall-clock rates in eval_speed.json). Equal: "
@@ -328,6 +329,9 @@ def render(rows: dict, args) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=BASELINE, help="the commit whose evaluation is the old code")
+    p.add_argument(
+        "--new", default=None, help="a commit to measure as the new code (default: this working tree's src/)"
+    )
     p.add_argument("--models", default="tiny,real", help="comma-separated: tiny, real")
     p.add_argument("--tiny-items", type=int, default=20, help="items a split on the tiny lab")
     p.add_argument("--real-items", type=int, default=10, help="items a split on the real model")
@@ -352,12 +356,15 @@ def main(argv=None) -> int:
     if bad:
         raise SystemExit(f"eval_speed: unknown model {bad[0]!r}; use tiny, real")
     old_src = worktree(args.baseline) / "src"
-    new_src = ROOT / "src"
-    baseline = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", args.baseline], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    new_src = worktree(args.new) / "src" if args.new else ROOT / "src"
+    baseline, new_commit = (
+        subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", c], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for c in (args.baseline, args.new or "HEAD")
+    )
     work = Path(tempfile.mkdtemp(prefix="eval_speed_"))
-    results: dict = {"baseline": baseline, "models": {}}
+    results: dict = {"baseline": baseline, "new": new_commit if args.new else "working tree", "models": {}}
     try:
         for name in models:
             cfg = setup_model(name, args, work)
@@ -400,7 +407,8 @@ def main(argv=None) -> int:
                 f"{name}: old {row['old_items_per_s']:.3f} items/s, new {row['new_items_per_s']:.3f} items/s, "
                 f"{row['speedup']:.2f}x; max prob diff {check['prob']:.2e}, truth ratio rel "
                 f"{check['truth_ratio_rel']:.2e}, MIA {check['mia']:.2e}, generations differing "
-                f"{check['generations_differ']}, largest metric diff {check['largest_metric_diff']}; "
+                f"{check['generations_differ']}, ROUGE-L differing {check['rouge_differ']}, metrics in one "
+                f"version only {check['metrics_missing']}, largest metric diff {check['largest_metric_diff']}; "
                 f"equal: {check['equal']}",
                 flush=True,
             )
@@ -408,6 +416,7 @@ def main(argv=None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     settings = {
         "baseline": baseline,
+        "new": results["new"],
         "models": models,
         "tiny_items": args.tiny_items if "tiny" in models else None,
         "real_items": args.real_items if "real" in models else None,

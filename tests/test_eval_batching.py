@@ -219,3 +219,24 @@ def test_a_generation_config_with_processors_goes_through_generate(
     tiny_random_llama.forward = forward
     for prompt, toks in zip(prompts, got):
         assert toks == _generate(tiny_random_llama, world_tokenizer, prompt, 8)
+
+
+def test_a_split_runs_each_prompt_once_for_scores_and_generation(make_tiny_llama, world_tokenizer, rows):
+    """Scoring and generation continue one run of each prompt: the forwards that start sequences (no
+    cache given) hold every question once."""
+    model = make_tiny_llama()
+    starts: list[int] = []
+    forward = model.forward
+
+    @functools.wraps(forward)
+    def counting(*args, **kwargs):
+        if kwargs.get("cache") is None and kwargs.get("past_key_values") is None:
+            starts.append(kwargs["input_ids"].shape[0])
+        return forward(*args, **kwargs)
+
+    model.forward = counting
+    fmt = PromptFormat.for_tokenizer(world_tokenizer)
+    st = EvalSettings(max_new_tokens=5, batch_size=4, progress=False)
+    _, details = evaluate_split(model, world_tokenizer, fmt, rows + rows[:2], "forget", st)
+    assert sum(starts) == len(rows)  # the 2 repeated rows' questions are not run again
+    assert details["generations"][-2:] == details["generations"][:2]

@@ -275,28 +275,34 @@ def forget_only(bench):
 
 
 def oracle_forget_truth_ratios(oracle: OtherModel, bench, settings) -> list[float] | None:
-    """The oracle's per-item forget truth ratios: measured before, or now on ``bench``'s forget rows."""
+    """The oracle's per-item forget truth ratios: measured before, or now on ``bench``'s forget rows
+    (its truth ratios only: nothing is generated)."""
     from unlearnkit.evaluation import evaluate as E  # looked up now: bench/gpu_check.py wraps E.evaluate
 
     if "truth_ratios" in oracle.measured:
         return oracle.measured["truth_ratios"]
     model, tokenizer = oracle.load()
-    _, details = E.evaluate(model, tokenizer, forget_only(bench), settings)
+    _, details = E.evaluate(model, tokenizer, forget_only(bench), _no_generation(settings))
     return details["forget"].get("truth_ratios")
+
+
+def _no_generation(settings):
+    """``settings`` with no new tokens: an evaluation read only for its truth ratios (the oracle's, the
+    original's forget quality) needs no greedy answers."""
+    return dataclasses.replace(settings, max_new_tokens=0, max_total_tokens=0)
 
 
 def original_resolution(original: OtherModel, bench, settings, oracle_trs) -> dict:
     """The original model's forget quality against the oracle (the KS test's resolution on this data):
-    read from its evaluation, or measured on the forget split (only its truth ratios are needed, so
-    one new token is generated per question)."""
+    read from its evaluation, or measured on the forget split (only its truth ratios are needed: nothing
+    is generated)."""
     from unlearnkit.evaluation import evaluate as E
 
     if "forget_quality" in original.measured:
         fq, n = original.measured["forget_quality"], original.measured.get("n")
         return {"original_model": original.name, "forget_quality": float(fq), "n": n}
     model, tokenizer = original.load()
-    quick = dataclasses.replace(settings, max_new_tokens=1, max_total_tokens=0)
-    metrics, _ = E.evaluate(model, tokenizer, forget_only(bench), quick, oracle_trs)
+    metrics, _ = E.evaluate(model, tokenizer, forget_only(bench), _no_generation(settings), oracle_trs)
     return {
         "original_model": original.name,
         "forget_quality": metrics.get("forget_quality"),

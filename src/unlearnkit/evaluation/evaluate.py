@@ -26,12 +26,16 @@ from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import DEFAULT_DATE_STRING, DEFAULT_SYSTEM_PROMPT, PromptFormat
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
+from unlearnkit.metrics import passes as _passes
 from unlearnkit.metrics import scores as S
 from unlearnkit.metrics.passes import (
     AnswerScores,
     ScoredAnswer,
+    decode_answers,
     encode_answer_sets,
     generate_answers,
+    new_token_budgets,
+    run_questions,
     score_answer_sets,
 )
 
@@ -50,6 +54,8 @@ class EvalSettings:
     # > 0: prompt + generation capped at this many tokens (TOFU's and closer-look's
     # ``generation.max_length: 200``, ``max_new_tokens: null``), on top of max_new_tokens; 0: off.
     max_total_tokens: int = 0
+    # rows a scoring forward; prompts are run (and their answers generated) 2 x batch_size at a time:
+    # a decoded row holds its cache and one position's logits, a scored row a vocabulary of logits a token
     batch_size: int = 32
     max_length: int = 512
     prompt_format: str = "auto"
@@ -139,11 +145,12 @@ def model_passes(
     extra_questions: Sequence[str] = (),
 ) -> tuple[list[SplitPasses], tuple[list[str], list[list[int]]]]:
     """The model's passes for several splits (``(kind, rows)``) at once, and greedy answers to
-    ``extra_questions``: every question's prompt encoded once (a question in two splits too); one
-    teacher-forced pass scores every answer a metric reads (:func:`score_answer_sets`: the prompt run
-    once, the answers of a batch of questions scored together by length, an answer asked twice scored
-    once); one greedy pass generates each distinct question once (:func:`generate_answers`: prompts
-    batched by length, rows stopped at EOS)."""
+    ``extra_questions``: every question's prompt encoded once (a question in two splits too), then one
+    :func:`run_questions` over the distinct questions: each prompt run once, every answer a metric reads
+    (the answer, the paraphrase, the perturbed answers) scored from it with the answers of its batch of
+    questions, by length (an answer asked twice scored once), and the greedy answer generated from the
+    same prompt run, rows stopped at EOS. When ``generate_answers`` has been replaced (tests and audits
+    script the answers), scoring runs alone and the replacement answers."""
     entry_of: dict[str, int] = {}
     questions: list[str] = []
     sets: list[list[str]] = []
@@ -175,25 +182,43 @@ def model_passes(
     prompts, encoded = encode_answer_sets(
         tokenizer, fmt, questions, sets, st.max_length, where=lambda e, k: label[(e, k)]
     )
-    scored = score_answer_sets(
-        model, tokenizer, prompts, encoded, flags, st.batch_size, "answers" if st.progress else None
-    )
     prompt_of = dict(zip(questions, prompts))
     asked = list(dict.fromkeys([*questions, *extra_questions]))
     for q in asked:
         if q not in prompt_of:
             prompt_of[q] = fmt.prompt_ids(tokenizer, q)
-    gens, gen_ids = generate_answers(
-        model,
-        tokenizer,
-        fmt,
-        asked,
-        st.max_new_tokens,
-        st.batch_size,
-        "generation" if st.progress else None,
-        max_total_tokens=st.max_total_tokens,
-        prompt_ids=[prompt_of[q] for q in asked],
-    )
+    asked_prompts = [prompt_of[q] for q in asked]
+    if generate_answers is _passes.generate_answers:
+        # one pass over every distinct question: its answers scored and its answer generated from one
+        # run of its prompt (asked holds the scored questions first, in the same order)
+        budgets = new_token_budgets([len(p) for p in asked_prompts], st.max_new_tokens, st.max_total_tokens)
+        scored, gen_ids = run_questions(
+            model,
+            tokenizer,
+            asked_prompts,
+            [*encoded, *([] for _ in asked[len(questions) :])],
+            [*flags, *([] for _ in asked[len(questions) :])],
+            budgets,
+            st.batch_size,
+            "evaluation" if st.progress else None,
+            prompt_batch_size=2 * st.batch_size,
+        )
+        gens = decode_answers(tokenizer, gen_ids)
+    else:  # a generator swapped in (tests and audits script the answers): scoring, then its answers
+        scored = score_answer_sets(
+            model, tokenizer, prompts, encoded, flags, st.batch_size, "answers" if st.progress else None
+        )
+        gens, gen_ids = generate_answers(
+            model,
+            tokenizer,
+            fmt,
+            asked,
+            st.max_new_tokens,
+            st.batch_size,
+            "generation" if st.progress else None,
+            max_total_tokens=st.max_total_tokens,
+            prompt_ids=asked_prompts,
+        )
     gen_of = {q: (g, ids) for q, g, ids in zip(asked, gens, gen_ids)}
     out = []
     for (_, rows), mine in zip(splits, where):

@@ -255,29 +255,41 @@ def _score_unshared(model, prompts, seqs, want_tokens, pad, device) -> list[Scor
 
 
 @torch.no_grad()
-def score_answer_sets(
+def run_questions(
     model,
     tokenizer,
     prompts: Sequence[list[int]],
-    answers: Sequence[Sequence[list[int]]],
+    answers: Sequence[Sequence[list[int]]] | None = None,
     per_token: Sequence[Sequence[bool]] | None = None,
+    budgets: Sequence[int] | None = None,
     batch_size: int = 32,
     desc: str | None = None,
-) -> list[list[ScoredAnswer]]:
-    """Teacher-forced scores of every answer of every prompt (token ids; answers end with their EOS):
-    ``result[q][k]`` scores ``answers[q][k]`` after ``prompts[q]``; ``per_token[q][k]`` asks for its
-    per-token values too.
+    prompt_batch_size: int | None = None,
+) -> tuple[list[list[ScoredAnswer]], list[list[int]]]:
+    """Every model pass an evaluation needs, per prompt (token ids): teacher-forced scores of its
+    ``answers[q]`` (token ids, each ending with its EOS; ``per_token[q][k]`` asks for answer k's
+    per-token values too) and greedy new tokens up to ``budgets[q]`` (0: none), cut at the first EOS.
+    Returns ``(scores[q][k], generated[q])``.
 
-    Prompts are batched by length (``batch_size`` a batch, left-padded) and run once each; all the
-    answers of a batch of prompts (the answer, the paraphrase, the perturbed answers ...) are then
-    scored together, sorted by length, ``batch_size`` rows a forward, each continuing its prompt from a
-    copy of the prompts' cache: no prompt is run twice and no logits are computed for prompt tokens. An
-    answer given twice for one prompt is scored once. Models whose cache cannot be copied row by row
-    (sliding-window, recurrent) run prompt + answer rows as one forward each instead. A batch that runs
-    out of (GPU) memory is retried at half the size (:func:`in_batches`).
+    Prompts are batched by length (``batch_size`` a batch, left-padded) and run once each, the logits
+    of their last position only. All the answers of a batch of prompts (the answer, the paraphrase, the
+    perturbed answers ...) are then scored together, sorted by length, ``batch_size`` rows a forward,
+    each continuing its prompt from a copy of the prompts' cache: no prompt is run twice and no logits
+    are computed for prompt tokens; an answer given twice for one prompt is scored once. Then the batch
+    generates from the same cache (:func:`plain_greedy` decoders): a row leaves the batch once it has
+    emitted EOS or its budget, and the batch stops when none is left; greedy decoding of a row does not
+    depend on the others, so the tokens are ``generate``'s. Models whose cache cannot be copied row by
+    row (sliding-window, recurrent) score prompt + answer rows in one forward each, and decoders whose
+    generation config changes the logits (a repetition penalty ...) generate through ``model.generate``.
+    ``prompt_batch_size`` (default ``batch_size``): prompts a batch, and so rows decoded together,
+    while the answers are scored at most ``batch_size`` rows a forward. A batch that runs out of (GPU)
+    memory is retried at half the size, its answers at most that many rows a forward (:func:`in_batches`).
     """
+    n = len(prompts)
+    answers = answers if answers is not None else [[] for _ in range(n)]
     want = per_token if per_token is not None else [[False] * len(a) for a in answers]
-    # distinct answers of each prompt: slot -> (answer, per-token wanted by any of its copies)
+    budgets = list(budgets) if budgets is not None else [0] * n
+    # distinct answers of each prompt (an answer given twice is scored once; per-token if either asks)
     uniq: list[dict[tuple[int, ...], int]] = []
     distinct: list[list[list[int]]] = []
     distinct_tokens: list[list[bool]] = []
@@ -297,8 +309,10 @@ def score_answer_sets(
         distinct.append(mine)
         distinct_tokens.append(mine_tokens)
     scored: list[list[ScoredAnswer | None]] = [[None] * len(d) for d in distinct]
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    device, pad = _device(model), pad_id_of(tokenizer)
+    generated: list[list[int]] = [[] for _ in range(n)]
+    order = sorted((i for i in range(n) if distinct[i] or budgets[i] > 0), key=lambda i: len(prompts[i]))
+    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
+    own_loop = plain_greedy(model)
     was_training = model.training
     model.eval()
 
@@ -307,10 +321,12 @@ def score_answer_sets(
             ((b, k) for b, i in enumerate(idx) for k in range(len(distinct[i]))),
             key=lambda t: len(distinct[idx[t[0]]][t[1]]),
         )
-        if not flat:
-            return
-        last, cache, pmask, plen = _prefill(model, [prompts[i] for i in idx], pad, device)
-        shared = _shareable(cache)
+        gen_rows = [b for b, i in enumerate(idx) if budgets[i] > 0]
+        shared = False
+        if flat or own_loop:
+            last, cache, pmask, plen = _prefill(model, [prompts[i] for i in idx], pad, device)
+            shared = _shareable(cache)
+        size = min(size, batch_size)
         for start in range(0, len(flat), size):
             part = flat[start : start + size]
             seqs = [distinct[idx[b]][k] for b, k in part]
@@ -322,12 +338,48 @@ def score_answer_sets(
                 got = _score_unshared(model, [prompts[idx[b]] for b, _ in part], seqs, tokens, pad, device)
             for (b, k), res in zip(part, got):
                 scored[idx[b]][k] = res
+        if not gen_rows:
+            return
+        mine = [budgets[idx[b]] for b in gen_rows]
+        if own_loop and shared:
+            if len(gen_rows) < len(idx):  # rows that only score leave before generation
+                sel = torch.tensor(gen_rows, device=device)
+                cache.batch_select_indices(sel)
+                last, pmask, plen = (
+                    last.index_select(0, sel),
+                    pmask.index_select(0, sel),
+                    plen.index_select(0, sel),
+                )
+            new = _greedy_shared(model, last, cache, pmask, plen, mine, eos)
+        else:
+            new = _greedy_generate(model, [prompts[idx[b]] for b in gen_rows], mine, pad, eos, device)
+        for b, toks in zip(gen_rows, new):
+            if (eos is None or len(toks) >= budgets[idx[b]]) and pad != eos:
+                while toks and toks[-1] == pad:  # generate pads finished rows after their EOS
+                    toks.pop()
+            generated[idx[b]] = toks
 
     try:
-        in_batches(order, batch_size, run, desc, pass_size=True)
+        in_batches(order, prompt_batch_size or batch_size, run, desc, pass_size=True)
     finally:
         model.train(was_training)
-    return [[scored[q][uniq[q][tuple(seq)]] for seq in group] for q, group in enumerate(answers)]
+    scores = [[scored[q][uniq[q][tuple(seq)]] for seq in group] for q, group in enumerate(answers)]
+    return scores, generated
+
+
+def score_answer_sets(
+    model,
+    tokenizer,
+    prompts: Sequence[list[int]],
+    answers: Sequence[Sequence[list[int]]],
+    per_token: Sequence[Sequence[bool]] | None = None,
+    batch_size: int = 32,
+    desc: str | None = None,
+) -> list[list[ScoredAnswer]]:
+    """Teacher-forced scores of every answer of every prompt (token ids; answers end with their EOS):
+    ``result[q][k]`` scores ``answers[q][k]`` after ``prompts[q]``; ``per_token[q][k]`` asks for its
+    per-token values too. :func:`run_questions` without generation."""
+    return run_questions(model, tokenizer, prompts, answers, per_token, None, batch_size, desc)[0]
 
 
 def encode_answer_sets(
@@ -523,7 +575,6 @@ def _greedy_generate(model, prompts, budgets: list[int], pad, eos, device) -> li
     return out
 
 
-@torch.no_grad()
 def greedy_token_ids(
     model,
     tokenizer,
@@ -533,44 +584,18 @@ def greedy_token_ids(
     desc: str | None = None,
     max_total_tokens: int = 0,
 ) -> list[list[int]]:
-    """Greedy new tokens after each prompt (ids), cut at the first EOS, batched with left padding.
-
-    Prompts are batched by length. A plain-greedy decoder with a shareable cache (:func:`plain_greedy`,
-    :func:`_shareable`) runs its own loop: a row stops being computed once it has emitted EOS or its
-    budget, and a batch stops when every row has; the tokens are ``generate``'s (greedy decoding of a
-    row does not depend on the others). Other models go through ``model.generate``.
-    ``max_total_tokens > 0`` also caps prompt + generation (see :func:`new_token_budgets`). Generated
-    pad tokens at the end of a row that stopped at its budget are dropped (with pad != EOS, as when
-    ``generate`` padded finished rows).
-    """
+    """Greedy new tokens after each prompt (ids), cut at the first EOS, batched with left padding:
+    :func:`run_questions` without answers to score (a row stops being computed at its EOS, a batch when
+    every row has stopped). ``max_total_tokens > 0`` also caps prompt + generation (see
+    :func:`new_token_budgets`). Generated pad tokens at the end of a row that stopped at its budget are
+    dropped (with pad != EOS, as when ``generate`` padded finished rows)."""
     budgets = new_token_budgets([len(p) for p in prompts], max_new_tokens, max_total_tokens)
-    order = sorted((i for i in range(len(prompts)) if budgets[i] > 0), key=lambda i: len(prompts[i]))
-    out: list[list[int]] = [[] for _ in prompts]
-    device, pad, eos = _device(model), pad_id_of(tokenizer), tokenizer.eos_token_id
-    own_loop = plain_greedy(model)
-    was_training = model.training
-    model.eval()
+    return run_questions(model, tokenizer, prompts, budgets=budgets, batch_size=batch_size, desc=desc)[1]
 
-    def run(idx: list[int]) -> None:
-        mine = [budgets[i] for i in idx]
-        got = None
-        if own_loop:
-            last, cache, pmask, plen = _prefill(model, [prompts[i] for i in idx], pad, device)
-            if _shareable(cache):
-                got = _greedy_shared(model, last, cache, pmask, plen, mine, eos)
-        if got is None:
-            got = _greedy_generate(model, [prompts[i] for i in idx], mine, pad, eos, device)
-        for i, toks in zip(idx, got):
-            if (eos is None or len(toks) >= budgets[i]) and pad != eos:
-                while toks and toks[-1] == pad:  # generate pads finished rows after their EOS
-                    toks.pop()
-            out[i] = toks
 
-    try:
-        in_batches(order, batch_size, run, desc)
-    finally:
-        model.train(was_training)
-    return out
+def decode_answers(tokenizer, ids: Sequence[list[int]]) -> list[str]:
+    """Generated token ids as answer texts (special tokens dropped, stripped)."""
+    return [tokenizer.decode(t, skip_special_tokens=True).strip() for t in ids]
 
 
 def generate_answers(
@@ -592,4 +617,4 @@ def generate_answers(
         list(prompt_ids) if prompt_ids is not None else [fmt.prompt_ids(tokenizer, q) for q in questions]
     )
     ids = greedy_token_ids(model, tokenizer, prompts, max_new_tokens, batch_size, desc, max_total_tokens)
-    return [tokenizer.decode(t, skip_special_tokens=True).strip() for t in ids], ids
+    return decode_answers(tokenizer, ids), ids
