@@ -144,9 +144,9 @@ def measure(
 ) -> dict[str, Any]:
     """One setting: each part's greedy answers under the smoothed attention, and their numbers."""
     from unlearnkit.attention import smoothed_attention
+    from unlearnkit.metrics.fluency import degenerate_share
     from unlearnkit.metrics.passes import generate_answers
     from unlearnkit.metrics.scores import rouge_l_recalls, token_entropy
-    from unlearnkit.report.generations import degenerate_share
 
     result: dict[str, Any] = {"tau": setting.tau, "layers": setting.layers_setting, "label": setting.label}
     with smoothed_attention(model, setting.tau, list(setting.layers) if setting.layers else None):
