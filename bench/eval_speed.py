@@ -227,7 +227,10 @@ def setup_model(name: str, args, work: Path) -> dict:
         from unlearnkit.pipelines.embedded import LAB_VERSION, ensure_lab
         from unlearnkit.pipelines.quickstart import WORLD, cache_root
 
-        world, _, target, _ = ensure_lab("tofu", cache_root(args.cache_dir), dict(WORLD), 0, print)
+        if args.tiny_model and args.tiny_world:
+            world, target = Path(args.tiny_world), Path(args.tiny_model)
+        else:
+            world, _, target, _ = ensure_lab("tofu", cache_root(args.cache_dir), dict(WORLD), 0, print)
         bench = resolve_data(world, eval_fields=True)
         return {
             "model": str(target),
@@ -347,6 +350,8 @@ def main(argv=None) -> int:
         help="the hub-layout data root holding locuslab/TOFU",
     )
     p.add_argument("--cache-dir", default=None, help="the tiny lab's cache (default: ~/.cache/unlearnkit)")
+    p.add_argument("--tiny-model", default=None, help="with --tiny-world: a lab target folder to use as is")
+    p.add_argument("--tiny-world", default=None, help="with --tiny-model: the world folder it was trained on")
     p.add_argument("--no-write", action="store_true", help="print only; leave bench/results alone")
     args = p.parse_args(argv)
     from _common import write_result

@@ -91,19 +91,24 @@ def test_each_prompt_runs_once_and_repeated_answers_are_scored_once(tiny_random_
     fmt = PromptFormat.for_tokenizer(world_tokenizer)
     sets = [[r["answer"], r["answer"], r["paraphrased_answer"]] for r in rows]
     prompts, answers = encode_answer_sets(world_tokenizer, fmt, [r["question"] for r in rows], sets)
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[int, int, int]] = []  # rows, width, real tokens fed
     forward = tiny_random_llama.forward
 
     def counting(*args, **kwargs):
-        seen.append(tuple(kwargs["input_ids"].shape))
+        ids, mask = kwargs["input_ids"], kwargs.get("attention_mask")
+        fed = int(mask[:, -ids.shape[1] :].sum()) if mask is not None else ids.numel()
+        seen.append((*ids.shape, fed))
         return forward(*args, **kwargs)
 
     tiny_random_llama.forward = counting
     got = score_answer_sets(tiny_random_llama, world_tokenizer, prompts, answers, batch_size=len(rows))
     prefill, *continued = seen
     assert prefill[0] == len(rows)  # every prompt once, in one batch
-    assert sum(n for n, _ in continued) == 2 * len(rows)  # 2 distinct answers a question
-    assert max(w for _, w in continued) < max(len(a) for s in answers for a in s)  # no prompt tokens
+    # each distinct answer's tokens fed once (its last token, the EOS, never): the repeated answer adds
+    # nothing, and no prompt token is fed again
+    distinct = sum(len(s[0]) - 1 + len(s[2]) - 1 for s in answers)
+    assert sum(fed for _, _, fed in continued) == distinct
+    assert max(w for _, w, _ in continued) < max(len(a) for s in answers for a in s)
     assert all(s[0].nll_mean == s[1].nll_mean for s in got)
 
 
