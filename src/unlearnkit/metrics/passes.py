@@ -166,11 +166,28 @@ def _cache_rows(cache, rows: torch.Tensor):
     )
 
 
+CPU_POSITIONS = 8  # positions a vocabulary-wide reduction reads at a time on the CPU (stays in cache)
+
+
+def _by_positions(fn, x: torch.Tensor):
+    """``fn(x)`` for a function reducing the last (vocabulary) dimension position by position, on the
+    CPU over ``CPU_POSITIONS`` positions at a time: each position's numbers are the same, the logits
+    are read from cache instead of memory (about 3x faster for a 49k vocabulary)."""
+    if x.device.type != "cpu" or x.dim() < 2:
+        return fn(x)
+    flat = x.reshape(-1, x.shape[-1])
+    parts = [fn(flat[i : i + CPU_POSITIONS]) for i in range(0, flat.shape[0], CPU_POSITIONS)]
+    if isinstance(parts[0], tuple):
+        return tuple(torch.cat(p).view(x.shape[:-1]) for p in zip(*parts))
+    return torch.cat(parts).view(x.shape[:-1])
+
+
 def _logps(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """log p(target) from logits [..., V] in float32: gather minus logsumexp (the exact path of
     :func:`unlearnkit.tokens.token_logps`, whose error stays at an ulp of the normaliser)."""
     full = logits.float()
-    return full.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(full, dim=-1)
+    picked = full.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return picked - _by_positions(lambda x: torch.logsumexp(x, dim=-1), full)
 
 
 def _score_shared(
@@ -208,11 +225,11 @@ def _score_shared(
     if pick:
         sel = torch.tensor(pick, device=device)
         firsts = first_logits.index_select(0, sel).unsqueeze(1).float()
-        mu, sigma = logprob_stats(firsts)
+        mu, sigma = _by_positions(logprob_stats, firsts)
         match = firsts.argmax(-1) == first_t.index_select(0, sel).unsqueeze(1)
         if logits is not None:
             rest = logits.index_select(0, sel).float()
-            mu_r, sigma_r = logprob_stats(rest)
+            mu_r, sigma_r = _by_positions(logprob_stats, rest)
             mu, sigma = torch.cat([mu, mu_r], 1), torch.cat([sigma, sigma_r], 1)
             match = torch.cat([match, rest.argmax(-1) == targets.index_select(0, sel)], 1)
         for j, r in enumerate(pick):
