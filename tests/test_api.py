@@ -691,3 +691,19 @@ def test_a_base_recipe_for_a_folder_without_other_wordings_and_its_replay_weight
     # replay files given by hand are trained once each
     once = finetune("base", data="bench", replay=[replay], max_steps=1, check_items=0, quiet=True)
     assert "replay_repeats" not in once.provenance
+
+
+def test_evaluate_original_as_its_eval_folder(in_sandbox):
+    """``original=`` takes the original's eval folder (or its metrics.json), as --original-model does."""
+    from unlearnkit import ArgumentError, evaluate
+
+    quick = dict(data="bench", oracle="oracle", max_items=4, max_new_tokens=2, quiet=True)
+    target = evaluate("target", **quick)
+    target.save("eval_target")
+    from_result = evaluate("target", original=target, **quick).metrics["original_forget_quality"]
+    for form in ("eval_target", "eval_target/metrics.json"):
+        assert evaluate("target", original=form, **quick).metrics["original_forget_quality"] == from_result
+    plain = evaluate("target", data="bench", max_items=4, max_new_tokens=2, quiet=True)
+    plain.save("eval_plain")
+    with pytest.raises(ArgumentError, match="has no forget_quality"):
+        evaluate("target", original="eval_plain", **quick)

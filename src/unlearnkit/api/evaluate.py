@@ -657,7 +657,8 @@ def oracle_of(oracle: Any, tokenizer, protocol: str, trust_remote_code: bool = F
 
 def original_of(original: Any, tokenizer, trust_remote_code: bool = False) -> OtherModel:
     """The model before unlearning: its evaluation against the same oracle (an :class:`EvalResult`
-    with ``forget_quality``), or a model in any form :func:`model_and_tokenizer` reads."""
+    with ``forget_quality``, or its eval folder / metrics.json), or a model in any form
+    :func:`model_and_tokenizer` reads."""
     if isinstance(original, EvalResult):
         if "forget_quality" not in original.metrics:
             raise ArgumentError(
@@ -669,6 +670,18 @@ def original_of(original: Any, tokenizer, trust_remote_code: bool = False) -> Ot
         }
         return OtherModel("an EvalResult", measured=measured)
     name = str(original) if isinstance(original, (str, Path)) else type(original).__name__
+    if _eval_folder(original):  # its eval folder (or metrics.json) against the same oracle
+        from unlearnkit.io import read_json
+
+        path = Path(original) / "metrics.json" if Path(original).is_dir() else Path(original)
+        with python_errors(FLAGS):
+            data = read_json(path, "original metrics")
+        if not isinstance(data, dict) or not isinstance(data.get("forget_quality"), int | float):
+            raise ArgumentError(
+                f"original: {path} has no forget_quality (evaluate the original with oracle= first)"
+            )
+        measured = {"forget_quality": float(data["forget_quality"]), "n": data.get("forget_quality_n")}
+        return OtherModel(name, measured=measured)
     pair = model_and_tokenizer(original, tokenizer, "original", trust_remote_code)
     return OtherModel(name, load=lambda: pair)
 
