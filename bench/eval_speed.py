@@ -354,7 +354,10 @@ def main(argv=None) -> int:
     p.add_argument("--tiny-world", default=None, help="with --tiny-model: the world folder it was trained on")
     p.add_argument("--no-write", action="store_true", help="print only; leave bench/results alone")
     args = p.parse_args(argv)
+    import torch
     from _common import write_result
+
+    torch.set_num_threads(args.threads)  # the provenance's thread count is the workers'
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     bad = [m for m in models if m not in ("tiny", "real")]
