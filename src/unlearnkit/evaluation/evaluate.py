@@ -26,7 +26,6 @@ from unlearnkit.data import Benchmark
 from unlearnkit.data.encode import DEFAULT_DATE_STRING, DEFAULT_SYSTEM_PROMPT, PromptFormat
 from unlearnkit.errors import UserError
 from unlearnkit.metrics import mia
-from unlearnkit.metrics import passes as _passes
 from unlearnkit.metrics import scores as S
 from unlearnkit.metrics.passes import (
     AnswerScores,
@@ -188,7 +187,7 @@ def model_passes(
         if q not in prompt_of:
             prompt_of[q] = fmt.prompt_ids(tokenizer, q)
     asked_prompts = [prompt_of[q] for q in asked]
-    if generate_answers is _passes.generate_answers:
+    if generate_answers is _OWN_GENERATE:
         # one pass over every distinct question: its answers scored and its answer generated from one
         # run of its prompt (asked holds the scored questions first, in the same order)
         budgets = new_token_budgets([len(p) for p in asked_prompts], st.max_new_tokens, st.max_total_tokens)
@@ -340,6 +339,9 @@ def _mia_scores(ans, texts: Sequence[str]) -> dict[str, list[float]]:
     }
 
 
+# the generator this module was written with: a caller that swaps ``generate_answers`` for its own
+# (tests and audits script the answers) gets its answers, and scoring runs alone
+_OWN_GENERATE = generate_answers
 SPLIT_KINDS = ("forget", "retain", "general", "holdout")
 RECORDED_SETTINGS = ("max_items", "row_selection", "max_new_tokens", "max_total_tokens", "seed")
 
