@@ -40,6 +40,7 @@ ORDER = [
     ("gpu", "python bench/gpu_check.py"),  # on a CUDA machine only; listed as not yet run until then
 ]
 NOTES = ROOT / "NOTES.md"
+REAL_SECTION = "real"  # the lab on a real pretrained model: its rows do not come from the embedded one
 FINDINGS = ROOT / "FINDINGS.md"
 # The lab's base as the package ships it (bench/ship_lab.py): its weights give the model's size.
 LAB_BASE = ROOT.parent / "src" / "unlearnkit" / "resources" / "lab" / "base" / "model.safetensors"
@@ -240,12 +241,18 @@ def opening(missing: list[str]) -> list[str]:
     model = (
         f"the {params / 1e6:.1f}M-parameter embedded model" if params else "the embedded model"
     ) + " (the lab's tiny Llama, 2 layers, pretrained on a generated fictitious world)"
-    lines = [
-        f"**Every row so far comes from {model}**, until the lab on a real pretrained model lands (the "
-        "speed section times a random tiny Llama of its own): read the numbers as behaviour, not as paper "
-        "results.",
-        "",
-    ]
+    if (ROOT / "results" / f"{REAL_SECTION}.md").is_file():
+        first = (
+            f"**Every row but the real lab's section comes from {model}** (the speed section times a random "
+            "tiny Llama of its own): read those numbers as behaviour, not as paper results."
+        )
+    else:
+        first = (
+            f"**Every row so far comes from {model}**, until the lab on a real pretrained model lands (the "
+            "speed section times a random tiny Llama of its own): read the numbers as behaviour, not as "
+            "paper results."
+        )
+    lines = [first, ""]
     found = findings()
     if found:
         lines += ["## Findings", "", *found, ""]

@@ -71,6 +71,14 @@ def test_benchmarks_md_opens_with_its_model_and_8_to_10_findings(mb, rendered):
         assert f"{mb.lab_parameters() / 1e6:.1f}M-parameter" in head[0]
 
 
+def test_the_opening_line_stops_claiming_every_row_once_the_real_lab_has_results(mb, monkeypatch, tmp_path):
+    (tmp_path / "results").mkdir()
+    monkeypatch.setattr(mb, "ROOT", tmp_path)
+    assert "Every row so far comes from" in mb.opening([])[0]
+    (tmp_path / "results" / f"{mb.REAL_SECTION}.md").write_text("## real\n")
+    assert "Every row but the real lab's section" in mb.opening([])[0]
+
+
 def test_each_finding_quotes_only_numbers_of_the_section_it_links(mb, rendered):
     problems = []
     for finding in mb.findings():
