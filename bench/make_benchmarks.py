@@ -37,10 +37,18 @@ ORDER = [
     ("user_folder", "python bench/user_folder.py"),
     ("sweep", "python bench/sweep.py"),
     ("speed", "python bench/speed.py"),
+    ("eval_speed", "python bench/eval_speed.py"),  # evaluation, old code vs new, SmolLM2 and the lab
+    ("teacher", "python bench/teacher.py"),  # ASU's teacher temperature per model
     ("gpu", "python bench/gpu_check.py"),  # on a CUDA machine only; listed as not yet run until then
 ]
 NOTES = ROOT / "NOTES.md"
 REAL_SECTION = "real"  # the lab on a real pretrained model: its rows do not come from the embedded one
+# Sections with rows measured on a real pretrained model (SmolLM2-135M-Instruct), by how the opening names them
+REAL_MODEL_SECTIONS = {
+    REAL_SECTION: "the real lab's section",
+    "eval_speed": "the evaluation-speed section's SmolLM2 rows",
+    "teacher": "the teacher-temperature section's SmolLM2 rows",
+}
 FINDINGS = ROOT / "FINDINGS.md"
 # The lab's base as the package ships it (bench/ship_lab.py): its weights give the model's size.
 LAB_BASE = ROOT.parent / "src" / "unlearnkit" / "resources" / "lab" / "base" / "model.safetensors"
@@ -241,10 +249,12 @@ def opening(missing: list[str]) -> list[str]:
     model = (
         f"the {params / 1e6:.1f}M-parameter embedded model" if params else "the embedded model"
     ) + " (the lab's tiny Llama, 2 layers, pretrained on a generated fictitious world)"
-    if (ROOT / "results" / f"{REAL_SECTION}.md").is_file():
+    real = [label for name, label in REAL_MODEL_SECTIONS.items() if (ROOT / "results" / f"{name}.md").is_file()]
+    if real:
         first = (
-            f"**Every row but the real lab's section comes from {model}** (the speed section times a random "
-            "tiny Llama of its own): read those numbers as behaviour, not as paper results."
+            f"**Every row but {', '.join(real)} (SmolLM2-135M-Instruct) comes from {model}** (the speed "
+            "section times a random tiny Llama of its own): read those numbers as behaviour, not as paper "
+            "results."
         )
     else:
         first = (
