@@ -38,8 +38,14 @@ def _batch(bench, tok, n=4):
     return ds, PaddingCollator(pad_id_of(tok))([ds[i] for i in range(n)])
 
 
+# The hand computations add per-sequence means over micro-batches and ranks: with loss_reduction=token (the
+# default, open-unlearning's) a step's loss divides by the tokens of the whole batch instead, so micro-batches
+# and ranks are no longer additive (docs/SCALING.md). SAM is the same under either; these tests pin sequence.
+SEQUENCE = dict(loss_reduction="sequence")
+
+
 def _trainer(model, ds, tmp_path, method="gd", **overrides):
-    m, train_cfg, method_cfg = resolve_configs(method, dict(overrides, batch_size=4, grad_accum=1))
+    m, train_cfg, method_cfg = resolve_configs(method, dict(overrides, batch_size=4, grad_accum=1, **SEQUENCE))
     args = training_arguments(train_cfg, str(tmp_path), len(ds), quiet=True)
     collator = PaddingCollator(0)
     return UnlearnTrainer(
@@ -168,7 +174,7 @@ def test_sam_under_accumulation_and_lora_perturbs_only_adapters_and_averages_mic
         seen.append((unchanged, not torch.equal(mod.lora_B["default"].weight, theta_b)))
 
     handle = layer.register_forward_pre_hook(record)
-    m, train_cfg, method_cfg = resolve_configs("gd", dict(batch_size=2, grad_accum=2, sam_rho=rho))
+    m, train_cfg, method_cfg = resolve_configs("gd", dict(batch_size=2, grad_accum=2, sam_rho=rho, **SEQUENCE))
     args = training_arguments(train_cfg, str(tmp_path), len(ds), quiet=True)
     trainer = UnlearnTrainer(
         model=model, args=args, train_dataset=ds, data_collator=collate, method=m, method_config=method_cfg
@@ -201,7 +207,7 @@ def test_torchrun_two_ranks_match_single_process_with_sam(tiny_model_dir, mini_w
     from test_distributed import _ranks, _unlearn, _weights
 
     assert len(mini_bench.forget) == 12
-    extra = ["--method", "gd", "--set", "lr=1e-3", "--set", "sam_rho=0.5"]
+    extra = ["--method", "gd", "--set", "lr=1e-3", "--set", "sam_rho=0.5", "--set", "loss_reduction=sequence"]
     _unlearn(tiny_model_dir, mini_world, tmp_path / "single", [*extra, "--set", "batch_size=12"])
     _unlearn(
         tiny_model_dir,
