@@ -24,6 +24,11 @@ from unlearnkit.pipelines.embedded import LAB_VERSION
 
 ROOT = Path(__file__).resolve().parent
 
+SPEED_SMOLLM2 = (
+    "--model smollm2-135m-instruct --batch-size 4 --steps 6 --repeats 1 --guard-methods none "
+    "--only finetune,ga,'gd (ga + retain nll)','npo / cache',simnpo,idk,rmu,'asu / copy','asu / cache',"
+    "'asu_kl / cache','t-npo / cache','s-npo / cache',eval --eval-items 10 --output bench/results/speed_smollm2.md"
+)
 ORDER = [
     ("quality", "python bench/quality.py"),
     # the same script's raw-text miniatures when measured apart (another process; one cache)
@@ -37,6 +42,8 @@ ORDER = [
     ("user_folder", "python bench/user_folder.py"),
     ("sweep", "python bench/sweep.py"),
     ("speed", "python bench/speed.py"),
+    # every method's step and peak memory on SmolLM2-135M-Instruct (issue 58 item 6)
+    ("speed_smollm2", f"python bench/speed.py {SPEED_SMOLLM2}"),
     ("eval_speed", "python bench/eval_speed.py"),  # evaluation, old code vs new, SmolLM2 and the lab
     ("teacher", "python bench/teacher.py"),  # ASU's teacher temperature per model
     ("gpu", "python bench/gpu_check.py"),  # on a CUDA machine only; listed as not yet run until then
@@ -48,6 +55,7 @@ REAL_MODEL_SECTIONS = {
     REAL_SECTION: "the real lab's section",
     "eval_speed": "the evaluation-speed section's SmolLM2 rows",
     "teacher": "the teacher-temperature section's SmolLM2 rows",
+    "speed_smollm2": "the 135M speed section",
 }
 FINDINGS = ROOT / "FINDINGS.md"
 # The lab's base as the package ships it (bench/ship_lab.py): its weights give the model's size.
@@ -237,7 +245,13 @@ def folded(body: list[str]) -> list[str]:
         if m:
             command = html.escape(m.group(1).strip("`"))
             summary = f"Produced by <code>{command}</code>" + (f" on {m.group(2)}" if m.group(2) else "")
-            out += [f"<details><summary>{summary} (code, settings, machine)</summary>", "", line, "", "</details>"]
+            out += [
+                f"<details><summary>{summary} (code, settings, machine)</summary>",
+                "",
+                line,
+                "",
+                "</details>",
+            ]
         else:
             out.append(line)
     return out
@@ -249,7 +263,9 @@ def opening(missing: list[str]) -> list[str]:
     model = (
         f"the {params / 1e6:.1f}M-parameter embedded model" if params else "the embedded model"
     ) + " (the lab's tiny Llama, 2 layers, pretrained on a generated fictitious world)"
-    real = [label for name, label in REAL_MODEL_SECTIONS.items() if (ROOT / "results" / f"{name}.md").is_file()]
+    real = [
+        label for name, label in REAL_MODEL_SECTIONS.items() if (ROOT / "results" / f"{name}.md").is_file()
+    ]
     if real:
         first = (
             f"**Every row but {', '.join(real)} (SmolLM2-135M-Instruct) comes from {model}** (the speed "
@@ -307,9 +323,7 @@ def render() -> str:
         elif name not in OPTIONAL:
             missing.append(f"{name} (`{command}`)")
     text = "\n".join(["# Benchmarks", "", *opening(missing), *parts])
-    dangling = [
-        line for line in findings() if not any(f"(#{a})" in line for a in anchors(text))
-    ]
+    dangling = [line for line in findings() if not any(f"(#{a})" in line for a in anchors(text))]
     if dangling:
         raise SystemExit(f"bench/FINDINGS.md links no section of BENCHMARKS.md: {dangling[0]}")
     return text

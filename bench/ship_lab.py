@@ -87,7 +87,9 @@ def ship(models: dict[str, Path], threads: int, out: Path = LAB_DIR) -> dict:
         "torch": torch.__version__,
         "models": entries,
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     return manifest
 
 
@@ -108,7 +110,9 @@ def check(root: Path, log=print) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache-dir", help="a lab cache to ship from (default: a fresh temporary one)")
-    parser.add_argument("--check", action="store_true", help="only say whether the shipped models are current")
+    parser.add_argument(
+        "--check", action="store_true", help="only say whether the shipped models are current"
+    )
     parser.add_argument("--threads", type=int, default=THREADS, help=f"torch threads (default {THREADS})")
     args = parser.parse_args(argv)
     import torch

@@ -3,6 +3,8 @@
     python bench/speed.py                      # tiny Llama (hidden 256, 4 layers) on CPU + the guard on the lab, ~12 min (+5 to train the lab once)
     python bench/speed.py --model-config llama-1b --batch-size 8 --steps 20    # random 1B on a GPU
     python bench/speed.py --model-config my_config.json                        # any LlamaConfig json
+    python bench/speed.py --model smollm2-135m-instruct --guard-methods none \
+        --output bench/results/speed_smollm2.md                                # a real 135M model on CPU
 
 Every configuration runs in a fresh subprocess on the same model folder and the same data:
 ``max_steps`` optimiser steps of ``unlearn()`` (or of plain fine-tuning), the step time is the median
@@ -69,6 +71,12 @@ CONFIGS = {
     "asu / cache": ("unlearn", "asu", {"reference": "cache"}),
     "asu / adapter+lora": ("unlearn", "asu", {"reference": "adapter", "lora_r": 8}),
     "t-npo / cache": ("unlearn", "t-npo", {"reference": "cache", "tagger": "heuristic"}),
+    # the other default methods (issue 58: every method's step against a fine-tune step)
+    "simnpo": ("unlearn", "simnpo", {}),
+    "idk": ("unlearn", "idk", {}),
+    "rmu": ("unlearn", "rmu", {}),
+    "asu_kl / cache": ("unlearn", "asu_kl", {"reference": "cache"}),
+    "s-npo / cache": ("unlearn", "s-npo", {"reference": "cache", "tagger": "heuristic"}),
     "eval": ("eval", None, {}),
     "guard probe": ("probe", None, {}),
 }
@@ -368,6 +376,8 @@ def _build(root: Path, args) -> tuple[Path, Path]:
     data = root / "world"
     write_world(data, n_authors=args.authors, facts_per_author=10, forget_fraction=0.2, n_general=50, seed=0)
     bench = load_benchmark(data)
+    if args.model:
+        return (data, *_pretrained(args, data), len(bench.forget))
     tok = train_tokenizer(corpus_of(bench.forget + bench.retain + bench.holdout + bench.general))
     if args.answer_tokens:
         _lengthen_answers(data, tok, args.answer_tokens)
@@ -406,6 +416,43 @@ def _build(root: Path, args) -> tuple[Path, Path]:
     return data, root / "model", described, len(bench.forget)
 
 
+def _pretrained(args, data: Path) -> tuple[Path, dict]:
+    """A pretrained checkpoint (``--model``: a folder, a .gguf file or a known name, converted once) in
+    place of the random Llama: its own tokenizer and chat template read the world's questions, so the
+    steps have the sequence lengths that model sees."""
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoTokenizer
+
+    from unlearnkit.gguf_models import resolve
+
+    folder = Path(resolve(args.model, log=lambda line: print(line, file=sys.stderr)))
+    tok = AutoTokenizer.from_pretrained(folder)
+    if args.answer_tokens:
+        _lengthen_answers(data, tok, args.answer_tokens)
+    cfg = AutoConfig.from_pretrained(folder)
+    n_params = 0
+    for shard in sorted(folder.glob("*.safetensors")):
+        with safe_open(str(shard), "pt") as f:
+            n_params += sum(_numel(f.get_slice(name).get_shape()) for name in f.keys())
+    described = dict(
+        params=n_params,
+        hidden=cfg.hidden_size,
+        layers=cfg.num_hidden_layers,
+        vocab=cfg.vocab_size,
+        tokenizer_vocab=len(tok),
+        tied=bool(getattr(cfg, "tie_word_embeddings", False)),
+        name=str(args.model),
+    )
+    return folder, described
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
 def _lengthen_answers(data: Path, tok, length: int) -> None:
     """Forget and retain answers repeated until prompt + answer is close to ``length`` tokens (at most
     that): sequences of a real benchmark's length (TOFU's are ~100-200 tokens, the accounting's 512) from
@@ -435,8 +482,13 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
     ft, ft_lora, ga, gd = (
         results.get(k, {}) for k in ("finetune", "finetune+lora", "ga", "gd (ga + retain nll)")
     )
+    title = (
+        f"## Speed and memory on a pretrained {meta['model']} (python bench/speed.py --model)"
+        if meta.get("model")
+        else "## Speed and memory (python bench/speed.py)"
+    )
     lines = [
-        "## Speed and memory (python bench/speed.py)",
+        title,
         "",
         f"{meta['desc']}. Step = one optimiser step (median of steps 3..{meta['steps']}), in wall time and in "
         "the process's CPU time (all its threads; other processes shared the cores, so the ratios are of CPU "
@@ -490,6 +542,13 @@ def _table(results: dict, meta: dict, guard: dict | None = None) -> str:
             ("asu / cache", "asu / adapter+lora"),
             "gd (ga + retain nll)",
             1.15,
+            "step_cpu_s",
+        ),
+        (
+            "ASU step <= 1.0x GD step (issue 58's goal at 135M)",
+            ("asu / copy", "asu / cache"),
+            "gd (ga + retain nll)",
+            1.0,
             "step_cpu_s",
         ),
         (
@@ -639,6 +698,11 @@ def _guard_on_the_lab(methods: list[str], args, root: Path) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model-config", default="tiny", help="tiny | llama-1b | a LlamaConfig .json")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="a pretrained checkpoint instead (smollm2-135m-instruct, a .gguf file or a model folder)",
+    )
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--authors", type=int, default=40, help="world size (10 facts each, 20 %% forget)")
@@ -695,6 +759,7 @@ def main(argv=None) -> int:
         guard_methods = [m.strip() for m in args.guard_methods.split(",") if m.strip()]
     results: dict[str, dict] = {}
     guard = None
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # the partial results go beside it
     with tempfile.TemporaryDirectory(prefix="uk-speed-") as tmp:
         root = Path(tmp)
         data, model_dir, model_meta, n_forget = _build(root, args)
@@ -741,22 +806,29 @@ def main(argv=None) -> int:
     vocab = f"vocab {model_meta['vocab']}"
     if model_meta["tokenizer_vocab"] != model_meta["vocab"]:
         vocab += f", the world's tokenizer uses {model_meta['tokenizer_vocab']}"
+    if args.model:
+        what = f"Pretrained {args.model}"
+    else:
+        what = f"Random Llama '{args.model_config}'"
     meta = dict(
         desc=(
-            f"Random Llama '{args.model_config}' ({model_meta['params'] / 1e6:.1f} M parameters, {vocab}) on "
+            f"{what} ({model_meta['params'] / 1e6:.1f} M parameters, {vocab}) on "
             f"{device}, {n_forget} forget examples, {args.steps} steps, batch {args.batch_size}, "
             f"best of {args.repeats} round-robin repeats"
         ),
         steps=args.steps,
         batch_size=args.batch_size,
+        model=args.model,
         memory=next((r["memory"] for r in results.values() if "memory" in r), "-"),
         machine=f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}",
     )
     from _common import describe, provenance  # bench/ is on sys.path when run as a script
 
     settings = {k: v for k, v in vars(args).items() if k not in ("worker", "output", "cache_dir")}
-    if args.model_config in MODEL_CONFIGS or args.model_config.endswith(".json"):
+    if args.model or args.model_config in MODEL_CONFIGS or args.model_config.endswith(".json"):
         settings.pop("hidden"), settings.pop("layers")  # the configuration decides the shape, not these
+    if args.model:
+        settings.pop("model_config")
     if guard:
         settings["lab_version"] = guard["lab_version"]
     table = _table(results, meta, guard)

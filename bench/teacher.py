@@ -48,7 +48,9 @@ def tiny(args, layer_ranges) -> dict:
     model, tok = load(str(emb.target_dir))
     fmt = PromptFormat.for_tokenizer(tok, "auto")
     parts = sample_parts(emb.bench, args.items, args.seed)
-    return {"lab target": _record(search_tau(model, tok, fmt, parts, DEFAULT_TAUS, layer_ranges, args.new_tokens))}
+    return {
+        "lab target": _record(search_tau(model, tok, fmt, parts, DEFAULT_TAUS, layer_ranges, args.new_tokens))
+    }
 
 
 def smollm2(args, layer_ranges) -> dict:
@@ -59,7 +61,11 @@ def smollm2(args, layer_ranges) -> dict:
 
     model, tok = load("smollm2-135m-instruct")
     fmt = PromptFormat.for_tokenizer(tok, "auto")
-    found = {"packaged facts": _record(search_tau(model, tok, fmt, facts(), DEFAULT_TAUS, layer_ranges, args.new_tokens))}
+    found = {
+        "packaged facts": _record(
+            search_tau(model, tok, fmt, facts(), DEFAULT_TAUS, layer_ranges, args.new_tokens)
+        )
+    }
     root = os.environ.get("UNLEARNKIT_DATA_ROOT") or (str(SHARED) if SHARED.is_dir() else None)
     if root:
         os.environ["UNLEARNKIT_DATA_ROOT"] = root
@@ -84,8 +90,11 @@ def markdown(results: dict) -> str:
                 "|---|---|---|---|---|",
             ]
             for s in run["settings"]:
+
                 def three(key: str, s=s) -> str:
-                    return " / ".join(f"{s[p][key]:.2f}" if p in s and s[p][key] is not None else "-" for p in PARTS)
+                    return " / ".join(
+                        f"{s[p][key]:.2f}" if p in s and s[p][key] is not None else "-" for p in PARTS
+                    )
 
                 score = s["forget"]["fact_score"]
                 lines.append(
@@ -117,8 +126,15 @@ def main() -> int:
             ranges += [tuple(range(depth // 2)), tuple(range(depth // 2, depth))]
         print(f"teacher search: {name}", flush=True)
         results[name] = (tiny if name == "tiny" else smollm2)(args, ranges)
-    settings = {"models": list(results), "items": args.items, "new_tokens": args.new_tokens, "seed": args.seed,
-                "taus": list(DEFAULT_TAUS), "layer_ranges": args.layer_ranges, "threads": args.threads}
+    settings = {
+        "models": list(results),
+        "items": args.items,
+        "new_tokens": args.new_tokens,
+        "seed": args.seed,
+        "taus": list(DEFAULT_TAUS),
+        "layer_ranges": args.layer_ranges,
+        "threads": args.threads,
+    }
     command = "python bench/teacher.py " + " ".join(sys.argv[1:])
     write_result("teacher", markdown(results), {"results": results}, command.strip(), settings)
     return 0
