@@ -1,6 +1,6 @@
 """The real lab: SmolLM2-135M-Instruct fine-tuned on real TOFU authors, then every default method on it.
 
-    python bench/real.py                                    # seeds 0-2, 1 forget + 2 retain authors
+    python bench/real.py                                    # seeds 0-2, 2 forget + 2 retain authors
     python bench/real.py --seeds 0 --forget-authors 1 --retain-authors 1 --ft-epochs 1 \\
         --methods ga --max-items 3 --output-dir /tmp/real-smoke   # a smoke run of the code path
 
@@ -57,6 +57,7 @@ GENERAL_KEYS = ("question", "answer", "perturbed_answer")
 MODEL = "smollm2-135m-instruct"
 NULL_ORACLE = "oracle, another seed"
 NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same authors, data and recipe
+DEFAULT_FT_SET = ("anchor_decay=0.001",)
 DEFAULT_METHODS = "ga,gd,npo,simnpo,idk,rmu,asu,asu_kl,t-npo,s-npo"
 # ASU and ASU-KL at the temperature searched for this model (the paper's 2.0 silences SmolLM2's teacher:
 # bench/results/teacher.md)
@@ -969,11 +970,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--model", default=MODEL, help="the base: smollm2-135m-instruct, a .gguf file or a model folder"
     )
-    p.add_argument("--forget-authors", type=int, default=1)
-    p.add_argument("--retain-authors", type=int, default=2)
-    p.add_argument("--holdout-authors", type=int, default=1)
     p.add_argument(
-        "--ft-set", action="append", default=[], metavar="KEY=VALUE", help="fine-tuning setting (epochs=5)"
+        "--forget-authors",
+        type=int,
+        default=2,
+        help="2: 40 forget items, where forget quality can reach 1e-2",
+    )
+    p.add_argument("--retain-authors", type=int, default=2)
+    p.add_argument("--holdout-authors", type=int, default=2)
+    p.add_argument(
+        "--ft-set",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="fine-tuning setting (default anchor_decay=0.001: keeps what the base knew, as the target "
+        "trains on more rows than the oracle)",
     )
     p.add_argument(
         "--ft-epochs",
@@ -1014,6 +1025,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not seeds:
         fail("--seeds: give at least one seed")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.ft_set is None:
+        args.ft_set = list(DEFAULT_FT_SET)
     if args.ft_epochs is not None:
         args.ft_set = [*args.ft_set, f"epochs={args.ft_epochs}"]
     for name, value in (
