@@ -103,6 +103,7 @@ COLUMNS = (
     "forget_truth_ratio",
     "forget_fact_word_recall",
     "forget_token_entropy",
+    "forget_degenerate_share",
     "retain_rougeL_recall",
     "train_seconds",
 )
@@ -539,7 +540,10 @@ def ensure_eval(
     folder = work / "evals" / f"{model.name}-{key}"
     if (folder / "metrics.json").is_file():
         print(f"{label}: evaluation from the cache ({folder})", flush=True)
-        return folder, json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        return folder, {
+            **json.loads((folder / "metrics.json").read_text(encoding="utf-8")),
+            **fluency_of(folder),
+        }
     items = eval_items(data, args.max_items)
     if timings.rate("eval") is None:  # nothing timed here yet: one item a split first, then estimate
         probe = time.perf_counter()
@@ -560,7 +564,22 @@ def ensure_eval(
     shutil.rmtree(folder, ignore_errors=True)
     result.save(folder)
     print(f"{label}: evaluated in {seconds / 60:.1f} min: {summary(result.metrics)}", flush=True)
-    return folder, dict(result.metrics)
+    return folder, {**result.metrics, **fluency_of(folder)}
+
+
+def fluency_of(eval_folder: Path) -> dict:
+    """``forget_degenerate_share``: the share of the forget answers that are empty or degenerate
+    (:func:`unlearnkit.metrics.fluency.degenerate_share`), read from the eval's generations: whether a
+    row forgot by saying something else or by saying nothing (the answers are TOFU text: the project
+    commits numbers about them, not them)."""
+    from unlearnkit.metrics.fluency import degenerate_share
+
+    try:
+        details = json.loads((eval_folder / "details.json").read_text(encoding="utf-8"))
+        share = degenerate_share(details["forget"]["generations"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {} if share is None else {"forget_degenerate_share": share}
 
 
 def ensure_method(
@@ -918,7 +937,8 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         f"The target is {meta['model']} fine-tuned on forget + retain, the oracle on retain, `{NULL_ORACLE}` the "
         f"oracle's recipe at training seed + {NULL_SEED_OFFSET}. Fine-tuning recipe: {json.dumps(meta['recipe'])} "
         f"(over the converted model's recorded one); methods: the model's recorded unlearning recipe"
-        f"{' with ' + json.dumps(meta['unlearn_set']) if meta['unlearn_set'] else ''}, ASU at tau=auto. Evaluation: "
+        f"{' with ' + json.dumps(meta['unlearn_set']) if meta['unlearn_set'] else ''}, ASU and ASU-KL at tau=auto. "
+        "Evaluation: "
         f"TOFU protocol, at most {meta['max_items']} items a split, {meta['max_new_tokens']} new tokens; forget "
         "quality against the oracle. Each cell: mean \u00b1 sd over seeds "
         f"{', '.join(map(str, seeds))}; every seed's rows are in real.json.",

@@ -296,3 +296,19 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(argv, says, capsys, tm
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and says in lines[0]
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_fluency_of_counts_empty_and_degenerate_forget_answers(tmp_path):
+    """Two of four forget answers are not language (one empty, one a loop): a share of 0.5; a folder
+    without generations gives nothing rather than a made-up number."""
+    answers = [
+        "She was born in Lisbon to a family of painters.",
+        "",
+        "the the the the the the the the the the the the",
+        "His books are about the sea and the people who live by it.",
+    ]
+    (tmp_path / "details.json").write_text(json.dumps({"forget": {"generations": answers}}), encoding="utf-8")
+    assert real.fluency_of(tmp_path) == {"forget_degenerate_share": 0.5}
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert real.fluency_of(empty) == {}
