@@ -681,6 +681,7 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
     }
     unlearn_set = parse_sets(args.unlearn_set, "--unlearn-set")
     failed: dict[str, str] = {}
+    folders: dict[str, Path] = {}
     for method in methods:
         settings = {**METHOD_SETTINGS.get(method, {}), **unlearn_set}
         try:
@@ -693,6 +694,7 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
             work, f"seed {seed} {method}", folder, data, oracle_eval, target_eval, args, timings
         )
         rows[method] = {**metrics, "train_seconds": rec.get("train_seconds")}
+        folders[method] = folder
         if isinstance((rec.get("config") or {}), dict) and "tau" in str(rec.get("config")):
             tau = _find(rec.get("config"), "tau")
             if isinstance(tau, (int, float)):
@@ -700,7 +702,80 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
     for row in rows.values():  # keep only numbers: the table's and the claims' input
         for k in [k for k, v in row.items() if not isinstance(v, (int, float)) or isinstance(v, bool)]:
             row.pop(k)
-    return {"rows": rows, "authors": authors, "learned": learned, "failed": failed}
+    audited = None
+    if seed in args.audit_seeds:
+        audited = audit_best(work, seed, rows, folders, data, target, oracle, args)
+    return {"rows": rows, "authors": authors, "learned": learned, "failed": failed, "audit": audited}
+
+
+AUDIT_CODE = ("models.py", "data", "api/audit.py", "evaluation", "metrics", "train")
+
+
+def best_row(rows: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> tuple[str | None, str]:
+    """The row the report would call best (:func:`unlearnkit.report.choice.choose_best`: closest to the
+    oracle on the forget side among the methods keeping 90 % of its utility and answering in language),
+    else the eligible one keeping the most utility; with the sentence saying why."""
+    from unlearnkit.report.choice import choose_best
+
+    gibberish = {r: v["forget_degenerate_share"] for r, v in rows.items() if "forget_degenerate_share" in v}
+    choice = choose_best(rows, candidates=[m for m in methods if m in rows], gibberish=gibberish)
+    if choice.row:
+        return choice.row, f"the report's best row: {choice.reason}"
+    return (
+        choice.fallback,
+        f"no row is called best ({choice.reason}); audited: the one keeping the most utility",
+    )
+
+
+def audit_best(
+    work: Path,
+    seed: int,
+    rows: Mapping[str, Mapping[str, Any]],
+    folders: Mapping[str, Path],
+    data: Path,
+    target: Path,
+    oracle: Path,
+    args,
+) -> dict | None:
+    """``unlearnkit audit`` of the seed's best row against the oracle and the target, kept in the cache;
+    its verdict lines (numbers, no TOFU text) for real.md."""
+    from unlearnkit import audit
+    from unlearnkit.pipelines.embedded import code_digest, digest
+
+    row, why = best_row(rows, list(folders))
+    if row is None:
+        return None
+    settings = {"max_items": args.max_items, "max_new_tokens": args.max_new_tokens}
+    key = digest(
+        "real-audit",
+        folders[row].name,
+        data.name,
+        target.name,
+        oracle.name,
+        settings,
+        code_digest(AUDIT_CODE),
+    )
+    folder = work / "audits" / f"{row}-seed{seed}-{key}"
+    report_path = folder / "audit.json"
+    if report_path.is_file():
+        print(f"seed {seed} audit of {row}: from the cache ({folder})", flush=True)
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    else:
+        print(f"seed {seed} audit of {row} ({why})", flush=True)
+        start = time.perf_counter()
+        result = audit(
+            str(folders[row]),
+            data=str(data),
+            oracle=str(oracle),
+            original=str(target),
+            method=row,
+            **settings,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+        result.save(folder)
+        report = result.report
+        print(f"seed {seed} audit of {row}: {(time.perf_counter() - start) / 60:.1f} min", flush=True)
+    return {"seed": seed, "row": row, "why": why, "verdicts": list(report.get("verdicts", []))}
 
 
 def _find(tree: Any, key: str) -> Any:
@@ -926,6 +1001,20 @@ def claims(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], asu: str = "
 # ------------------------------------------------------------------------------------ the report
 
 
+def audit_lines(audits: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The audit of each audited seed's best row: which row and why, then the audit's verdict lines."""
+    out: list[str] = []
+    for a in audits:
+        out += [
+            f"The audit of seed {a['seed']}'s {a['row']} (`unlearnkit audit` against the oracle and the target; "
+            f"{a['why']}):",
+            "",
+            *(f"- {line}" for line in a["verdicts"]),
+            "",
+        ]
+    return out
+
+
 def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mapping[str, Any]) -> str:
     seeds = list(per_seed)
     lines = [
@@ -977,6 +1066,7 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         "",
         *(f"- {c['claim']}: **{c['verdict']}** ({c['numbers']})." for c in claims(per_seed)),
         "",
+        *audit_lines(meta.get("audits") or []),
     ]
     return "\n".join(lines)
 
@@ -1035,6 +1125,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--cache-dir", default=None, help="default $UNLEARNKIT_CACHE or ~/.cache/unlearnkit (then real/)"
     )
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument(
+        "--audit-seeds",
+        default="0",
+        help="comma-separated seeds whose best row is audited (`unlearnkit audit`); none for no audit",
+    )
     p.add_argument("--estimate", action="store_true", help="print the run's time estimate and stop")
     p.add_argument("--output-dir", default=None, help="write real.md/real.json here instead of bench/results")
     args = p.parse_args(argv)
@@ -1045,6 +1140,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not seeds:
         fail("--seeds: give at least one seed")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    try:
+        args.audit_seeds = (
+            [] if args.audit_seeds == "none" else [int(x) for x in args.audit_seeds.split(",") if x.strip()]
+        )
+    except ValueError:
+        fail(f"--audit-seeds {args.audit_seeds}: expected comma-separated integers or none")
     if args.ft_set is None:
         args.ft_set = list(DEFAULT_FT_SET)
     if args.ft_epochs is not None:
@@ -1085,9 +1186,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("\n".join(plan_estimate(args, base, methods, timings, len(seeds))), flush=True)
     if args.estimate:
         return
-    per_seed, learned, authors, failed = {}, {}, {}, {}
+    per_seed, learned, authors, failed, audits = {}, {}, {}, {}, []
     for seed in seeds:
         got = run_seed(seed, args, work, base, methods, timings)
+        if got["audit"]:
+            audits.append(got["audit"])
         per_seed[seed], learned[seed], authors[seed] = got["rows"], got["learned"], got["authors"]
         failed.update({f"seed {seed} {m}": why for m, why in got["failed"].items()})
     meta = {
@@ -1103,10 +1206,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "max_new_tokens": args.max_new_tokens,
         "learned": learned,
         "failed": failed,
+        "audits": audits,
     }
     settings = {
-        **{k: v for k, v in meta.items() if k not in ("learned", "failed")},
+        **{k: v for k, v in meta.items() if k not in ("learned", "failed", "audits")},
         "seeds": seeds,
+        "audit_seeds": args.audit_seeds,
         "methods": methods,
         "authors": {str(s): a for s, a in authors.items()},
         "base_model": base_identity(base),

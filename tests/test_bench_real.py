@@ -312,3 +312,53 @@ def test_fluency_of_counts_empty_and_degenerate_forget_answers(tmp_path):
     empty = tmp_path / "none"
     empty.mkdir()
     assert real.fluency_of(empty) == {}
+
+
+def test_best_row_is_the_reports_choice_and_skips_degenerate_rows():
+    """The audited row is the report's best (closest to the oracle on the forget side, 90 % of its
+    utility kept); a row whose forget answers are mostly degenerate is not eligible, however close."""
+    rows = {
+        "target": {"forget_rougeL_recall": 1.0, "forget_truth_ratio": 0.3, "model_utility": 0.40},
+        "oracle": {"forget_rougeL_recall": 0.35, "forget_truth_ratio": 0.6, "model_utility": 0.40},
+        "oracle, another seed": {
+            "forget_rougeL_recall": 0.36,
+            "forget_truth_ratio": 0.6,
+            "model_utility": 0.4,
+        },
+        "ga": {
+            "forget_rougeL_recall": 0.34,
+            "forget_truth_ratio": 0.6,
+            "model_utility": 0.39,
+            "forget_degenerate_share": 0.9,
+        },
+        "npo": {
+            "forget_rougeL_recall": 0.1,
+            "forget_truth_ratio": 0.7,
+            "model_utility": 0.38,
+            "forget_degenerate_share": 0.0,
+        },
+        "asu": {
+            "forget_rougeL_recall": 0.45,
+            "forget_truth_ratio": 0.55,
+            "model_utility": 0.39,
+            "forget_degenerate_share": 0.05,
+        },
+    }
+    row, why = real.best_row(rows, ["ga", "npo", "asu"])
+    assert row == "asu" and "best" in why
+    rows["asu"]["model_utility"] = rows["npo"]["model_utility"] = 0.1  # nobody keeps 90 %
+    row, why = real.best_row(rows, ["ga", "npo", "asu"])
+    assert row in ("asu", "npo") and "no row is called best" in why
+
+
+def test_audit_lines_name_the_row_and_quote_the_verdicts():
+    lines = real.audit_lines(
+        [{"seed": 0, "row": "asu", "why": "the report's best row", "verdicts": ["MIA: ok"]}]
+    )
+    assert lines[0].startswith("The audit of seed 0's asu") and "- MIA: ok" in lines
+
+
+def test_audit_seeds_must_be_integers(capsys):
+    with pytest.raises(SystemExit) as exc:
+        real.main(["--audit-seeds", "zero", "--estimate"])
+    assert exc.value.code == 2 and "--audit-seeds zero" in capsys.readouterr().err
