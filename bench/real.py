@@ -699,6 +699,7 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
             tau = _find(rec.get("config"), "tau")
             if isinstance(tau, (int, float)):
                 rows[method]["tau"] = tau
+                rows[method].update(teacher_at(folder, tau))
     for row in rows.values():  # keep only numbers: the table's and the claims' input
         for k in [k for k, v in row.items() if not isinstance(v, (int, float)) or isinstance(v, bool)]:
             row.pop(k)
@@ -706,6 +707,29 @@ def run_seed(seed: int, args, work: Path, base: str, methods: list[str], timings
     if seed in args.audit_seeds:
         audited = audit_best(work, seed, rows, folders, data, target, oracle, args)
     return {"rows": rows, "authors": authors, "learned": learned, "failed": failed, "audit": audited}
+
+
+def teacher_at(method_folder: Path, tau: float) -> dict:
+    """The teacher's own forget numbers at the tau the student was distilled toward, from the searched
+    record on the model card (``tau_search``): ``teacher_forget_rougeL_recall`` and
+    ``teacher_forget_fact_score``. Beside the student's row they say whether a gap to the oracle is the
+    teacher's (the temperature) or the student's (how far training moved it toward the teacher)."""
+    try:
+        card = json.loads((method_folder / "unlearnkit.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    search = _find(card, "tau_search")
+    if not isinstance(search, dict):
+        return {}
+    for setting in search.get("settings") or []:
+        forget = setting.get("forget") or {}
+        if isinstance(setting.get("tau"), (int, float)) and abs(setting["tau"] - tau) < 1e-9:
+            return {
+                f"teacher_forget_{k}": forget[k]
+                for k in ("rougeL_recall", "fact_score")
+                if isinstance(forget.get(k), (int, float))
+            }
+    return {}
 
 
 AUDIT_CODE = ("models.py", "data", "api/audit.py", "evaluation", "metrics", "train")
@@ -1001,6 +1025,21 @@ def claims(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], asu: str = "
 # ------------------------------------------------------------------------------------ the report
 
 
+def _teacher_note(res: Mapping[str, Mapping[str, Any]], row: str) -> str:
+    """The teacher's forget numbers at that tau beside the student's and the oracle's."""
+    got = res[row]
+    if "teacher_forget_rougeL_recall" not in got:
+        return ""
+    oracle = res.get("oracle", {}).get("forget_rougeL_recall")
+    fact = got.get("teacher_forget_fact_score")
+    return (
+        f"; the teacher's own forget ROUGE-L there {got['teacher_forget_rougeL_recall']:.3f}"
+        + (f" (fact score {fact:.3f})" if isinstance(fact, (int, float)) else "")
+        + f", the student's {got.get('forget_rougeL_recall', float('nan')):.3f}"
+        + (f", the oracle's {oracle:.3f}" if isinstance(oracle, (int, float)) else "")
+    )
+
+
 def audit_lines(audits: Sequence[Mapping[str, Any]]) -> list[str]:
     """The audit of each audited seed's best row: which row and why, then the audit's verdict lines."""
     out: list[str] = []
@@ -1051,7 +1090,7 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         ),
         "",
         *(
-            f"- seed {s} {row}: tau {res[row]['tau']:g} (searched: tau=auto)"
+            f"- seed {s} {row}: tau {res[row]['tau']:g} (searched: tau=auto)" + _teacher_note(res, row)
             for s, res in per_seed.items()
             for row in res
             if isinstance(res[row].get("tau"), (int, float)) and row in METHOD_SETTINGS

@@ -362,3 +362,33 @@ def test_audit_seeds_must_be_integers(capsys):
     with pytest.raises(SystemExit) as exc:
         real.main(["--audit-seeds", "zero", "--estimate"])
     assert exc.value.code == 2 and "--audit-seeds zero" in capsys.readouterr().err
+
+
+def test_teacher_at_reads_the_searched_teachers_forget_numbers(tmp_path):
+    """The card's tau_search, at the tau the student used: the teacher's forget ROUGE-L and fact score;
+    another tau or no search gives nothing."""
+    card = {
+        "config": {
+            "tau_search": {
+                "chosen_tau": 1.7,
+                "settings": [
+                    {"tau": 1.5, "forget": {"rougeL_recall": 0.76, "fact_score": 0.92}},
+                    {"tau": 1.7, "forget": {"rougeL_recall": 0.45, "fact_score": 0.08}},
+                ],
+            }
+        }
+    }
+    (tmp_path / "unlearnkit.json").write_text(json.dumps(card), encoding="utf-8")
+    assert real.teacher_at(tmp_path, 1.7) == {
+        "teacher_forget_rougeL_recall": 0.45,
+        "teacher_forget_fact_score": 0.08,
+    }
+    assert real.teacher_at(tmp_path, 2.0) == {}
+    assert real.teacher_at(tmp_path / "missing", 1.7) == {}
+    res = {
+        "asu": {"tau": 1.7, "forget_rougeL_recall": 0.58, "teacher_forget_rougeL_recall": 0.45},
+        "oracle": {"forget_rougeL_recall": 0.395},
+    }
+    assert real._teacher_note(res, "asu") == (
+        "; the teacher's own forget ROUGE-L there 0.450, the student's 0.580, the oracle's 0.395"
+    )
