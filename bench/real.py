@@ -1103,6 +1103,16 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         "",
         "The claims (computed from the rows above):",
         "",
+        *(
+            [
+                f"**{len(seeds)} seed{'s' if len(seeds) > 1 else ''} only** (the lab is meant for 3): a "
+                "verdict below reads the direction of each difference on these seeds, not a difference "
+                "known to exceed the seeds' spread.",
+                "",
+            ]
+            if len(seeds) < 3
+            else []
+        ),
         *(f"- {c['claim']}: **{c['verdict']}** ({c['numbers']})." for c in claims(per_seed)),
         "",
         *audit_lines(meta.get("audits") or []),
