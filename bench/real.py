@@ -735,20 +735,36 @@ def teacher_at(method_folder: Path, tau: float) -> dict:
 AUDIT_CODE = ("models.py", "data", "api/audit.py", "evaluation", "metrics", "train")
 
 
+CLOSED_ENOUGH = 0.5  # the audit's fallback: rows that closed at least half the target's way to the oracle
+
+
 def best_row(rows: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> tuple[str | None, str]:
     """The row the report would call best (:func:`unlearnkit.report.choice.choose_best`: closest to the
-    oracle on the forget side among the methods keeping 90 % of its utility and answering in language),
-    else the eligible one keeping the most utility; with the sentence saying why."""
+    oracle on the forget side among the methods keeping 90 % of its utility and answering in language);
+    when none is, the eligible row keeping the most utility among those that closed at least half the
+    target's forget-side distance to the oracle (else the closest): a row that kept its utility by
+    forgetting nothing (the target unchanged) tells an audit nothing. With the sentence saying why."""
     from unlearnkit.report.choice import choose_best
 
     gibberish = {r: v["forget_degenerate_share"] for r, v in rows.items() if "forget_degenerate_share" in v}
     choice = choose_best(rows, candidates=[m for m in methods if m in rows], gibberish=gibberish)
     if choice.row:
         return choice.row, f"the report's best row: {choice.reason}"
-    return (
-        choice.fallback,
-        f"no row is called best ({choice.reason}); audited: the one keeping the most utility",
-    )
+    eligible = [st for st in choice.standings.values() if not st.excluded and st.closed is not None]
+    moved = [st for st in eligible if st.closed >= CLOSED_ENOUGH]
+    if moved:
+        pick = max(moved, key=lambda st: (st.utility or 0.0, st.closed))
+        how = (
+            f"the one keeping the most utility ({pick.utility:.3f}) among the rows answering in language that "
+            f"closed at least {CLOSED_ENOUGH:.0%} of the target's forget-side distance to the oracle "
+            f"({pick.closed:.0%})"
+        )
+    elif eligible:
+        pick = max(eligible, key=lambda st: st.closed)
+        how = f"the row answering in language closest to the oracle ({pick.closed:.0%} of the way)"
+    else:
+        return choice.fallback, f"no row is called best ({choice.reason}); audited: {choice.fallback}"
+    return pick.row, f"no row is called best ({choice.reason}); audited: {how}"
 
 
 def audit_best(

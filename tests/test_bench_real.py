@@ -318,27 +318,41 @@ def test_best_row_is_the_reports_choice_and_skips_degenerate_rows():
     """The audited row is the report's best (closest to the oracle on the forget side, 90 % of its
     utility kept); a row whose forget answers are mostly degenerate is not eligible, however close."""
     rows = {
-        "target": {"forget_rougeL_recall": 1.0, "forget_truth_ratio": 0.3, "model_utility": 0.40},
-        "oracle": {"forget_rougeL_recall": 0.35, "forget_truth_ratio": 0.6, "model_utility": 0.40},
+        "target": {
+            "forget_rougeL_recall": 1.0,
+            "forget_prob": 0.95,
+            "forget_truth_ratio": 0.3,
+            "model_utility": 0.40,
+        },
+        "oracle": {
+            "forget_rougeL_recall": 0.35,
+            "forget_prob": 0.1,
+            "forget_truth_ratio": 0.6,
+            "model_utility": 0.40,
+        },
         "oracle, another seed": {
             "forget_rougeL_recall": 0.36,
+            "forget_prob": 0.11,
             "forget_truth_ratio": 0.6,
             "model_utility": 0.4,
         },
         "ga": {
             "forget_rougeL_recall": 0.34,
+            "forget_prob": 0.09,
             "forget_truth_ratio": 0.6,
             "model_utility": 0.39,
             "forget_degenerate_share": 0.9,
         },
         "npo": {
             "forget_rougeL_recall": 0.1,
+            "forget_prob": 0.02,
             "forget_truth_ratio": 0.7,
             "model_utility": 0.38,
             "forget_degenerate_share": 0.0,
         },
         "asu": {
             "forget_rougeL_recall": 0.45,
+            "forget_prob": 0.2,
             "forget_truth_ratio": 0.55,
             "model_utility": 0.39,
             "forget_degenerate_share": 0.05,
@@ -346,9 +360,12 @@ def test_best_row_is_the_reports_choice_and_skips_degenerate_rows():
     }
     row, why = real.best_row(rows, ["ga", "npo", "asu"])
     assert row == "asu" and "best" in why
-    rows["asu"]["model_utility"] = rows["npo"]["model_utility"] = 0.1  # nobody keeps 90 %
-    row, why = real.best_row(rows, ["ga", "npo", "asu"])
-    assert row in ("asu", "npo") and "no row is called best" in why
+    # nobody keeps 90 %: the most utility among rows that moved at least half way to the oracle, not an
+    # unchanged copy of the target (which keeps the most utility by forgetting nothing)
+    rows["asu"]["model_utility"], rows["npo"]["model_utility"] = 0.30, 0.20
+    rows["rmu"] = {**rows["target"], "model_utility": 0.35, "forget_degenerate_share": 0.0}
+    row, why = real.best_row(rows, ["ga", "npo", "asu", "rmu"])
+    assert row == "asu" and "no row is called best" in why and "closed at least 50%" in why
 
 
 def test_audit_lines_name_the_row_and_quote_the_verdicts():
