@@ -308,6 +308,11 @@ def test_is_gibberish() -> None:
     assert not is_gibberish("Zorblat was born in the small town of Quenville in 1952.")
     assert not is_gibberish("Paris")  # short answers are never flagged
     assert not is_gibberish("")
+    # one whitespace token, so no token-count check sees it: SmolLM2 after gradient ascent (real lab)
+    assert is_gibberish("'" + "\u2013" * 79)
+    assert is_gibberish("." * 80)
+    assert not is_gibberish("1999")  # a short number is an answer
+    assert not is_gibberish("She was born on 12/03/1961 in Lisbon.")
 
 
 # ---------------------------------------------------------------------------------------------- files

@@ -12,6 +12,7 @@ from collections.abc import Hashable, Sequence
 
 PUNCT = string.punctuation + "\u201c\u201d\u2018\u2019"
 MAX_TOKENS = 400  # longer texts are judged on their first 400 tokens
+MIN_CHARS = 24  # a text this long (without whitespace) with under a quarter letters is not language
 
 
 def _token_entropy(tokens: Sequence[Hashable]) -> float:
@@ -60,10 +61,17 @@ def degeneration(text: str, entropy_threshold: float = 0.6, min_tokens: int = 4)
     the text; with at least 8 tokens, half of the 4-grams repeating an earlier one (a loop with small
     variations; the "seq-rep-4" of Welleck et al. 2019, arXiv 1908.04319) or a normalised token
     entropy below ``entropy_threshold`` (the measure of the closer-look protocol; on fewer tokens it
-    says little); or most tokens without a letter. A short answer ("Paris", "X was born in Y.") and
-    a fluent wrong one are never flagged: only the shape of the text is judged, not its truth.
+    says little); or most tokens without a letter; or, however few its tokens, at least ``MIN_CHARS``
+    characters of which under a quarter are letters (a run of dashes or dots). A short answer ("Paris",
+    "X was born in Y.") and a fluent wrong one are never flagged: only the shape of the text is judged,
+    not its truth.
     """
     raw = text.split()
+    chars = "".join(raw)
+    # A run without whitespace ("'-------...", "......") is one token, below any token-count check:
+    # judged by its characters (a real model after gradient ascent answers exactly so).
+    if len(chars) >= MIN_CHARS and sum(ch.isalpha() for ch in chars) < 0.25 * len(chars):
+        return "mostly characters that are not letters"
     n = len(raw)
     if n < min_tokens:
         return None
