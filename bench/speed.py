@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -405,15 +406,19 @@ def _build(root: Path, args) -> tuple[Path, Path]:
     save_model(model, tok, root / "model", {"kind": "random model for bench/speed.py"})
     del model  # the driver idles while the workers run: give the (1B-sized) memory back
     _trim()
-    described = dict(
+    return data, root / "model", _described(cfg, tok, n_params), len(bench.forget)
+
+
+def _described(cfg, tok, n_params: int) -> dict:
+    """The model's shape as the table's header names it."""
+    return dict(
         params=n_params,
         hidden=cfg.hidden_size,
         layers=cfg.num_hidden_layers,
         vocab=cfg.vocab_size,
         tokenizer_vocab=len(tok),
-        tied=bool(cfg.tie_word_embeddings),
+        tied=bool(getattr(cfg, "tie_word_embeddings", False)),
     )
-    return data, root / "model", described, len(bench.forget)
 
 
 def _pretrained(args, data: Path) -> tuple[Path, dict]:
@@ -433,24 +438,8 @@ def _pretrained(args, data: Path) -> tuple[Path, dict]:
     n_params = 0
     for shard in sorted(folder.glob("*.safetensors")):
         with safe_open(str(shard), "pt") as f:
-            n_params += sum(_numel(f.get_slice(name).get_shape()) for name in f.keys())
-    described = dict(
-        params=n_params,
-        hidden=cfg.hidden_size,
-        layers=cfg.num_hidden_layers,
-        vocab=cfg.vocab_size,
-        tokenizer_vocab=len(tok),
-        tied=bool(getattr(cfg, "tie_word_embeddings", False)),
-        name=str(args.model),
-    )
-    return folder, described
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+            n_params += sum(math.prod(f.get_slice(name).get_shape()) for name in f.keys())
+    return folder, {**_described(cfg, tok, n_params), "name": str(args.model)}
 
 
 def _lengthen_answers(data: Path, tok, length: int) -> None:
