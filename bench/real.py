@@ -254,6 +254,30 @@ def ensure_data(work: Path, tofu_folder: Path, seed: int, sizes: Mapping[str, in
     return folder, authors
 
 
+def ensure_eval_data(data: Path, general_items: int) -> Path:
+    """The folder every row is evaluated on: the seed's forget, retain and holdout rows as they are, and
+    ``general_items`` of each general source (TOFU's real authors, world facts; the rows the evaluator's
+    own seeded sample would take). The training folder ``data`` keeps every general row (ASU's
+    temperature search reads it); only the evaluation is capped, so the lab's own splits are always
+    scored in full: TOFU's forget quality is a test over the whole forget set."""
+    from unlearnkit.evaluation.evaluate import subsample
+
+    folder = data.with_name(f"{data.name}-eval{general_items}")
+    if (folder / "benchmark.json").is_file():
+        return folder
+    splits = {name: _jsonl_rows(data / f"{name}.jsonl") for name in ("forget", "retain", "holdout")}
+    general = _jsonl_rows(data / "general.jsonl") if (data / "general.jsonl").is_file() else []
+    sources = list(dict.fromkeys(row.get("source", "") for row in general))
+    splits["general"] = [
+        row
+        for source in sources
+        for row in subsample([r for r in general if r.get("source", "") == source], general_items, 0)
+    ]
+    meta = json.loads((data / "benchmark.json").read_text(encoding="utf-8"))
+    meta = {k: v for k, v in meta.items() if k not in ("kind", "about")}
+    return write_folder(splits, folder, {**meta, "general_items": general_items})
+
+
 # ------------------------------------------------------------------------------------ time estimates
 
 
@@ -369,7 +393,7 @@ def plan_estimate(args, base: str, methods: Sequence[str], timings: Timings, n_s
     ft = {**recorded(base, "finetune_defaults"), **recipe}
     ul_card = recorded(base, "unlearn_defaults")
     unlearn_set = parse_sets(args.unlearn_set, "--unlearn-set")
-    general = sum(min(args.max_items, n) for n in (100, 117))  # TOFU's real authors, world facts
+    general = sum(min(args.max_items, args.general_items, n) for n in (100, 117))  # real authors, world facts
     items = (
         min(args.max_items, n_forget)
         + min(args.max_items, n_retain)
@@ -527,6 +551,7 @@ def ensure_eval(
     from unlearnkit import evaluate
     from unlearnkit.pipelines.embedded import code_digest, digest
 
+    data = ensure_eval_data(data, args.general_items)
     settings = {"max_items": args.max_items, "max_new_tokens": args.max_new_tokens}
     key = digest(
         "real-eval",
@@ -785,7 +810,7 @@ def audit_best(
     row, why = best_row(rows, list(folders))
     if row is None:
         return None
-    settings = {"max_items": args.max_items, "max_new_tokens": args.max_new_tokens}
+    settings = {"max_items": args.audit_items, "max_new_tokens": args.max_new_tokens}
     key = digest(
         "real-audit",
         folders[row].name,
@@ -1083,8 +1108,9 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         f"(over the converted model's recorded one); methods: the model's recorded unlearning recipe"
         f"{' with ' + json.dumps(meta['unlearn_set']) if meta['unlearn_set'] else ''}, ASU and ASU-KL at tau=auto. "
         "Evaluation: "
-        f"TOFU protocol, at most {meta['max_items']} items a split, {meta['max_new_tokens']} new tokens; forget "
-        "quality against the oracle. Each cell: mean \u00b1 sd over seeds "
+        f"TOFU protocol on at most {meta['max_items']} items a split (every forget, retain and holdout row "
+        f"at the default sizes) and {meta.get('general_items', meta['max_items'])} of TOFU's real authors and "
+        f"of its world facts, {meta['max_new_tokens']} new tokens; forget quality against the oracle. Each cell: mean \u00b1 sd over seeds "
         f"{', '.join(map(str, seeds))}; every seed's rows are in real.json.",
         "",
         seed_table(per_seed, list(COLUMNS)),
@@ -1174,8 +1200,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--max-items",
         type=int,
+        default=40,
+        help="evaluation items per split (40: every forget, retain and holdout row of 2 authors each; TOFU's "
+        "forget quality is a test over the whole forget set, and 20 of 40 items leave it too little power)",
+    )
+    p.add_argument(
+        "--general-items",
+        type=int,
         default=20,
-        help="evaluation items per split (20: a forget author's all; 1.8 s an item at 2 threads)",
+        help="items evaluated of TOFU's real authors and of its world facts (a fixed sample of each)",
+    )
+    p.add_argument(
+        "--audit-items",
+        type=int,
+        default=20,
+        help="items a split the audit asks (its relearning attack trains on half the forget items)",
     )
     p.add_argument(
         "--max-new-tokens",
@@ -1217,6 +1256,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.ft_set = [*args.ft_set, f"epochs={args.ft_epochs}"]
     for name, value in (
         ("--max-items", args.max_items),
+        ("--general-items", args.general_items),
+        ("--audit-items", args.audit_items),
         ("--threads", args.threads),
         ("--max-new-tokens", args.max_new_tokens),
     ):
@@ -1268,6 +1309,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "recipe": parse_sets(args.ft_set, "--ft-set"),
         "unlearn_set": parse_sets(args.unlearn_set, "--unlearn-set"),
         "max_items": args.max_items,
+        "general_items": args.general_items,
+        "audit_items": args.audit_items,
         "max_new_tokens": args.max_new_tokens,
         "learned": learned,
         "failed": failed,

@@ -242,6 +242,7 @@ def test_steps_and_the_whole_run_estimate(tmp_path):
         ft_set=[],
         unlearn_set=[],
         max_items=40,
+        general_items=20,
         threads=1,
     )
     timings = real.Timings(tmp_path / "t.json", threads=1)
@@ -250,10 +251,41 @@ def test_steps_and_the_whole_run_estimate(tmp_path):
     timings.record("finetune", 10.0, 1)
     timings.record("eval", 2.0, 1)
     head, *lines = real.plan_estimate(args, str(base), ["ga"], timings, 3)
-    # fine-tunes 40 + 2 x 25 steps x 10 s; ga 25 steps x 20 s; 4 evaluations x (20 + 40 + 20 + 80) items x 2 s
-    total = 3 * (90 * 10 + 25 * 20 + 4 * 160 * 2)
+    # fine-tunes 40 + 2 x 25 steps x 10 s; ga 25 steps x 20 s; 4 evaluations x (20 + 40 + 20 + 2 x 20) items x 2 s
+    total = 3 * (90 * 10 + 25 * 20 + 4 * 120 * 2)
     assert f"about {total / 3600:.1f} h" in head and "not timed" not in head
     assert lines[0].startswith("  fine-tunes: 90 steps")
+
+
+def test_the_evaluation_folder_keeps_the_lab_rows_and_samples_the_general_parts(tmp_path):
+    """Every forget, retain and holdout row is evaluated (forget quality is a test over the whole forget
+    set); of each general source, the rows the evaluator's own seeded sample of that many takes."""
+    from unlearnkit.evaluation.evaluate import subsample
+
+    data = tmp_path / "seed0-abc"
+    splits = {
+        "forget": [{"question": f"f{i}", "answer": "a"} for i in range(40)],
+        "retain": [{"question": f"r{i}", "answer": "a"} for i in range(40)],
+        "holdout": [{"question": f"h{i}", "answer": "a"} for i in range(40)],
+        "general": [
+            {"question": f"{src}{i}", "answer": "a", "source": src} for src in ("ra", "wf") for i in range(30)
+        ],
+    }
+    real.write_folder(splits, data, {"seed": 0, "authors": {"forget": [180, 181]}})
+    before = {f.name: f.read_bytes() for f in data.iterdir()}
+    folder = real.ensure_eval_data(data, 20)
+    assert folder.name == "seed0-abc-eval20" and folder.parent == data.parent
+    for name in ("forget", "retain", "holdout"):
+        assert real._jsonl_rows(folder / f"{name}.jsonl") == splits[name]
+    general = real._jsonl_rows(folder / "general.jsonl")
+    for src in ("ra", "wf"):
+        rows = [r for r in splits["general"] if r["source"] == src]
+        assert [r for r in general if r["source"] == src] == subsample(rows, 20, 0)
+    meta = json.loads((folder / "benchmark.json").read_text())
+    assert meta["general_items"] == 20 and meta["authors"] == {"forget": [180, 181]} and meta["kind"] == "qa"
+    assert {f.name: f.read_bytes() for f in data.iterdir()} == before  # the training folder is untouched
+    assert real.ensure_eval_data(data, 20) == folder  # written once
+    assert real.eval_items(folder, 40) == 40 * 3 + 2 * 20
 
 
 def test_the_report_states_the_computed_verdicts():
@@ -286,6 +318,7 @@ def test_the_report_states_the_computed_verdicts():
         (["--seeds", "x"], "--seeds x: expected comma-separated integers"),
         (["--ft-set", "lr=-1"], "--ft-set: "),
         (["--max-items", "0"], "--max-items 0: must be >= 1"),
+        (["--general-items", "0"], "--general-items 0: must be >= 1"),
         (["--data-root", "/nonexistent"], "no TOFU copy at /nonexistent"),
     ],
 )
