@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -45,6 +46,63 @@ def test_method_runs_and_changes_weights(name, tiny_random_llama, world_tokenize
     if "rmu" in name:
         # RMU trains only the MLP down-projections of the listed layers
         assert all("mlp.down_proj" in k for k in changed), changed
+
+
+@pytest.mark.parametrize("reference", ["copy", "cache"])
+def test_adaptive_rmu_scales_its_target_with_the_activation_norm(
+    reference, tiny_random_llama, world_tokenizer, mini_bench, tmp_path
+):
+    """Adaptive RMU (arXiv 2408.06223): ``c`` = steering_scale x the frozen model's mean layer-output norm
+    on the forget batch, logged as ``rmu_coeff``. One batch holds every forget row, so ``c / scale`` is the
+    mean over rows of each row's mean answer-token norm, computed here with a forward hook; the cached
+    reference gives what the copy gives."""
+    from unlearnkit.pipelines.unlearn import unlearn
+
+    n = len(mini_bench.forget)
+    coeffs = {}
+    for scale in (2.5, 5.0):
+        result = unlearn(
+            copy.deepcopy(tiny_random_llama),  # each run starts from the same frozen model
+            world_tokenizer,
+            mini_bench.forget,
+            mini_bench.retain,
+            "rmu",
+            work_dir=tmp_path / f"run{scale}",
+            quiet=True,
+            steering_scale=scale,
+            reference=reference,
+            **{**_overrides("rmu"), "batch_size": n, "max_steps": 1},
+        )
+        coeffs[scale] = [h["rmu_coeff"] for h in result.log_history if "rmu_coeff" in h]
+    assert len(coeffs[5.0]) == 1
+    per_row = _answer_norms(tiny_random_llama, world_tokenizer, mini_bench.forget, layer=1)
+    expected = sum(per_row) / len(per_row)
+    assert coeffs[5.0][0] == pytest.approx(5.0 * expected, rel=1e-3)
+    assert coeffs[2.5][0] == pytest.approx(2.5 * expected, rel=1e-3)
+    # another layer's norm is not what is used (the check can tell layers apart)
+    other = _answer_norms(tiny_random_llama, world_tokenizer, mini_bench.forget, layer=0)
+    assert sum(other) / len(other) != pytest.approx(expected, rel=1e-3)
+
+
+def _answer_norms(model, tokenizer, rows, layer: int) -> list[float]:
+    """Per row: the mean L2 norm of decoder layer ``layer``'s output at the answer tokens (EOS included)."""
+    from unlearnkit.data.encode import PromptFormat, encode_qa
+
+    fmt = PromptFormat.for_tokenizer(tokenizer, "auto")
+    seen = {}
+    hook = model.model.layers[layer].register_forward_hook(
+        lambda _m, _i, out: seen.__setitem__("h", out[0] if isinstance(out, tuple) else out)
+    )
+    norms = []
+    try:
+        with torch.no_grad():
+            for row in rows:
+                enc = encode_qa(tokenizer, fmt, row["question"], row["answer"], 128)
+                model(input_ids=torch.tensor([enc["input_ids"]]))
+                norms.append(float(seen["h"][0, enc["prompt_len"] :].norm(dim=-1).mean()))
+    finally:
+        hook.remove()
+    return norms
 
 
 def test_token_variant_records_attribution(tiny_random_llama, world_tokenizer, mini_bench, tmp_path):

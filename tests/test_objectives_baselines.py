@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from unlearnkit.objectives.dpo import ap_loss, dpo_loss
 from unlearnkit.objectives.kl import forward_kl_loss
 from unlearnkit.objectives.me import me_loss, token_uniform_kl
-from unlearnkit.objectives.rmu import rmu_control_vector, rmu_forget_loss, rmu_retain_loss
+from unlearnkit.objectives.rmu import rmu_adaptive_coeff, rmu_control_vector, rmu_forget_loss, rmu_retain_loss
 from unlearnkit.objectives.simnpo import simnpo_loss
 from unlearnkit.objectives.undial import undial_loss, undial_targets
 
@@ -289,6 +289,20 @@ def test_rmu_forget_zero_at_control_and_gradient_towards_it():
     rmu_forget_loss(hidden, control, torch.ones(2, 3)).backward()
     # d/dh of mean_{b,t} mean_d (h - c)^2 = 2 (h - c) / (D * B * T): the descent direction is +c
     assert torch.allclose(-hidden.grad, 2 * control.expand(2, 3, 4) / (4 * 6))
+
+
+def test_rmu_adaptive_coeff_hand_computation():
+    """Norms: row 0 tok0 [3,4] -> 5, tok1 [0,2] -> 2, weights [1, 1] -> 3.5; row 1 tok0 [6,8] -> 10,
+    tok1 masked (its [100, 0] ignored) -> 10. Mean over rows 6.75; scale 5 -> 33.75."""
+    ref = torch.tensor([[[3.0, 4.0], [0.0, 2.0]], [[6.0, 8.0], [100.0, 0.0]]], requires_grad=True)
+    weights = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    coeff = rmu_adaptive_coeff(ref, weights, 5.0)
+    _close(coeff, 33.75)
+    assert not coeff.requires_grad  # a target's norm, not something to train
+    # a row without weighted tokens is left out: only row 0 -> 3.5 x 2
+    _close(rmu_adaptive_coeff(ref, torch.tensor([[1.0, 1.0], [0.0, 0.0]]), 2.0), 7.0)
+    # bf16 activations are measured in float32
+    _close(rmu_adaptive_coeff(ref.detach().bfloat16(), weights, 5.0), 33.75, tol=1e-3)
 
 
 def test_rmu_retain_hand_computation_and_reference_mse():

@@ -193,13 +193,21 @@ class RMUConfig(MethodConfig):
 
     ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x ``train_modules``
     are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` = every layer.
-    The retain term is the activation MSE to the frozen model, not NLL/KL.
+    The retain term is the activation MSE to the frozen model, not NLL/KL. ``steering_scale`` > 0 is
+    Adaptive RMU (arXiv 2408.06223): ``c`` follows the model's activation norm, for models whose
+    activations are far from Zephyr-7B's scale.
     """
 
     layer: int = setting(
         7, "RMU: decoder layer whose output activations are steered", ">= 0 (< number of layers)"
     )
     steering_coeff: float = setting(6.5, "RMU: norm c of the random target direction c*u", "> 0")
+    steering_scale: float = setting(
+        0.0,
+        "Adaptive RMU (arXiv 2408.06223): when > 0, c is steering_scale x the frozen model's mean "
+        "layer activation norm on the forget batch (steering_coeff is then unused)",
+        ">= 0 (0 = a fixed steering_coeff; the paper's beta is 5)",
+    )
     retain_weight: float = 1200.0
     retain_loss: str = "none"
     train_layers: str = setting(
@@ -217,6 +225,7 @@ class RMUConfig(MethodConfig):
         super().__post_init__()
         check_value(self.layer >= 0, "layer", self.layer, "must be >= 0")
         check_value(self.steering_coeff > 0, "steering_coeff", self.steering_coeff, "must be > 0")
+        check_value(self.steering_scale >= 0, "steering_scale", self.steering_scale, "must be >= 0")
         self.train_layer_list()
 
     def train_layer_list(self) -> list[int] | None:

@@ -1572,13 +1572,14 @@ class UNDIALConfig(UnlearnConfig):
 
 class RMUConfig(UnlearnConfig):
     """The settings of ``rmu``: its own (forget_weight, retain_weight, retain_loss, loss_reduction,
-    sam_rho, layer, steering_coeff, train_layers, train_modules; from unlearnkit.catalog.RMUConfig: RMU
-    (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on forget data to ``steering_coeff *
-    u``. ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x
-    ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` =
-    every layer. The retain term is the activation MSE to the frozen model, not NLL/KL.) and the
-    training settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments
-    only.
+    sam_rho, layer, steering_coeff, steering_scale, train_layers, train_modules; from
+    unlearnkit.catalog.RMUConfig: RMU (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on
+    forget data to ``steering_coeff * u``. ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B);
+    only ``train_layers`` x ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``);
+    empty ``train_layers`` = every layer. The retain term is the activation MSE to the frozen model, not
+    NLL/KL. ``steering_scale`` > 0 is Adaptive RMU (arXiv 2408.06223): ``c`` follows the model's
+    activation norm, for models whose activations are far from Zephyr-7B's scale.) and the training
+    settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments only.
     """
 
     forget_weight: float
@@ -1600,6 +1601,11 @@ class RMUConfig(UnlearnConfig):
     """RMU: decoder layer whose output activations are steered (valid: >= 0 (< number of layers))"""
     steering_coeff: float
     """RMU: norm c of the random target direction c*u (valid: > 0)"""
+    steering_scale: float
+    """Adaptive RMU (arXiv 2408.06223): when > 0, c is steering_scale x the frozen model's mean layer
+    activation norm on the forget batch (steering_coeff is then unused) (valid: >= 0 (0 = a fixed
+    steering_coeff; the paper's beta is 5))
+    """
     train_layers: str
     """RMU: layers whose train_modules are updated (others frozen) (valid: comma-separated indices, empty =
     all)
@@ -1706,6 +1712,7 @@ class RMUConfig(UnlearnConfig):
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
+        steering_scale: float = 0.0,
         train_layers: str = "5,6,7",
         train_modules: str = "mlp.down_proj",
         lr: float = 1e-05,
@@ -1742,7 +1749,7 @@ class RMUConfig(UnlearnConfig):
 
 class ASURMUConfig(UnlearnConfig):
     """The settings of ``asu_rmu``: its own (forget_weight, retain_weight, retain_loss, loss_reduction,
-    sam_rho, layer, steering_coeff, train_layers, train_modules, tau, layers; from
+    sam_rho, layer, steering_coeff, steering_scale, train_layers, train_modules, tau, layers; from
     unlearnkit.catalog.ASURMUConfig: ASU representation variant (arXiv 2603.01285, WMDP): RMU whose
     target is the frozen model's own layer activation under smoothed attention (instead of
     ``steering_coeff * u``).) and the training settings of unlearnkit.config.TrainConfig (lr, epochs,
@@ -1768,6 +1775,11 @@ class ASURMUConfig(UnlearnConfig):
     """RMU: decoder layer whose output activations are steered (valid: >= 0 (< number of layers))"""
     steering_coeff: float
     """RMU: norm c of the random target direction c*u (valid: > 0)"""
+    steering_scale: float
+    """Adaptive RMU (arXiv 2408.06223): when > 0, c is steering_scale x the frozen model's mean layer
+    activation norm on the forget batch (steering_coeff is then unused) (valid: >= 0 (0 = a fixed
+    steering_coeff; the paper's beta is 5))
+    """
     train_layers: str
     """RMU: layers whose train_modules are updated (others frozen) (valid: comma-separated indices, empty =
     all)
@@ -1880,6 +1892,7 @@ class ASURMUConfig(UnlearnConfig):
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
+        steering_scale: float = 0.0,
         train_layers: str = "5,6,7",
         train_modules: str = "mlp.down_proj",
         tau: float = 2.0,
@@ -3700,14 +3713,15 @@ class SNPOConfig(UnlearnConfig):
 
 class TRMUConfig(UnlearnConfig):
     """The settings of ``t-rmu``: its own (forget_weight, retain_weight, retain_loss, loss_reduction,
-    sam_rho, layer, steering_coeff, train_layers, train_modules, selection, r, alpha, tau_w, mask_token,
-    tagger; from unlearnkit.catalog.TokenRMUConfig: TokenUnlearn variant of RMUConfig: RMU (WMDP, arXiv
-    2403.03218): steer layer-``layer`` activations on forget data to ``steering_coeff * u``.
-    ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x
-    ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` =
-    every layer. The retain term is the activation MSE to the frozen model, not NLL/KL.) and the
-    training settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments
-    only.
+    sam_rho, layer, steering_coeff, steering_scale, train_layers, train_modules, selection, r, alpha,
+    tau_w, mask_token, tagger; from unlearnkit.catalog.TokenRMUConfig: TokenUnlearn variant of
+    RMUConfig: RMU (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on forget data to
+    ``steering_coeff * u``. ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only
+    ``train_layers`` x ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty
+    ``train_layers`` = every layer. The retain term is the activation MSE to the frozen model, not
+    NLL/KL. ``steering_scale`` > 0 is Adaptive RMU (arXiv 2408.06223): ``c`` follows the model's
+    activation norm, for models whose activations are far from Zephyr-7B's scale.) and the training
+    settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments only.
     """
 
     forget_weight: float
@@ -3729,6 +3743,11 @@ class TRMUConfig(UnlearnConfig):
     """RMU: decoder layer whose output activations are steered (valid: >= 0 (< number of layers))"""
     steering_coeff: float
     """RMU: norm c of the random target direction c*u (valid: > 0)"""
+    steering_scale: float
+    """Adaptive RMU (arXiv 2408.06223): when > 0, c is steering_scale x the frozen model's mean layer
+    activation norm on the forget batch (steering_coeff is then unused) (valid: >= 0 (0 = a fixed
+    steering_coeff; the paper's beta is 5))
+    """
     train_layers: str
     """RMU: layers whose train_modules are updated (others frozen) (valid: comma-separated indices, empty =
     all)
@@ -3849,6 +3868,7 @@ class TRMUConfig(UnlearnConfig):
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
+        steering_scale: float = 0.0,
         train_layers: str = "5,6,7",
         train_modules: str = "mlp.down_proj",
         selection: str = "hard",
@@ -3891,14 +3911,15 @@ class TRMUConfig(UnlearnConfig):
 
 class SRMUConfig(UnlearnConfig):
     """The settings of ``s-rmu``: its own (forget_weight, retain_weight, retain_loss, loss_reduction,
-    sam_rho, layer, steering_coeff, train_layers, train_modules, selection, r, alpha, tau_w, mask_token,
-    tagger; from unlearnkit.catalog.TokenRMUConfig: TokenUnlearn variant of RMUConfig: RMU (WMDP, arXiv
-    2403.03218): steer layer-``layer`` activations on forget data to ``steering_coeff * u``.
-    ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only ``train_layers`` x
-    ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty ``train_layers`` =
-    every layer. The retain term is the activation MSE to the frozen model, not NLL/KL.) and the
-    training settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments
-    only.
+    sam_rho, layer, steering_coeff, steering_scale, train_layers, train_modules, selection, r, alpha,
+    tau_w, mask_token, tagger; from unlearnkit.catalog.TokenRMUConfig: TokenUnlearn variant of
+    RMUConfig: RMU (WMDP, arXiv 2403.03218): steer layer-``layer`` activations on forget data to
+    ``steering_coeff * u``. ``retain_weight`` is the paper's alpha (1200 for Zephyr-7B); only
+    ``train_layers`` x ``train_modules`` are updated (Zephyr: layers 5,6,7 ``mlp.down_proj``); empty
+    ``train_layers`` = every layer. The retain term is the activation MSE to the frozen model, not
+    NLL/KL. ``steering_scale`` > 0 is Adaptive RMU (arXiv 2408.06223): ``c`` follows the model's
+    activation norm, for models whose activations are far from Zephyr-7B's scale.) and the training
+    settings of unlearnkit.config.TrainConfig (lr, epochs, batch_size ...). Keyword arguments only.
     """
 
     forget_weight: float
@@ -3920,6 +3941,11 @@ class SRMUConfig(UnlearnConfig):
     """RMU: decoder layer whose output activations are steered (valid: >= 0 (< number of layers))"""
     steering_coeff: float
     """RMU: norm c of the random target direction c*u (valid: > 0)"""
+    steering_scale: float
+    """Adaptive RMU (arXiv 2408.06223): when > 0, c is steering_scale x the frozen model's mean layer
+    activation norm on the forget batch (steering_coeff is then unused) (valid: >= 0 (0 = a fixed
+    steering_coeff; the paper's beta is 5))
+    """
     train_layers: str
     """RMU: layers whose train_modules are updated (others frozen) (valid: comma-separated indices, empty =
     all)
@@ -4040,6 +4066,7 @@ class SRMUConfig(UnlearnConfig):
         sam_rho: float = 0.0,
         layer: int = 7,
         steering_coeff: float = 6.5,
+        steering_scale: float = 0.0,
         train_layers: str = "5,6,7",
         train_modules: str = "mlp.down_proj",
         selection: str = "soft",

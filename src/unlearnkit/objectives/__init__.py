@@ -16,7 +16,7 @@ from unlearnkit.objectives.kl import forward_kl_loss, token_kl
 from unlearnkit.objectives.me import me_loss
 from unlearnkit.objectives.nll import nll_loss
 from unlearnkit.objectives.npo import npo_loss
-from unlearnkit.objectives.rmu import rmu_control_vector, rmu_forget_loss, rmu_retain_loss
+from unlearnkit.objectives.rmu import rmu_adaptive_coeff, rmu_control_vector, rmu_forget_loss, rmu_retain_loss
 from unlearnkit.objectives.simnpo import simnpo_loss
 from unlearnkit.objectives.undial import undial_loss
 from unlearnkit.objectives.wga import wga_loss
@@ -25,6 +25,7 @@ __all__ = [
     "ap_loss",
     "dpo_loss",
     "me_loss",
+    "rmu_adaptive_coeff",
     "rmu_control_vector",
     "rmu_forget_loss",
     "rmu_retain_loss",

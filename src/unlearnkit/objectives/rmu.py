@@ -2,6 +2,8 @@
 
 Li et al., "The WMDP Benchmark: Measuring and Reducing Malicious Use With Unlearning",
 arXiv 2403.03218, Sec. 5. Token-weighted form (T-RMU / S-RMU) from TokenUnlearn (arXiv 2605.00364).
+Adaptive RMU (Dang et al., "On Effects of Steering Latent Representation for Large Language Model
+Unlearning", arXiv 2408.06223): the target's norm follows the model's own activation norm.
 The layer, the trained parameters and the forward hooks that produce ``hidden`` live in
 ``unlearnkit.train.methods``.
 """
@@ -36,6 +38,27 @@ def rmu_control_vector(
     generator = torch.Generator(device="cpu").manual_seed(int(seed))
     u = torch.rand(hidden_size, generator=generator, dtype=torch.float32)
     return (u / u.norm() * coeff).to(dtype)
+
+
+def rmu_adaptive_coeff(ref_hidden: torch.Tensor, weights: torch.Tensor, scale: float) -> torch.Tensor:
+    """Adaptive RMU's target norm: ``scale`` x the frozen model's mean layer-``l`` activation norm.
+
+    Intuition: a fixed ``c`` (6.5, tuned on Zephyr-7B's layer 7) is tiny beside a model whose
+    activations are larger (SmolLM2-135M's layer-7 norms are in the hundreds), and the forget term then
+    barely moves anything; scaling ``c`` with the activations' own norm makes one ``scale`` carry over
+    between models and layers (the paper's ``beta``, 5 in its experiments).
+
+    Args:
+        ref_hidden (`Tensor [B,T,D]`): the frozen model's layer-``l`` activations on the forget batch.
+        weights (`Tensor [B,T]`): which tokens count (:func:`token_weights`; 0 on padding).
+        scale (`float`): the paper's ``beta``.
+    Returns a scalar without gradient: ``scale * mean_rows(weighted mean_tokens ||h_t||_2)``.
+    The paper computes it once, from the model on the first forget batch (it equals the frozen model
+    there); here it comes from the frozen model on each batch, so the value does not depend on which
+    batch comes first and a resumed run gets the same targets.
+    """
+    per_row, valid = sequence_mean(ref_hidden.detach().float().norm(dim=-1), weights)
+    return (scale * batch_mean(per_row, valid)).detach()
 
 
 def rmu_forget_loss(hidden: torch.Tensor, control: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -102,12 +125,12 @@ def _rmu_retain(ctx, batch, cfg, layer):
     return rmu_retain_loss(r.hidden, ref_h, token_weights(batch["retain"]))
 
 
-def _with_retain(forget, ctx, batch, cfg, layer):
+def _with_retain(forget, ctx, batch, cfg, layer, logs=None):
     """The forget term plus RMU's retain term (the activation match on retain), as every RMU step adds it."""
     if not ctx.wants_retain:  # SAM's perturbed pass: the forget part only, no retain forwards
-        return combine(forget, ctx, batch, cfg)
+        return combine(forget, ctx, batch, cfg, logs)
     retain = _rmu_retain(ctx, batch, cfg, layer)
-    logs = {"rmu_retain": retain.detach()}
+    logs = {**(logs or {}), "rmu_retain": retain.detach()}
     return combine(forget, ctx, batch, cfg, logs, retain_extra=cfg.retain_weight * retain)
 
 
@@ -115,9 +138,16 @@ def step_rmu(ctx, batch, cfg):
     """Activations = the raw output of decoder layer ``layer`` (0-based), at the answer tokens' own positions."""
     layer = cfg.layer
     f = ctx.policy(batch["forget"], hidden_layer=layer)
-    control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
-    forget = rmu_forget_loss(f.hidden, control, token_weights(batch["forget"]))
-    return _with_retain(forget, ctx, batch, cfg, layer)
+    weights = token_weights(batch["forget"])
+    logs = None
+    if cfg.steering_scale > 0:  # Adaptive RMU: c from the frozen model's own activation norm
+        coeff = rmu_adaptive_coeff(ctx.reference.hidden(batch["forget"], layer), weights, cfg.steering_scale)
+        control = rmu_control_vector(f.hidden.shape[-1], 1.0, seed=0).to(f.hidden.device) * coeff
+        logs = {"rmu_coeff": coeff}
+    else:
+        control = rmu_control_vector(f.hidden.shape[-1], cfg.steering_coeff, seed=0).to(f.hidden.device)
+    forget = rmu_forget_loss(f.hidden, control, weights)
+    return _with_retain(forget, ctx, batch, cfg, layer, logs)
 
 
 def step_asu_rmu(ctx, batch, cfg):
