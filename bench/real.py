@@ -60,8 +60,14 @@ NULL_SEED_OFFSET = 1000  # the second oracle's training seed: same authors, data
 DEFAULT_FT_SET = ("anchor_decay=0.001",)
 DEFAULT_METHODS = "ga,gd,npo,simnpo,idk,rmu,asu,asu_kl,t-npo,s-npo"
 # ASU and ASU-KL at the temperature searched for this model (the paper's 2.0 silences SmolLM2's teacher:
-# bench/results/teacher.md)
-METHOD_SETTINGS: dict[str, dict[str, Any]] = {"asu": {"tau": "auto"}, "asu_kl": {"tau": "auto"}}
+# bench/results/teacher.md); RMU as Adaptive RMU at the paper's beta: a fixed c = 6.5, set for Zephyr-7B's
+# activations, is far below SmolLM2's layer-7 norms (about 120). Not a cure on its own: on seed 0, 50 steps at
+# lr 1e-4 or 1e-3 left its forget loss at about c^2 / D (c about 600) and every number the target's.
+METHOD_SETTINGS: dict[str, dict[str, Any]] = {
+    "asu": {"tau": "auto"},
+    "asu_kl": {"tau": "auto"},
+    "rmu": {"steering_scale": 5.0},
+}
 
 # The code each cached thing depends on (files or folders under src/unlearnkit): a change there makes
 # it again, a change elsewhere keeps it.
@@ -86,6 +92,8 @@ UNLEARN_CODE = (
     "methods.py",
     "attention.py",
     "tokens.py",
+    "catalog.py",  # every method's settings and defaults
+    "attribution.py",  # TokenUnlearn's scores (t-*, s-*)
     "pipelines/unlearn.py",
     "evaluation/teacher_search.py",
 )
@@ -1106,7 +1114,8 @@ def render(per_seed: Mapping[Any, Mapping[str, Mapping[str, Any]]], meta: Mappin
         f"The target is {meta['model']} fine-tuned on forget + retain, the oracle on retain, `{NULL_ORACLE}` the "
         f"oracle's recipe at training seed + {NULL_SEED_OFFSET}. Fine-tuning recipe: {json.dumps(meta['recipe'])} "
         f"(over the converted model's recorded one); methods: the model's recorded unlearning recipe"
-        f"{' with ' + json.dumps(meta['unlearn_set']) if meta['unlearn_set'] else ''}, ASU and ASU-KL at tau=auto. "
+        f"{' with ' + json.dumps(meta['unlearn_set']) if meta['unlearn_set'] else ''}, ASU and ASU-KL at tau=auto, "
+        "RMU as Adaptive RMU (steering_scale 5). "
         "Evaluation: "
         f"TOFU protocol on at most {meta['max_items']} items a split (every forget, retain and holdout row "
         f"at the default sizes) and {meta.get('general_items', meta['max_items'])} of TOFU's real authors and "
